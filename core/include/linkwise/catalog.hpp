@@ -1,0 +1,80 @@
+// The instance catalog: GPU models and cloud instance types, every fact with its source.
+// Field names here are the JSON contract shared by the CLI (--json), the REST service and Python.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace linkwise {
+
+// Where a group of facts comes from: a public document and the date it states or was read.
+struct SourceRef {
+  std::string url;                  // URL, or a document's name where there is no URL
+  std::string as_of;                // YYYY-MM-DD
+  std::optional<std::string> note;  // e.g. "per-direction figure doubled"
+};
+// Fact group ("gpu", "interconnect", "network", "price", "specs", ...) -> its source.
+using Sources = std::map<std::string, SourceRef>;
+
+struct Gpu {
+  std::string id;            // "H100-SXM5-80GB"
+  std::string vendor;        // "nvidia", "amd"
+  std::string architecture;  // "hopper"
+  double memory_gb = 0;      // nominal, as on the spec sheet (binary: see units.hpp)
+  double hbm_gbytes_per_s = 0;
+  std::optional<double> bf16_dense_tflops;  // dense tensor-core peak, no sparsity; null where none
+  std::optional<double> fp16_dense_tflops;
+  std::optional<double> fp8_dense_tflops;
+  std::optional<double> nvlink_gbytes_per_s;  // per GPU, both directions added; null without NVLink
+  std::optional<int> nvlink_generation;
+  std::optional<int> pcie_gen;
+  std::optional<double> tdp_w;
+  Sources sources;
+};
+
+enum class Fabric { nvswitch, nvlink, pcie, infinity_fabric, none };
+enum class NetworkType { efa, infiniband, roce, gpudirect_tcpx, gpudirect_tcpxo, ethernet };
+
+std::string_view to_string(Fabric fabric) noexcept;
+std::string_view to_string(NetworkType type) noexcept;
+// Parse the JSON spelling ("nvswitch", "infinity-fabric", "gpudirect-tcpx"); throws invalid_input
+// naming `field` with the accepted values.
+Fabric parse_fabric(std::string_view text, std::string_view field = "intra_node_fabric");
+NetworkType parse_network_type(std::string_view text, std::string_view field = "network_type");
+
+struct Instance {
+  std::string id;          // "aws:p5.48xlarge" = provider + ":" + name
+  std::string provider;    // "aws", "gcp", "azure", "oci", "lambda", "coreweave", ...
+  std::string name;        // as the provider spells it
+  std::string gpu_model;   // a Gpu::id
+  int gpu_count = 0;
+  double gpu_memory_gb = 0;  // per GPU, nominal
+  std::optional<int> vcpus;
+  std::optional<double> memory_gib;  // host memory
+  Fabric intra_node_fabric = Fabric::none;
+  std::optional<double> nvlink_gbytes_per_s;  // per GPU, both directions added; null without NVLink
+  NetworkType network_type = NetworkType::ethernet;
+  std::optional<double> network_gbits_per_s;  // instance total between instances
+  std::optional<bool> gpudirect_rdma;
+  std::optional<double> price_usd_per_hour;  // on demand
+  std::optional<std::string> price_region;
+  std::optional<std::string> price_as_of;  // YYYY-MM-DD
+  std::optional<double> spot_price_usd_per_hour;
+  std::vector<std::string> regions;
+  Sources sources;
+};
+
+// The providers the catalog accepts; an instance of any other fails the load.
+const std::vector<std::string>& known_providers();
+
+// JSON in the contract's field names (nulls written out, never omitted).
+void to_json(nlohmann::json& out, const SourceRef& source);
+void to_json(nlohmann::json& out, const Gpu& gpu);
+void to_json(nlohmann::json& out, const Instance& instance);
+
+}  // namespace linkwise

@@ -1,0 +1,44 @@
+// The one error vocabulary of linkwise. Every front end maps ErrorKind once:
+// service/ to HTTP problem+json statuses, bindings/ to Python exceptions, the CLI to exit codes.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace linkwise {
+
+enum class ErrorKind {
+  invalid_input,      // a value or document is malformed or out of range (HTTP 400, ValueError, exit 2)
+  not_found,          // an id that names nothing (HTTP 404, KeyError, exit 2)
+  conflict,           // the write collides with what is stored (HTTP 409)
+  unauthorized,       // no or malformed credentials (HTTP 401)
+  forbidden,          // credentials that do not allow this (HTTP 403)
+  payload_too_large,  // a body or query over its bound (HTTP 413)
+  unsupported,        // a capability this build or machine lacks, e.g. no GPU (HTTP 501, exit 2)
+  io,                 // a file or database could not be read or written (HTTP 500)
+  internal,           // a broken invariant: a bug (HTTP 500)
+};
+
+std::string_view to_string(ErrorKind kind) noexcept;
+
+// An error with its kind and, where one is at fault, the field it names ("layout.tp",
+// "instances[3].nvlink_gbytes_per_s"). what() is the full human-readable message.
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorKind kind, std::string message, std::string field = {})
+      : std::runtime_error(std::move(message)), kind_(kind), field_(std::move(field)) {}
+
+  ErrorKind kind() const noexcept { return kind_; }
+  const std::string& field() const noexcept { return field_; }
+
+ private:
+  ErrorKind kind_;
+  std::string field_;
+};
+
+// Shorthands for the common cases; the message should say what was expected.
+[[noreturn]] void throw_invalid(std::string field, std::string message);
+[[noreturn]] void throw_not_found(std::string field, std::string message);
+
+}  // namespace linkwise

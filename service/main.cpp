@@ -1,0 +1,37 @@
+// linkwise: choose cloud GPUs by their links. The command line front end over core/.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.hpp"
+#include "linkwise/error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"linkwise: the GPU instance catalog, a planner, link probes and a REST service"};
+  app.require_subcommand(1);
+  linkwise::cli::register_catalog_commands(app);
+  linkwise::cli::register_planner_commands(app);
+  linkwise::cli::register_probe_commands(app);
+  linkwise::cli::register_service_commands(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11 prints usage errors; bad arguments exit 2 like every other bad input.
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  } catch (const linkwise::Error& e) {
+    std::cerr << "linkwise: " << e.what() << "\n";
+    switch (e.kind()) {
+      case linkwise::ErrorKind::invalid_input:
+      case linkwise::ErrorKind::not_found:
+      case linkwise::ErrorKind::unsupported:
+        return 2;
+      default:
+        return 3;
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "linkwise: internal error: " << e.what() << "\n";
+    return 3;
+  }
+  return 0;
+}
