@@ -44,6 +44,7 @@ Server::Server(Context& ctx, ServerOptions options)
     : ctx_(ctx), options_(std::move(options)), http_(std::make_unique<Http>()) {
   add_system_routes(router_, ctx_);
   add_catalog_routes(router_, ctx_);
+  add_report_routes(router_, ctx_);
 
   auto& http = *http_;
   const int threads = options_.threads;
