@@ -1,9 +1,11 @@
 // `linkwise serve` and `linkwise keys create|list|revoke`.
 //
 // Both work on one SQLite file: the catalog tables (seeded from the catalog built into this
-// binary when the file is new) plus the service's own tables (API keys, probe reports). Without
-// --db that file is the per-user default, $XDG_DATA_HOME/linkwise/linkwise.db (or
-// ~/.local/share/linkwise/linkwise.db), so `linkwise keys create` and `linkwise serve` meet there.
+// binary when the file is new) plus the service's own tables (API keys, probe reports). The file
+// is the global --db (or $LINKWISE_DB, see db_option.hpp); without either it is the per-user
+// default, $XDG_DATA_HOME/linkwise/linkwise.db (or ~/.local/share/linkwise/linkwise.db), so
+// `linkwise keys create` and `linkwise serve` meet there. The embedded catalog alone will not do:
+// it is read-only, and the service stores keys and reports.
 #include <pthread.h>
 #include <signal.h>
 
@@ -20,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/db_option.hpp"
 #include "linkwise/catalog_db.hpp"
 #include "linkwise/error.hpp"
 #include "server/auth.hpp"
@@ -45,8 +48,9 @@ fs::path default_db_path() {
 }
 
 // The database to use, created and seeded with the embedded catalog if it does not exist yet.
-fs::path prepare_db(const std::string& db_option) {
-  const fs::path path = db_option.empty() ? default_db_path() : fs::path(db_option);
+fs::path prepare_db() {
+  const auto chosen = chosen_db_path();
+  const fs::path path = chosen ? *chosen : default_db_path();
   std::error_code ec;
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
   if (ec) throw Error(ErrorKind::io, "cannot create " + path.parent_path().string() + ": " + ec.message(), "db");
@@ -58,7 +62,6 @@ fs::path prepare_db(const std::string& db_option) {
 
 struct ServeOptions {
   server::ServerOptions server;
-  std::string db;
   bool quiet = false;
 };
 
@@ -71,7 +74,7 @@ void serve(const ServeOptions& options) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  const fs::path db_path = prepare_db(options.db);
+  const fs::path db_path = prepare_db();
   server::Database db(db_path);
   server::Context ctx(Catalog::open(db_path), db);
   server::ServerOptions server_options = options.server;
@@ -109,12 +112,12 @@ void serve(const ServeOptions& options) {
 void register_service_commands(CLI::App& app) {
   auto options = std::make_shared<ServeOptions>();
   auto* serve_cmd = app.add_subcommand(
-      "serve", "Start the REST service (loopback only unless --host says otherwise; see /openapi.json)");
+      "serve",
+      "Start the REST service (loopback only unless --host says otherwise; see /openapi.json). "
+      "--db PATH: the database to serve, created from the embedded catalog if missing; default "
+      "$LINKWISE_DB, else $XDG_DATA_HOME/linkwise/linkwise.db");
   serve_cmd->add_option("--host", options->server.host, "Address to listen on")->capture_default_str();
   serve_cmd->add_option("--port", options->server.port, "TCP port")->capture_default_str()->check(CLI::Range(1, 65535));
-  serve_cmd->add_option("--db", options->db,
-                        "SQLite database (created from the embedded catalog if missing); "
-                        "default $XDG_DATA_HOME/linkwise/linkwise.db");
   serve_cmd->add_option("--threads", options->server.threads,
                         "Worker threads = the most connections served at once (each kept-alive connection holds one)")
       ->capture_default_str()
@@ -122,27 +125,25 @@ void register_service_commands(CLI::App& app) {
   serve_cmd->add_flag("--quiet", options->quiet, "No access log on stderr");
   serve_cmd->callback([options] { serve(*options); });
 
-  auto* keys = app.add_subcommand("keys", "API keys for the REST service's writes");
+  auto* keys = app.add_subcommand(
+      "keys", "API keys for the REST service's writes, in the database `linkwise serve` uses (--db, as serve)");
   keys->require_subcommand(1);
-  auto db = std::make_shared<std::string>();
   auto name = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
 
   auto* create = keys->add_subcommand("create", "Create a key and print it (only this once)");
   create->add_option("NAME", *name, "A name for the key (who or what uses it)")->required();
-  create->add_option("--db", *db, "SQLite database; default $XDG_DATA_HOME/linkwise/linkwise.db");
-  create->callback([db, name] {
-    server::Database database(prepare_db(*db));
+  create->callback([name] {
+    server::Database database(prepare_db());
     const std::string key = server::KeyStore(database).create(*name);
     std::cerr << "linkwise: key \"" << *name << "\" created; it is shown once, store it now:\n";
     std::cout << key << "\n";
   });
 
   auto* list = keys->add_subcommand("list", "List the keys (names and dates, never the keys)");
-  list->add_option("--db", *db, "SQLite database; default $XDG_DATA_HOME/linkwise/linkwise.db");
   list->add_flag("--json", *json, "Print JSON");
-  list->callback([db, json] {
-    server::Database database(prepare_db(*db));
+  list->callback([json] {
+    server::Database database(prepare_db());
     const auto keys_found = server::KeyStore(database).list();
     if (*json) {
       auto out = nlohmann::ordered_json::array();
@@ -165,9 +166,8 @@ void register_service_commands(CLI::App& app) {
 
   auto* revoke = keys->add_subcommand("revoke", "Revoke a key: writes with it are refused at once");
   revoke->add_option("NAME", *name, "The key's name")->required();
-  revoke->add_option("--db", *db, "SQLite database; default $XDG_DATA_HOME/linkwise/linkwise.db");
-  revoke->callback([db, name] {
-    server::Database database(prepare_db(*db));
+  revoke->callback([name] {
+    server::Database database(prepare_db());
     server::KeyStore(database).revoke(*name);
     std::cerr << "linkwise: key \"" << *name << "\" revoked\n";
   });
