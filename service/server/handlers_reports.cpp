@@ -93,6 +93,7 @@ ordered_json claim_json(const ClaimSummary& summary, int reports) {
 void add_report_routes(Router& router, Context& ctx) {
   router.add("POST", "/v1/probe-reports", [&ctx](const httplib::Request& req, httplib::Response& res,
                                                  const PathParams&) {
+    require_json_content_type(req);
     const QueryParams query(req, {"instance"});
     const std::string key_name = ctx.keys.authenticate(
         req.has_header("Authorization") ? std::optional<std::string_view>(req.get_header_value("Authorization"))

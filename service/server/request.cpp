@@ -41,19 +41,25 @@ int nesting_depth(std::string_view text) {
   return deepest;
 }
 
+// Client text quoted in a message, cut to a readable length.
+std::string clip(std::string_view text) {
+  constexpr std::size_t kMax = 80;
+  return text.size() <= kMax ? std::string(text) : std::string(text.substr(0, kMax)) + "...";
+}
+
 }  // namespace
 
 QueryParams::QueryParams(const httplib::Request& req, std::initializer_list<std::string_view> allowed)
     : req_(req) {
   for (auto it = req.params.begin(); it != req.params.end(); ++it) {
-    const std::string& name = it->first;
-    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+    const std::string name = clip(it->first);
+    if (std::find(allowed.begin(), allowed.end(), it->first) == allowed.end()) {
       std::string accepted;
       for (auto a : allowed) accepted += (accepted.empty() ? "" : ", ") + std::string(a);
       throw_invalid(name, "unknown query parameter \"" + name + "\"" +
                               (accepted.empty() ? "; this endpoint takes none" : "; accepted: " + accepted));
     }
-    if (req.params.count(name) > 1) throw_invalid(name, "query parameter \"" + name + "\" given more than once");
+    if (req.params.count(it->first) > 1) throw_invalid(name, "query parameter \"" + name + "\" given more than once");
   }
 }
 
@@ -73,7 +79,7 @@ std::optional<long long> QueryParams::integer(std::string_view name, long long m
   auto [ptr, ec] = std::from_chars(value->data(), end, parsed);
   if (ec != std::errc() || ptr != end || parsed < min || parsed > max) {
     throw_invalid(std::string(name), std::string(name) + ": expected an integer from " + std::to_string(min) +
-                                         " to " + std::to_string(max) + ", got \"" + *value + "\"");
+                                         " to " + std::to_string(max) + ", got \"" + clip(*value) + "\"");
   }
   return parsed;
 }
@@ -88,7 +94,7 @@ std::optional<double> QueryParams::number(std::string_view name, double min) con
     char bound[32];
     std::snprintf(bound, sizeof bound, "%g", min);
     throw_invalid(std::string(name), std::string(name) + ": expected a number >= " + bound +
-                                         " (a plain number, no unit), got \"" + *value + "\"");
+                                         " (a plain number, no unit), got \"" + clip(*value) + "\"");
   }
   return parsed;
 }
@@ -98,16 +104,20 @@ std::optional<bool> QueryParams::boolean(std::string_view name) const {
   if (!value) return std::nullopt;
   if (*value == "true") return true;
   if (*value == "false") return false;
-  throw_invalid(std::string(name), std::string(name) + ": expected true or false, got \"" + *value + "\"");
+  throw_invalid(std::string(name), std::string(name) + ": expected true or false, got \"" + clip(*value) + "\"");
+}
+
+void require_json_content_type(const httplib::Request& req) {
+  const std::string content_type = req.get_header_value("Content-Type");
+  if (!media_type_is_json(content_type)) {
+    throw UnsupportedMediaType{content_type.empty() ? "Content-Type: missing; send the body as application/json"
+                                                    : "Content-Type: \"" + clip(content_type) +
+                                                          "\" is not accepted; send application/json"};
+  }
 }
 
 nlohmann::json json_body(const httplib::Request& req) {
-  const std::string content_type = req.get_header_value("Content-Type");
-  if (!media_type_is_json(content_type)) {
-    throw UnsupportedMediaType{content_type.empty()
-                                   ? "Content-Type: missing; send the body as application/json"
-                                   : "Content-Type: \"" + content_type + "\" is not accepted; send application/json"};
-  }
+  require_json_content_type(req);
   if (req.body.find_first_not_of(" \t\r\n") == std::string::npos) {
     throw_invalid("body", "body: expected a JSON object, got an empty body");
   }

@@ -33,6 +33,11 @@ class QueryParams {
 // Nesting deeper than this is refused before parsing (the parser and the writers recurse).
 inline constexpr int kMaxJsonDepth = 64;
 
+// Throws UnsupportedMediaType unless Content-Type is application/json. POST handlers call it
+// first: cpp-httplib reads a form-encoded body into the query parameters, which must not be
+// judged as query parameters.
+void require_json_content_type(const httplib::Request& req);
+
 // The request body as a JSON object. Throws unsupported_media_type (as a 415 problem, see
 // problem.hpp) unless Content-Type is application/json, invalid_input naming "body" for an empty
 // body, bad JSON (with the byte offset), nesting over kMaxJsonDepth or a non-object.
