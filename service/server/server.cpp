@@ -45,6 +45,7 @@ Server::Server(Context& ctx, ServerOptions options)
   add_system_routes(router_, ctx_);
   add_catalog_routes(router_, ctx_);
   add_report_routes(router_, ctx_);
+  add_planner_routes(router_, ctx_);
 
   auto& http = *http_;
   const int threads = options_.threads;
