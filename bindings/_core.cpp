@@ -14,6 +14,8 @@
 #include "linkwise/catalog.hpp"
 #include "linkwise/catalog_db.hpp"
 #include "linkwise/error.hpp"
+#include "linkwise/probe_registry.hpp"
+#include "linkwise/probe_report.hpp"
 
 namespace py = pybind11;
 using nlohmann::json;
@@ -145,9 +147,41 @@ void bind_catalog(py::module_& m) {
       .def("gpu_count", [](const Catalog& c) { return c.gpus().size(); });
 }
 
+// ---- probe reports ----
+
+probe::ProbeReport report_from_python(py::handle document) {
+  const json parsed = from_python(document, "report");
+  py::gil_scoped_release release;
+  return probe::parse_report(parsed);
+}
+
+py::object load_report(const std::string& path) {
+  json document;
+  {
+    py::gil_scoped_release release;
+    document = probe::to_json(probe::load_report(path));
+  }
+  return to_python(document);
+}
+
+py::object parse_report(py::handle document) { return to_python(probe::to_json(report_from_python(document))); }
+
+py::object validate_report(py::handle document, const Catalog& catalog, std::optional<std::string> instance) {
+  const probe::ProbeReport report = report_from_python(document);
+  json verdicts;
+  {
+    py::gil_scoped_release release;
+    verdicts = probe::validate_json(report, catalog, std::move(instance));
+  }
+  return to_python(verdicts);
+}
+
 // ---- probes: run on this machine where the build has them ----
 
 py::object run_probes_here(bool quick, std::optional<std::vector<std::string>> only) {
+  // The names are checked first, so a typo is reported as such in every build.
+  const auto chosen = probe::select_probes(only.value_or(std::vector<std::string>{}), false);
+  (void)chosen;
 #ifdef LINKWISE_WITH_PROBES
   // --- probes with CUDA: filled in when probes/ lands ---
 #else
@@ -186,6 +220,12 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "linkwise's compiled core; use the linkwise package, not this module.";
   linkwise::register_error_translator();
   linkwise::bind_catalog(m);
+  m.def("load_report", &linkwise::load_report, py::arg("path"),
+        "Reads and checks a probe report file; returns its JSON document.");
+  m.def("parse_report", &linkwise::parse_report, py::arg("document"),
+        "Checks a probe report document; returns it as the core writes it.");
+  m.def("validate", &linkwise::validate_report, py::arg("report"), py::arg("catalog"),
+        py::arg("instance") = py::none(), "Each catalog claim against the report (linkwise validate).");
   m.def("probe", &linkwise::run_probes_here, py::arg("quick"), py::arg("only") = py::none(),
         "Runs the link probes on this machine; unsupported without CUDA probes or a GPU.");
 #ifdef LINKWISE_WITH_PROBES

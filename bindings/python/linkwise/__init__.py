@@ -11,10 +11,12 @@ and units are the JSON contract shared with the ``linkwise`` CLI (``--json``) an
 
 from ._errors import Error, InvalidInputError, NotFoundError, UnsupportedError
 from .catalog import Catalog, Gpu, GpuList, Instance, InstanceList
+from .probes import ProbeReport, ValidationResult, Verdict, VerdictList, has_probes, probe, validate
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Catalog", "Error", "Gpu", "GpuList", "Instance", "InstanceList", "InvalidInputError",
-    "NotFoundError", "UnsupportedError", "__version__",
+    "NotFoundError", "ProbeReport", "UnsupportedError", "ValidationResult", "Verdict",
+    "VerdictList", "__version__", "has_probes", "probe", "validate",
 ]

@@ -75,15 +75,13 @@ class ValidationResult(Record):
     """``linkwise validate``: the instance the report was matched to and one verdict per claim."""
 
     __slots__ = ()
-    _summary = ("instance",)
+    _summary = ("instance", "any_below")
 
-    instance = Field[JsonDict]("The catalog instance matched: instance_id, gpu_model, detected_by, reason.")
+    instance = Field[JsonDict]("The catalog instance matched: id (None when not named), gpu_model, "
+                               "detected_by ('option', 'cloud-metadata', 'gpu-name-and-count', "
+                               "'none') and reason.")
     verdicts = Field[VerdictList]("One verdict per claim.", VerdictList)
-
-    @property
-    def any_below(self) -> bool:
-        """True when a claim is below what the catalog says (the CLI exits 1 then)."""
-        return any(v.get("verdict") == "below" for v in self._data.get("verdicts") or [])
+    any_below = Field[bool]("True when a claim is below what the catalog says (the CLI exits 1).")
 
     def to_pandas(self) -> Any:
         """The verdicts as a DataFrame (pandas imported here)."""
