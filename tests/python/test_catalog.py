@@ -220,6 +220,10 @@ def test_open_missing_file_is_an_error(tmp_path):
      {"gpu": "A100", "min_gpus": 8, "fabric": "nvswitch"}),
     (["--provider", "aws", "--sort", "-price_usd_per_hour"],
      {"provider": "aws", "sort": "-price_usd_per_hour"}),
+    (["--min-gpu-memory", "80", "--rdma", "--max-price", "100", "--sort", "gpu_count"],
+     {"min_gpu_memory_gb": 80, "rdma": True, "max_price": 100, "sort": "gpu_count"}),
+    (["--min-nvlink", "600", "--min-network", "800", "--region", "us-east-1"],
+     {"min_nvlink_gbytes_per_s": 600, "min_network_gbits_per_s": 800, "region": "us-east-1"}),
 ])
 def test_to_dict_equals_cli_json(catalog, args, kwargs):
     assert catalog.instances(**kwargs).to_dict() == run_cli_json("instances", *args)

@@ -8,10 +8,6 @@ import pytest
 NOTEBOOKS = sorted((pathlib.Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
 
 
-def test_there_are_notebooks():
-    assert len(NOTEBOOKS) >= 2
-
-
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_runs(path, monkeypatch):
     nbformat = pytest.importorskip("nbformat")
