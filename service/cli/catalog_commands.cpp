@@ -299,7 +299,6 @@ void register_instances(CLI::App& app) {
       print_instances_table(found);
     }
   });
-  (void)instances;
 }
 
 void register_gpus(CLI::App& app) {
