@@ -1,0 +1,124 @@
+// Statistics over a result's samples, and the collective bandwidth formulas of nccl-tests.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+
+#include "linkwise/error.hpp"
+#include "linkwise/probe_report.hpp"
+
+namespace linkwise::probe {
+
+namespace {
+
+// Percentile of sorted values with linear interpolation between closest ranks (numpy's default):
+// position p/100 * (n - 1).
+double percentile_of_sorted(const std::vector<double>& sorted, double p) {
+  const double position = p / 100.0 * static_cast<double>(sorted.size() - 1);
+  const auto lower = static_cast<std::size_t>(std::floor(position));
+  const auto upper = std::min(lower + 1, sorted.size() - 1);
+  const double fraction = position - static_cast<double>(lower);
+  return sorted[lower] + (sorted[upper] - sorted[lower]) * fraction;
+}
+
+}  // namespace
+
+Stats compute_stats(std::span<const double> samples, std::string_view field) {
+  if (samples.empty()) {
+    throw_invalid(std::string(field), "expected at least one sample, got none");
+  }
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    if (!std::isfinite(samples[i])) {
+      throw_invalid(std::string(field) + "[" + std::to_string(i) + "]",
+                    "expected a finite number, got " + std::to_string(samples[i]));
+    }
+  }
+  std::vector<double> sorted(samples.begin(), samples.end());
+  std::sort(sorted.begin(), sorted.end());
+
+  Stats stats;
+  stats.count = static_cast<int>(sorted.size());
+  stats.min = sorted.front();
+  stats.max = sorted.back();
+  stats.median = percentile_of_sorted(sorted, 50.0);
+  stats.p5 = percentile_of_sorted(sorted, 5.0);
+  stats.p95 = percentile_of_sorted(sorted, 95.0);
+  stats.mean = std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(sorted.size());
+  if (sorted.size() > 1) {
+    double squares = 0;
+    for (double value : sorted) squares += (value - stats.mean) * (value - stats.mean);
+    stats.stddev = std::sqrt(squares / static_cast<double>(sorted.size() - 1));
+  }
+  stats.spread = stats.median != 0 ? (stats.max - stats.min) / stats.median : 0.0;
+  return stats;
+}
+
+std::string_view to_string(Collective collective) noexcept {
+  switch (collective) {
+    case Collective::all_reduce: return "all-reduce";
+    case Collective::all_gather: return "all-gather";
+    case Collective::reduce_scatter: return "reduce-scatter";
+    case Collective::all_to_all: return "all-to-all";
+    case Collective::broadcast: return "broadcast";
+    case Collective::reduce: return "reduce";
+    case Collective::send_recv: return "send-recv";
+  }
+  return "all-reduce";
+}
+
+Collective parse_collective(std::string_view text, std::string_view field) {
+  for (Collective c : {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,
+                       Collective::all_to_all, Collective::broadcast, Collective::reduce,
+                       Collective::send_recv}) {
+    if (to_string(c) == text) return c;
+  }
+  throw_invalid(std::string(field),
+                "expected all-reduce, all-gather, reduce-scatter, all-to-all, broadcast, reduce or "
+                "send-recv, got \"" + std::string(text) + "\"");
+}
+
+double busbw_factor(Collective collective, int ranks) {
+  if (ranks < 1) throw_invalid("ranks", "expected at least 1 rank, got " + std::to_string(ranks));
+  const double n = ranks;
+  switch (collective) {
+    case Collective::all_reduce: return 2.0 * (n - 1.0) / n;
+    case Collective::all_gather:
+    case Collective::reduce_scatter:
+    case Collective::all_to_all: return (n - 1.0) / n;
+    case Collective::broadcast:
+    case Collective::reduce:
+    case Collective::send_recv: return 1.0;
+  }
+  return 1.0;
+}
+
+double algbw_gbytes_per_s(double bytes, double seconds) {
+  if (!(seconds > 0)) throw_invalid("seconds", "expected a positive time, got " + std::to_string(seconds));
+  if (!(bytes >= 0)) throw_invalid("bytes", "expected a byte count >= 0, got " + std::to_string(bytes));
+  return bytes / seconds / 1e9;
+}
+
+double busbw_gbytes_per_s(Collective collective, int ranks, double bytes, double seconds) {
+  return algbw_gbytes_per_s(bytes, seconds) * busbw_factor(collective, ranks);
+}
+
+double pcie_gbytes_per_s(int generation, int lanes) {
+  // Transfer rate per lane in GT/s and the line encoding's efficiency (PCI-SIG base specs).
+  double gts = 0, encoding = 0;
+  switch (generation) {
+    case 1: gts = 2.5; encoding = 8.0 / 10.0; break;
+    case 2: gts = 5.0; encoding = 8.0 / 10.0; break;
+    case 3: gts = 8.0; encoding = 128.0 / 130.0; break;
+    case 4: gts = 16.0; encoding = 128.0 / 130.0; break;
+    case 5: gts = 32.0; encoding = 128.0 / 130.0; break;
+    case 6: gts = 64.0; encoding = 242.0 / 256.0; break;
+    default:
+      throw_invalid("pcie_gen", "expected a PCIe generation 1 to 6, got " + std::to_string(generation));
+  }
+  if (lanes < 1 || lanes > 32) {
+    throw_invalid("pcie_width", "expected 1 to 32 lanes, got " + std::to_string(lanes));
+  }
+  return gts * encoding * lanes / 8.0;
+}
+
+}  // namespace linkwise::probe
