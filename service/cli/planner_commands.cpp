@@ -40,6 +40,12 @@ std::string fmt(const char* format, double v) {
   return buf;
 }
 
+std::string pad(const char* name, int width) {
+  std::string out = name;
+  if (int(out.size()) < width) out.append(width - out.size(), ' ');
+  return out;
+}
+
 std::string layout_words(const planner::Layout& l) {
   return "tp=" + std::to_string(l.tp) + " pp=" + std::to_string(l.pp) + " cp=" + std::to_string(l.cp) +
          " dp=" + std::to_string(l.dp) + " micro_batch=" + std::to_string(l.micro_batch) + " zero=" +
@@ -57,7 +63,7 @@ void print_plan(const planner::Plan& p, std::ostream& out) {
   for (const auto& [name, v] : {std::pair<const char*, double>{"weights", m.weights}, {"gradients", m.gradients},
                                 {"optimizer", m.optimizer}, {"activations", m.activations}, {"kv_cache", m.kv_cache},
                                 {"overhead", m.overhead}, {"total", m.total}, {"capacity", m.capacity}})
-    out << fmt("  %-12s", name) << fmt("%9.2f\n", v);
+    out << "  " << pad(name, 12) << fmt("%9.2f\n", v);
   out << (p.fits ? "fits" : "DOES NOT FIT") << fmt(" (margin %.2f GB)\n", p.memory_margin_gb);
   for (const auto& why : p.why_not) out << "  - " << why << "\n";
 
@@ -66,7 +72,7 @@ void print_plan(const planner::Plan& p, std::ostream& out) {
   for (const auto& [name, v] : {std::pair<const char*, double>{"compute", t.compute}, {"tp_comm", t.tp_comm},
                                 {"cp_comm", t.cp_comm}, {"pp_comm", t.pp_comm}, {"pp_bubble", t.pp_bubble},
                                 {"dp_comm", t.dp_comm}, {"exposed_comm", t.exposed_comm}})
-    out << fmt("  %-13s", name) << fmt("%10.4g s", v) << fmt("  (%4.1f%% of the step)\n", 100.0 * v / p.step_time_s);
+    out << "  " << pad(name, 13) << fmt("%10.4g s", v) << fmt("  (%4.1f%% of the step)\n", 100.0 * v / p.step_time_s);
   out << "bottleneck: " << p.bottleneck << "\n\n";
   out << fmt("tokens/s (job) %.6g", p.tokens_per_s) << fmt(", %.0f per GPU\n", p.tokens_per_s / p.gpus);
   if (p.kind == planner::JobKind::inference) {

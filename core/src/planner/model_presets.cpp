@@ -99,8 +99,10 @@ ModelShape shape_from_params(double params_b, int vocab) {
   constexpr int kHeadDim = 128;
   // Per layer with GQA (8 KV heads of 128) and ffn = 8/3 h: about 10 h^2; with h = 128 L,
   // N ~ 10 h^3 / 128.
-  int hidden = int(std::lround(std::cbrt(128.0 * n / 10.0) / kHeadDim)) * kHeadDim;
-  hidden = std::max(hidden, kHeadDim);
+  // Widths of 1024 and more are multiples of 8 heads, so that 8 KV heads divide the heads.
+  const double width = std::cbrt(128.0 * n / 10.0);
+  const int step = width >= 1024 ? 8 * kHeadDim : kHeadDim;
+  const int hidden = std::max(kHeadDim, int(std::lround(width / step)) * step);
   ModelShape m;
   m.hidden = hidden;
   m.heads = hidden / kHeadDim;

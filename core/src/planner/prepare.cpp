@@ -135,7 +135,7 @@ PreparedHardware prepare_hardware(const Hardware& hw, const Job& job, const Plan
   }
   p.intra_busbw = intra_base * intra_fraction * units::kBytesPerGB;
   p.intra_p2p = intra_base * k.p2p_fraction * units::kBytesPerGB;
-  std::string intra_source = "claimed: catalog " + source_of(in.sources, {"interconnect", "gpu", "specs"});
+  std::string intra_source = "claimed: catalog " + source_of(in.sources, {"interconnect", "spec", "specs", "gpu"});
   if (hw.custom) intra_source = "claimed: custom hardware in the workload";
   intra_source += ", " + intra_words + " x " + fmt(intra_fraction) + " achievable busbw fraction";
   if (measured && measured->intra_node_allreduce_busbw_gbytes_per_s) {
@@ -173,7 +173,7 @@ PreparedHardware prepare_hardware(const Hardware& hw, const Job& job, const Plan
     info->intra_node = intra_source;
     info->inter_node = inter_source;
     info->hbm = hbm_measured ? "measured: " + measured->source
-                             : "claimed: catalog " + source_of(gpu.sources, {"gpu", "specs", "memory"}) + ", " +
+                             : "claimed: catalog " + source_of(gpu.sources, {"spec", "gpu", "specs", "memory"}) + ", " +
                                    fmt(gpu.hbm_gbytes_per_s) + " GB/s x " + fmt(k.hbm_efficiency);
   }
   return p;

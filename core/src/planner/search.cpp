@@ -257,8 +257,9 @@ std::string why_words(const Workload& w, const Plan& p, int rank) {
   std::snprintf(buf, sizeof buf, "; fits with %.1f GB to spare per GPU", p.memory_margin_gb);
   out += buf;
   if (p.kind != JobKind::inference)
-    out += "; ZeRO-" + std::to_string(p.layout.zero) + " and " + std::string(to_string(p.layout.recompute)) +
-           " recompute are the fastest settings that fit this layout";
+    out += "; ZeRO-" + std::to_string(p.layout.zero) + " with " +
+           (p.layout.recompute == Recompute::none ? std::string("no") : std::string(to_string(p.layout.recompute))) +
+           " recompute is the fastest setting that fits this layout";
   out += "; bottleneck: " + p.bottleneck;
   return out;
 }

@@ -38,7 +38,8 @@ const ModelShape& preset(std::string_view name);  // throws not_found naming "mo
 
 // The shape rule for {"params_b": N}: a Llama-style model (SwiGLU, GQA with 8 KV heads, head size
 // 128, ffn = 8/3 hidden rounded up to 256) whose depth-to-width ratio follows Llama 2 7B/13B
-// (hidden = 128 x layers): hidden = cbrt(128 N / 10) rounded to a multiple of 128, then as many
+// (hidden = 128 x layers): hidden = cbrt(128 N / 10) rounded to a multiple of 1024
+// (of 128 below 1024), then as many
 // layers as bring the count nearest N. `vocab` defaults to 32000.
 ModelShape shape_from_params(double params_b, int vocab = 32000);
 
