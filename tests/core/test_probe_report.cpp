@@ -3,6 +3,7 @@
 #include <set>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "linkwise/error.hpp"
 #include "linkwise/probe_report.hpp"

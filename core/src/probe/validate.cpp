@@ -5,6 +5,8 @@
 #include <cmath>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "linkwise/catalog_db.hpp"
 #include "linkwise/error.hpp"
 #include "linkwise/probe_report.hpp"
