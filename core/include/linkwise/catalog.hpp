@@ -17,6 +17,8 @@ struct SourceRef {
   std::string url;                  // URL, or a document's name where there is no URL
   std::string as_of;                // YYYY-MM-DD
   std::optional<std::string> note;  // e.g. "per-direction figure doubled"
+
+  friend bool operator==(const SourceRef&, const SourceRef&) = default;
 };
 // Fact group ("gpu", "interconnect", "network", "price", "specs", ...) -> its source.
 using Sources = std::map<std::string, SourceRef>;
@@ -35,6 +37,8 @@ struct Gpu {
   std::optional<int> pcie_gen;
   std::optional<double> tdp_w;
   Sources sources;
+
+  friend bool operator==(const Gpu&, const Gpu&) = default;
 };
 
 enum class Fabric { nvswitch, nvlink, pcie, infinity_fabric, none };
@@ -46,6 +50,9 @@ std::string_view to_string(NetworkType type) noexcept;
 // naming `field` with the accepted values.
 Fabric parse_fabric(std::string_view text, std::string_view field = "intra_node_fabric");
 NetworkType parse_network_type(std::string_view text, std::string_view field = "network_type");
+// Every accepted spelling, in declaration order (for help texts and error messages).
+std::vector<std::string_view> fabric_names();
+std::vector<std::string_view> network_type_names();
 
 struct Instance {
   std::string id;          // "aws:p5.48xlarge" = provider + ":" + name
@@ -67,6 +74,8 @@ struct Instance {
   std::optional<double> spot_price_usd_per_hour;
   std::vector<std::string> regions;
   Sources sources;
+
+  friend bool operator==(const Instance&, const Instance&) = default;
 };
 
 // The providers the catalog accepts; an instance of any other fails the load.
@@ -76,5 +85,9 @@ const std::vector<std::string>& known_providers();
 void to_json(nlohmann::json& out, const SourceRef& source);
 void to_json(nlohmann::json& out, const Gpu& gpu);
 void to_json(nlohmann::json& out, const Instance& instance);
+// The same, keeping the contract's field order (the order of the structs above).
+void to_json(nlohmann::ordered_json& out, const SourceRef& source);
+void to_json(nlohmann::ordered_json& out, const Gpu& gpu);
+void to_json(nlohmann::ordered_json& out, const Instance& instance);
 
 }  // namespace linkwise

@@ -1,9 +1,12 @@
 // The catalog held in memory, loaded from the SQLite store or straight from data/, and queried.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "linkwise/catalog.hpp"
@@ -32,6 +35,12 @@ struct InstanceSort {
   static InstanceSort parse(std::string_view spec);  // throws invalid_input naming "sort"
 };
 
+// The filter test of Catalog::query, for front ends that filter their own lists.
+bool instance_matches(const Instance& instance, const InstanceFilter& filter);
+// The GPU filter: an exact id, or a leading part ending at a '-' ("H100", "H100-SXM5"),
+// case-insensitive. "A10" matches neither "A100-SXM4-80GB" nor "A10G".
+bool gpu_id_matches(std::string_view gpu_id, std::string_view wanted);
+
 class Catalog {
  public:
   Catalog() = default;
@@ -41,7 +50,9 @@ class Catalog {
   static Catalog embedded();
   // A SQLite catalog database written by save() or the build step.
   static Catalog open(const std::filesystem::path& db_path);
-  // The reviewed text files: data_dir/gpus.json and data_dir/instances/*.json.
+  // The reviewed text files: data_dir/gpus.json and data_dir/instances/*.json (<provider>.json).
+  // Any bad record fails the whole load with invalid_input; the message names the file, the
+  // record id and the field, and says what was expected (see catalog_load.cpp for every check).
   static Catalog load_data_dir(const std::filesystem::path& data_dir);
 
   const std::vector<Gpu>& gpus() const { return gpus_; }
@@ -58,5 +69,41 @@ class Catalog {
   std::vector<Gpu> gpus_;
   std::vector<Instance> instances_;
 };
+
+// ---- The SQLite store (catalog_store.cpp) ----
+//
+// One database file holds the catalog tables (meta, gpus, instances, instance_regions, sources);
+// front ends may add their own tables to the same file and linkwise never drops them. The schema is
+// versioned in meta.schema_version: an older file is migrated when opened for writing, a newer one
+// is refused with an error that says to upgrade linkwise.
+inline constexpr int kCatalogSchemaVersion = 1;
+
+// Writes `catalog` to `db_path` atomically: a temporary file in the same directory is filled and
+// renamed over `db_path`, so a failure leaves no file (or the previous one, untouched). Tables of an
+// existing file that are not catalog tables are carried over into the new file.
+void save_catalog(const Catalog& catalog, const std::filesystem::path& db_path);
+
+// The catalog database built into this binary, as raw SQLite file bytes.
+std::span<const std::byte> embedded_catalog_db_bytes();
+// Creates `db_path` (atomically) as a copy of the embedded catalog database. Throws conflict if the
+// file exists. The service's `--db PATH` calls ensure_catalog_db() before it opens PATH.
+void write_embedded_db(const std::filesystem::path& db_path);
+// Creates `db_path` from the embedded catalog if it does not exist; returns true if it did so.
+bool ensure_catalog_db(const std::filesystem::path& db_path);
+
+// New prices for one instance, as the SkyPilot import computes them. Every price field is replaced
+// (a null stays null): the figures come from one snapshot and must not be mixed with older ones.
+struct PriceUpdate {
+  std::string instance_id;
+  std::optional<double> price_usd_per_hour;
+  std::optional<std::string> price_region;
+  std::optional<std::string> price_as_of;
+  std::optional<double> spot_price_usd_per_hour;
+  std::vector<std::string> regions;
+  SourceRef price_source;  // stored as the instance's "price" source
+};
+// Applies the updates to the database in one transaction: all or nothing. An unknown instance id
+// fails with not_found and nothing is written.
+void update_prices(const std::filesystem::path& db_path, const std::vector<PriceUpdate>& updates);
 
 }  // namespace linkwise

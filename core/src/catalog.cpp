@@ -1,0 +1,168 @@
+// Catalog value types: enum spellings, the provider list and the JSON contract writers.
+#include "linkwise/catalog.hpp"
+
+#include <array>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "linkwise/error.hpp"
+
+namespace linkwise {
+namespace {
+
+constexpr std::array<std::pair<Fabric, std::string_view>, 5> kFabricNames{{
+    {Fabric::nvswitch, "nvswitch"},
+    {Fabric::nvlink, "nvlink"},
+    {Fabric::pcie, "pcie"},
+    {Fabric::infinity_fabric, "infinity-fabric"},
+    {Fabric::none, "none"},
+}};
+
+constexpr std::array<std::pair<NetworkType, std::string_view>, 6> kNetworkNames{{
+    {NetworkType::efa, "efa"},
+    {NetworkType::infiniband, "infiniband"},
+    {NetworkType::roce, "roce"},
+    {NetworkType::gpudirect_tcpx, "gpudirect-tcpx"},
+    {NetworkType::gpudirect_tcpxo, "gpudirect-tcpxo"},
+    {NetworkType::ethernet, "ethernet"},
+}};
+
+template <typename Names>
+std::string accepted_list(const Names& names) {
+  std::string out;
+  for (const auto& [value, name] : names) {
+    if (!out.empty()) out += ", ";
+    out += '"';
+    out += name;
+    out += '"';
+  }
+  return out;
+}
+
+template <typename Enum, typename Names>
+Enum parse_enum(const Names& names, std::string_view text, std::string_view field) {
+  for (const auto& [value, name] : names) {
+    if (name == text) return value;
+  }
+  throw_invalid(std::string(field), std::string(field) + ": unknown value \"" + std::string(text) +
+                                        "\"; accepted: " + accepted_list(names));
+}
+
+template <typename Json>
+Json optional_json(const auto& value) {
+  return value ? Json(*value) : Json(nullptr);
+}
+
+// One writer for both JSON flavours: nlohmann::json sorts keys, ordered_json keeps this order.
+template <typename Json>
+void write_source(Json& out, const SourceRef& source) {
+  out = Json::object();
+  out["url"] = source.url;
+  out["as_of"] = source.as_of;
+  out["note"] = optional_json<Json>(source.note);
+}
+
+template <typename Json>
+Json sources_json(const Sources& sources) {
+  auto out = Json::object();
+  for (const auto& [group, source] : sources) write_source(out[group], source);
+  return out;
+}
+
+template <typename Json>
+void write_gpu(Json& out, const Gpu& gpu) {
+  out = Json::object();
+  out["id"] = gpu.id;
+  out["vendor"] = gpu.vendor;
+  out["architecture"] = gpu.architecture;
+  out["memory_gb"] = gpu.memory_gb;
+  out["hbm_gbytes_per_s"] = gpu.hbm_gbytes_per_s;
+  out["bf16_dense_tflops"] = optional_json<Json>(gpu.bf16_dense_tflops);
+  out["fp16_dense_tflops"] = optional_json<Json>(gpu.fp16_dense_tflops);
+  out["fp8_dense_tflops"] = optional_json<Json>(gpu.fp8_dense_tflops);
+  out["nvlink_gbytes_per_s"] = optional_json<Json>(gpu.nvlink_gbytes_per_s);
+  out["nvlink_generation"] = optional_json<Json>(gpu.nvlink_generation);
+  out["pcie_gen"] = optional_json<Json>(gpu.pcie_gen);
+  out["tdp_w"] = optional_json<Json>(gpu.tdp_w);
+  out["sources"] = sources_json<Json>(gpu.sources);
+}
+
+template <typename Json>
+void write_instance(Json& out, const Instance& instance) {
+  out = Json::object();
+  out["id"] = instance.id;
+  out["provider"] = instance.provider;
+  out["name"] = instance.name;
+  out["gpu_model"] = instance.gpu_model;
+  out["gpu_count"] = instance.gpu_count;
+  out["gpu_memory_gb"] = instance.gpu_memory_gb;
+  out["vcpus"] = optional_json<Json>(instance.vcpus);
+  out["memory_gib"] = optional_json<Json>(instance.memory_gib);
+  out["intra_node_fabric"] = std::string(to_string(instance.intra_node_fabric));
+  out["nvlink_gbytes_per_s"] = optional_json<Json>(instance.nvlink_gbytes_per_s);
+  out["network_type"] = std::string(to_string(instance.network_type));
+  out["network_gbits_per_s"] = optional_json<Json>(instance.network_gbits_per_s);
+  out["gpudirect_rdma"] = optional_json<Json>(instance.gpudirect_rdma);
+  out["price_usd_per_hour"] = optional_json<Json>(instance.price_usd_per_hour);
+  out["price_region"] = optional_json<Json>(instance.price_region);
+  out["price_as_of"] = optional_json<Json>(instance.price_as_of);
+  out["spot_price_usd_per_hour"] = optional_json<Json>(instance.spot_price_usd_per_hour);
+  out["regions"] = instance.regions;
+  out["sources"] = sources_json<Json>(instance.sources);
+}
+
+}  // namespace
+
+std::string_view to_string(Fabric fabric) noexcept {
+  for (const auto& [value, name] : kFabricNames) {
+    if (value == fabric) return name;
+  }
+  return "none";
+}
+
+std::string_view to_string(NetworkType type) noexcept {
+  for (const auto& [value, name] : kNetworkNames) {
+    if (value == type) return name;
+  }
+  return "ethernet";
+}
+
+Fabric parse_fabric(std::string_view text, std::string_view field) {
+  return parse_enum<Fabric>(kFabricNames, text, field);
+}
+
+NetworkType parse_network_type(std::string_view text, std::string_view field) {
+  return parse_enum<NetworkType>(kNetworkNames, text, field);
+}
+
+std::vector<std::string_view> fabric_names() {
+  std::vector<std::string_view> out;
+  for (const auto& entry : kFabricNames) out.push_back(entry.second);
+  return out;
+}
+
+std::vector<std::string_view> network_type_names() {
+  std::vector<std::string_view> out;
+  for (const auto& entry : kNetworkNames) out.push_back(entry.second);
+  return out;
+}
+
+const std::vector<std::string>& known_providers() {
+  // The clouds of DATA_FORMAT.md: the five large ones, the GPU clouds, and the smaller ones allowed.
+  static const std::vector<std::string> providers{
+      "aws",      "gcp",         "azure",      "oci",      "lambda",   "coreweave", "runpod",
+      "paperspace", "vultr",     "nebius",     "crusoe",   "fluidstack", "together", "ibm",
+  };
+  return providers;
+}
+
+// Field order follows the structs in catalog.hpp, which is the contract's order (kept by
+// ordered_json; nlohmann::json sorts keys alphabetically).
+void to_json(nlohmann::json& out, const SourceRef& source) { write_source(out, source); }
+void to_json(nlohmann::json& out, const Gpu& gpu) { write_gpu(out, gpu); }
+void to_json(nlohmann::json& out, const Instance& instance) { write_instance(out, instance); }
+void to_json(nlohmann::ordered_json& out, const SourceRef& source) { write_source(out, source); }
+void to_json(nlohmann::ordered_json& out, const Gpu& gpu) { write_gpu(out, gpu); }
+void to_json(nlohmann::ordered_json& out, const Instance& instance) { write_instance(out, instance); }
+
+}  // namespace linkwise

@@ -1,0 +1,196 @@
+// The in-memory Catalog: construction checks, lookups, filters and sorting.
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <set>
+#include <variant>
+
+#include "linkwise/catalog_db.hpp"
+#include "linkwise/error.hpp"
+
+namespace linkwise {
+namespace {
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// A GPU filter matches a GPU id exactly, or as a leading part that ends at a '-' boundary:
+// "H100" matches H100-SXM5-80GB, H100-PCIE-80GB and H100-NVL-94GB (the family is the token before
+// the first '-'); "H100-SXM5" matches H100-SXM5-80GB; "A10" matches neither A100-... nor A10G.
+// Case-insensitive.
+bool gpu_matches_impl(std::string_view gpu_id, std::string_view wanted) {
+  const std::string id = lower(gpu_id);
+  const std::string want = lower(wanted);
+  if (id == want) return true;
+  return id.size() > want.size() && id.compare(0, want.size(), want) == 0 && id[want.size()] == '-';
+}
+
+// A sort key: absent (null), a number or a text.
+using SortKey = std::variant<std::monostate, double, std::string>;
+
+SortKey key_of(const std::optional<double>& value) {
+  return value ? SortKey(*value) : SortKey(std::monostate{});
+}
+SortKey key_of(const std::optional<int>& value) {
+  return value ? SortKey(static_cast<double>(*value)) : SortKey(std::monostate{});
+}
+SortKey key_of(const std::optional<bool>& value) {
+  return value ? SortKey(*value ? 1.0 : 0.0) : SortKey(std::monostate{});
+}
+SortKey key_of(const std::optional<std::string>& value) {
+  return value ? SortKey(*value) : SortKey(std::monostate{});
+}
+
+using KeyFunction = std::function<SortKey(const Instance&)>;
+
+const std::vector<std::pair<std::string_view, KeyFunction>>& sort_fields() {
+  static const std::vector<std::pair<std::string_view, KeyFunction>> fields{
+      {"id", [](const Instance& i) { return SortKey(i.id); }},
+      {"provider", [](const Instance& i) { return SortKey(i.provider); }},
+      {"name", [](const Instance& i) { return SortKey(i.name); }},
+      {"gpu_model", [](const Instance& i) { return SortKey(i.gpu_model); }},
+      {"gpu_count", [](const Instance& i) { return SortKey(static_cast<double>(i.gpu_count)); }},
+      {"gpu_memory_gb", [](const Instance& i) { return SortKey(i.gpu_memory_gb); }},
+      {"vcpus", [](const Instance& i) { return key_of(i.vcpus); }},
+      {"memory_gib", [](const Instance& i) { return key_of(i.memory_gib); }},
+      {"intra_node_fabric",
+       [](const Instance& i) { return SortKey(std::string(to_string(i.intra_node_fabric))); }},
+      {"nvlink_gbytes_per_s", [](const Instance& i) { return key_of(i.nvlink_gbytes_per_s); }},
+      {"network_type", [](const Instance& i) { return SortKey(std::string(to_string(i.network_type))); }},
+      {"network_gbits_per_s", [](const Instance& i) { return key_of(i.network_gbits_per_s); }},
+      {"gpudirect_rdma", [](const Instance& i) { return key_of(i.gpudirect_rdma); }},
+      {"price_usd_per_hour", [](const Instance& i) { return key_of(i.price_usd_per_hour); }},
+      {"price_region", [](const Instance& i) { return key_of(i.price_region); }},
+      {"price_as_of", [](const Instance& i) { return key_of(i.price_as_of); }},
+      {"spot_price_usd_per_hour", [](const Instance& i) { return key_of(i.spot_price_usd_per_hour); }},
+  };
+  return fields;
+}
+
+const KeyFunction* find_sort_field(std::string_view name) {
+  for (const auto& [field, function] : sort_fields()) {
+    if (field == name) return &function;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Catalog::Catalog(std::vector<Gpu> gpus, std::vector<Instance> instances)
+    : gpus_(std::move(gpus)), instances_(std::move(instances)) {
+  std::set<std::string_view> gpu_ids;
+  for (const Gpu& gpu : gpus_) {
+    if (!gpu_ids.insert(gpu.id).second) throw_invalid("gpus.id", "duplicate GPU id \"" + gpu.id + "\"");
+  }
+  std::set<std::string_view> instance_ids;
+  for (const Instance& instance : instances_) {
+    if (instance.id != instance.provider + ":" + instance.name) {
+      throw_invalid("instances.id", "instance id \"" + instance.id + "\" is not provider:name (\"" +
+                                        instance.provider + ":" + instance.name + "\")");
+    }
+    if (!instance_ids.insert(instance.id).second) {
+      throw_invalid("instances.id", "duplicate instance id \"" + instance.id + "\"");
+    }
+    if (!gpu_ids.contains(instance.gpu_model)) {
+      throw_invalid("instances.gpu_model", "instance \"" + instance.id + "\": unknown GPU id \"" +
+                                               instance.gpu_model + "\"");
+    }
+  }
+}
+
+const Gpu* Catalog::find_gpu(std::string_view id) const {
+  const auto it = std::find_if(gpus_.begin(), gpus_.end(), [&](const Gpu& g) { return g.id == id; });
+  return it == gpus_.end() ? nullptr : &*it;
+}
+
+const Instance* Catalog::find_instance(std::string_view id) const {
+  const auto it =
+      std::find_if(instances_.begin(), instances_.end(), [&](const Instance& i) { return i.id == id; });
+  return it == instances_.end() ? nullptr : &*it;
+}
+
+const Gpu& Catalog::gpu(std::string_view id) const {
+  if (const Gpu* found = find_gpu(id)) return *found;
+  throw_not_found("gpu", "no GPU with id \"" + std::string(id) + "\" in the catalog");
+}
+
+const Instance& Catalog::instance(std::string_view id) const {
+  if (const Instance* found = find_instance(id)) return *found;
+  throw_not_found("id", "no instance with id \"" + std::string(id) +
+                            "\" in the catalog (ids are provider:name, e.g. aws:p5.48xlarge)");
+}
+
+InstanceSort InstanceSort::parse(std::string_view spec) {
+  InstanceSort sort;
+  if (!spec.empty() && spec.front() == '-') {
+    sort.descending = true;
+    spec.remove_prefix(1);
+  }
+  if (!find_sort_field(spec)) {
+    std::string accepted;
+    for (const auto& [field, function] : sort_fields()) {
+      accepted += (accepted.empty() ? "" : ", ") + std::string(field);
+    }
+    throw_invalid("sort", "cannot sort by \"" + std::string(spec) + "\"; accepted fields: " + accepted +
+                              " (prefix '-' for descending)");
+  }
+  sort.field = std::string(spec);
+  return sort;
+}
+
+bool gpu_id_matches(std::string_view gpu_id, std::string_view wanted) {
+  return gpu_matches_impl(gpu_id, wanted);
+}
+
+bool instance_matches(const Instance& instance, const InstanceFilter& filter) {
+  if (filter.provider && lower(instance.provider) != lower(*filter.provider)) return false;
+  if (filter.gpu && !gpu_id_matches(instance.gpu_model, *filter.gpu)) return false;
+  if (filter.min_gpus && instance.gpu_count < *filter.min_gpus) return false;
+  if (filter.min_gpu_memory_gb && instance.gpu_memory_gb < *filter.min_gpu_memory_gb) return false;
+  if (filter.fabric && instance.intra_node_fabric != *filter.fabric) return false;
+  if (filter.min_nvlink_gbytes_per_s &&
+      !(instance.nvlink_gbytes_per_s && *instance.nvlink_gbytes_per_s >= *filter.min_nvlink_gbytes_per_s)) {
+    return false;
+  }
+  if (filter.min_network_gbits_per_s &&
+      !(instance.network_gbits_per_s && *instance.network_gbits_per_s >= *filter.min_network_gbits_per_s)) {
+    return false;
+  }
+  if (filter.rdma && instance.gpudirect_rdma != *filter.rdma) return false;
+  if (filter.max_price &&
+      !(instance.price_usd_per_hour && *instance.price_usd_per_hour <= *filter.max_price)) {
+    return false;
+  }
+  if (filter.region) {
+    const bool listed =
+        std::find(instance.regions.begin(), instance.regions.end(), *filter.region) != instance.regions.end();
+    if (!listed && instance.price_region != *filter.region) return false;
+  }
+  return true;
+}
+
+std::vector<const Instance*> Catalog::query(const InstanceFilter& filter, const InstanceSort& sort) const {
+  const KeyFunction* key = find_sort_field(sort.field);
+  if (!key) InstanceSort::parse(sort.field);  // throws the message listing the fields
+
+  std::vector<const Instance*> out;
+  for (const Instance& instance : instances_) {
+    if (instance_matches(instance, filter)) out.push_back(&instance);
+  }
+  // Nulls last in either direction; ties (and equal keys) break on id ascending.
+  std::stable_sort(out.begin(), out.end(), [&](const Instance* a, const Instance* b) {
+    const SortKey ka = (*key)(*a);
+    const SortKey kb = (*key)(*b);
+    const bool a_null = std::holds_alternative<std::monostate>(ka);
+    const bool b_null = std::holds_alternative<std::monostate>(kb);
+    if (a_null != b_null) return b_null;
+    if (!a_null && ka != kb) return sort.descending ? kb < ka : ka < kb;
+    return a->id < b->id;
+  });
+  return out;
+}
+
+}  // namespace linkwise

@@ -1,0 +1,363 @@
+// `linkwise instances`, `linkwise gpus` and `linkwise catalog ...`: the catalog on the command line.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/commands.hpp"
+#include "cli/db_option.hpp"
+#include "linkwise/catalog_db.hpp"
+#include "linkwise/error.hpp"
+
+namespace linkwise::cli {
+namespace {
+
+using nlohmann::ordered_json;
+
+// A figure as a person reads it: no trailing zeros, at most 3 decimals (prices like 1.006).
+std::string number(double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.3f", value);
+  std::string out = text;
+  while (out.back() == '0') out.pop_back();
+  if (out.back() == '.') out.pop_back();
+  return out;
+}
+std::string number(const std::optional<double>& value) { return value ? number(*value) : "-"; }
+std::string number(const std::optional<int>& value) { return value ? std::to_string(*value) : "-"; }
+std::string yes_no(const std::optional<bool>& value) { return value ? (*value ? "yes" : "no") : "-"; }
+
+// An aligned text table: text columns left-aligned, figures right-aligned.
+class Table {
+ public:
+  struct Column {
+    std::string header;
+    bool right_aligned;
+  };
+  explicit Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+
+  void print(std::ostream& out) const {
+    std::vector<std::size_t> widths;
+    for (const Column& column : columns_) widths.push_back(column.header.size());
+    for (const auto& row : rows_) {
+      for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+    }
+    auto print_row = [&](const std::vector<std::string>& cells) {
+      std::string line;
+      for (std::size_t c = 0; c < cells.size(); ++c) {
+        const std::string padding(widths[c] - cells[c].size(), ' ');
+        line += columns_[c].right_aligned ? padding + cells[c] : cells[c] + padding;
+        if (c + 1 < cells.size()) line += "  ";
+      }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out << line << "\n";
+    };
+    std::vector<std::string> headers;
+    for (const Column& column : columns_) headers.push_back(column.header);
+    print_row(headers);
+    for (const auto& row : rows_) print_row(row);
+  }
+
+ private:
+  std::vector<Column> columns_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// RFC 4180 quoting for one CSV field.
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// A JSON scalar as CSV text: null is empty, strings unquoted, arrays joined with ';'.
+std::string csv_value(const ordered_json& value) {
+  if (value.is_null()) return "";
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_array()) {
+    std::string out;
+    for (const auto& item : value) {
+      if (!out.empty()) out += ';';
+      out += item.get<std::string>();
+    }
+    return out;
+  }
+  return value.dump();
+}
+
+void print_instances_json(const std::vector<const Instance*>& instances) {
+  ordered_json out = ordered_json::array();
+  for (const Instance* instance : instances) out.push_back(*instance);
+  std::cout << out.dump(2) << "\n";
+}
+
+// Every field but `sources` (nested), in the contract's order; regions joined with ';'.
+void print_instances_csv(const std::vector<const Instance*>& instances) {
+  bool header = true;
+  for (const Instance* instance : instances) {
+    ordered_json row = *instance;
+    row.erase("sources");
+    if (header) {
+      std::string line;
+      for (const auto& [key, value] : row.items()) {
+        if (!line.empty()) line += ',';
+        line += csv_field(key);
+      }
+      std::cout << line << "\n";
+      header = false;
+    }
+    std::string line;
+    bool first = true;
+    for (const auto& [key, value] : row.items()) {
+      if (!first) line += ',';
+      line += csv_field(csv_value(value));
+      first = false;
+    }
+    std::cout << line << "\n";
+  }
+}
+
+void print_instances_table(const std::vector<const Instance*>& instances) {
+  Table table({{"ID", false},
+               {"GPU", false},
+               {"GPUS", true},
+               {"GPU MEM (GB)", true},
+               {"FABRIC", false},
+               {"NVLINK (GB/s)", true},
+               {"NETWORK", false},
+               {"NET (Gbit/s)", true},
+               {"RDMA", false},
+               {"PRICE ($/h)", true},
+               {"PRICE REGION", false}});
+  for (const Instance* i : instances) {
+    table.add({i->id, i->gpu_model, std::to_string(i->gpu_count), number(i->gpu_memory_gb),
+               std::string(to_string(i->intra_node_fabric)), number(i->nvlink_gbytes_per_s),
+               std::string(to_string(i->network_type)), number(i->network_gbits_per_s),
+               yes_no(i->gpudirect_rdma), number(i->price_usd_per_hour), i->price_region.value_or("-")});
+  }
+  table.print(std::cout);
+  std::cout << "(" << instances.size() << " instance" << (instances.size() == 1 ? "" : "s") << " from "
+            << chosen_db_description() << ")\n";
+}
+
+void print_sources(const Sources& sources) {
+  std::cout << "sources:\n";
+  for (const auto& [group, source] : sources) {
+    std::cout << "  " << group << ": " << source.url << " (as of " << source.as_of << ")\n";
+    if (source.note) std::cout << "    " << *source.note << "\n";
+  }
+}
+
+void print_instance_details(const Instance& i) {
+  const auto line = [](std::string_view name, const std::string& value) {
+    std::cout << name << std::string(name.size() < 26 ? 26 - name.size() : 1, ' ') << value << "\n";
+  };
+  line("id", i.id);
+  line("provider", i.provider);
+  line("name", i.name);
+  line("gpu_model", i.gpu_model);
+  line("gpu_count", std::to_string(i.gpu_count));
+  line("gpu_memory_gb", number(i.gpu_memory_gb) + " GB per GPU");
+  line("vcpus", number(i.vcpus));
+  line("memory_gib", i.memory_gib ? number(i.memory_gib) + " GiB" : "-");
+  line("intra_node_fabric", std::string(to_string(i.intra_node_fabric)));
+  line("nvlink_gbytes_per_s",
+       i.nvlink_gbytes_per_s ? number(i.nvlink_gbytes_per_s) + " GB/s per GPU, both directions" : "-");
+  line("network_type", std::string(to_string(i.network_type)));
+  line("network_gbits_per_s", i.network_gbits_per_s ? number(i.network_gbits_per_s) + " Gbit/s" : "-");
+  line("gpudirect_rdma", yes_no(i.gpudirect_rdma));
+  line("price_usd_per_hour", i.price_usd_per_hour ? number(i.price_usd_per_hour) + " USD/h on demand" : "-");
+  line("price_region", i.price_region.value_or("-"));
+  line("price_as_of", i.price_as_of.value_or("-"));
+  line("spot_price_usd_per_hour", i.spot_price_usd_per_hour ? number(i.spot_price_usd_per_hour) + " USD/h" : "-");
+  std::string regions;
+  for (const auto& region : i.regions) {
+    if (!regions.empty()) regions += ", ";
+    regions += region;
+  }
+  line("regions", regions.empty() ? "-" : regions);
+  print_sources(i.sources);
+}
+
+void print_gpus_table(const std::vector<Gpu>& gpus) {
+  Table table({{"ID", false},
+               {"VENDOR", false},
+               {"ARCH", false},
+               {"MEM (GB)", true},
+               {"HBM (GB/s)", true},
+               {"BF16 (TFLOPS)", true},
+               {"FP16 (TFLOPS)", true},
+               {"FP8 (TFLOPS)", true},
+               {"NVLINK (GB/s)", true},
+               {"NVLINK GEN", true},
+               {"PCIE GEN", true},
+               {"TDP (W)", true}});
+  for (const Gpu& g : gpus) {
+    table.add({g.id, g.vendor, g.architecture, number(g.memory_gb), number(g.hbm_gbytes_per_s),
+               number(g.bf16_dense_tflops), number(g.fp16_dense_tflops), number(g.fp8_dense_tflops),
+               number(g.nvlink_gbytes_per_s), number(g.nvlink_generation), number(g.pcie_gen),
+               number(g.tdp_w)});
+  }
+  table.print(std::cout);
+}
+
+struct InstancesOptions {
+  InstanceFilter filter;
+  std::string provider, gpu, fabric, region, sort = "id";
+  int min_gpus = 0;
+  double min_gpu_memory = 0, min_nvlink = 0, min_network = 0, max_price = 0;
+  bool rdma = false, no_rdma = false, json = false, csv = false;
+  std::string show_id;
+  bool show_json = false;
+};
+
+void register_instances(CLI::App& app) {
+  auto options = std::make_shared<InstancesOptions>();
+  CLI::App* instances = app.add_subcommand("instances", "List GPU instance types, filtered and sorted");
+  instances->add_option("--provider", options->provider, "Provider: aws, gcp, azure, oci, lambda, ...");
+  instances->add_option("--gpu", options->gpu,
+                        "GPU id or family: H100 matches every H100 variant, H100-SXM5-80GB only that one");
+  instances->add_option("--min-gpus", options->min_gpus, "At least this many GPUs")->check(CLI::PositiveNumber);
+  instances->add_option("--min-gpu-memory", options->min_gpu_memory, "At least this much memory per GPU, GB")
+      ->check(CLI::NonNegativeNumber);
+  std::string fabrics;
+  for (auto name : fabric_names()) {
+    if (!fabrics.empty()) fabrics += ", ";
+    fabrics += name;
+  }
+  instances->add_option("--fabric", options->fabric, "Intra-node fabric: " + fabrics);
+  instances->add_option("--min-nvlink", options->min_nvlink, "At least this NVLink GB/s per GPU (both directions)")
+      ->check(CLI::NonNegativeNumber);
+  instances->add_option("--min-network", options->min_network, "At least this inter-node network, Gbit/s")
+      ->check(CLI::NonNegativeNumber);
+  auto* rdma = instances->add_flag("--rdma", options->rdma, "Only instances with GPUDirect RDMA");
+  auto* no_rdma = instances->add_flag("--no-rdma", options->no_rdma, "Only instances without GPUDirect RDMA");
+  rdma->excludes(no_rdma);
+  instances->add_option("--max-price", options->max_price, "At most this on-demand price, USD per hour")
+      ->check(CLI::NonNegativeNumber);
+  instances->add_option("--region", options->region, "Offered in this region");
+  instances->add_option("--sort", options->sort,
+                        "Sort by a field's JSON name, '-' prefix for descending (e.g. -nvlink_gbytes_per_s)");
+  auto* json = instances->add_flag("--json", options->json, "Print a JSON array in the contract's field names");
+  auto* csv = instances->add_flag("--csv", options->csv, "Print CSV (every field but sources)");
+  json->excludes(csv);
+
+  CLI::App* show = instances->add_subcommand("show", "Every field and source of one instance");
+  show->add_option("id", options->show_id, "Instance id, provider:name (e.g. aws:p5.48xlarge)")->required();
+  show->add_flag("--json", options->show_json, "Print JSON");
+  instances->require_subcommand(0, 1);
+
+  show->callback([options] {
+    const Catalog catalog = load_chosen_catalog();
+    const Instance& instance = catalog.instance(options->show_id);
+    if (options->show_json) {
+      std::cout << ordered_json(instance).dump(2) << "\n";
+    } else {
+      print_instance_details(instance);
+    }
+  });
+
+  instances->callback([options, instances, show, min_gpus = instances->get_option("--min-gpus"),
+                       min_mem = instances->get_option("--min-gpu-memory"),
+                       min_nvlink = instances->get_option("--min-nvlink"),
+                       min_net = instances->get_option("--min-network"),
+                       max_price = instances->get_option("--max-price")] {
+    if (show->parsed()) return;
+    InstanceFilter filter;
+    if (!options->provider.empty()) filter.provider = options->provider;
+    if (!options->gpu.empty()) filter.gpu = options->gpu;
+    if (min_gpus->count()) filter.min_gpus = options->min_gpus;
+    if (min_mem->count()) filter.min_gpu_memory_gb = options->min_gpu_memory;
+    if (!options->fabric.empty()) filter.fabric = parse_fabric(options->fabric, "--fabric");
+    if (min_nvlink->count()) filter.min_nvlink_gbytes_per_s = options->min_nvlink;
+    if (min_net->count()) filter.min_network_gbits_per_s = options->min_network;
+    if (options->rdma) filter.rdma = true;
+    if (options->no_rdma) filter.rdma = false;
+    if (max_price->count()) filter.max_price = options->max_price;
+    if (!options->region.empty()) filter.region = options->region;
+    const InstanceSort sort = InstanceSort::parse(options->sort);
+
+    const Catalog catalog = load_chosen_catalog();
+    const auto found = catalog.query(filter, sort);
+    if (options->json) {
+      print_instances_json(found);
+    } else if (options->csv) {
+      print_instances_csv(found);
+    } else {
+      print_instances_table(found);
+    }
+  });
+  (void)instances;
+}
+
+void register_gpus(CLI::App& app) {
+  auto json = std::make_shared<bool>(false);
+  CLI::App* gpus = app.add_subcommand("gpus", "List GPU models with memory, compute and NVLink figures");
+  gpus->add_flag("--json", *json, "Print a JSON array in the contract's field names");
+  gpus->callback([json] {
+    const Catalog catalog = load_chosen_catalog();
+    if (*json) {
+      ordered_json out = ordered_json::array();
+      for (const Gpu& gpu : catalog.gpus()) out.push_back(gpu);
+      std::cout << out.dump(2) << "\n";
+    } else {
+      print_gpus_table(catalog.gpus());
+    }
+  });
+}
+
+std::string summary(const Catalog& catalog) {
+  std::vector<std::string> providers;
+  for (const Instance& instance : catalog.instances()) {
+    if (std::find(providers.begin(), providers.end(), instance.provider) == providers.end()) {
+      providers.push_back(instance.provider);
+    }
+  }
+  std::ostringstream out;
+  out << catalog.gpus().size() << " GPUs, " << catalog.instances().size() << " instances from "
+      << providers.size() << " providers";
+  return out.str();
+}
+
+void register_catalog_group(CLI::App& app) {
+  CLI::App* group = app.add_subcommand("catalog", "Check and build catalog databases, refresh prices");
+  group->require_subcommand(1);
+
+  auto check_dir = std::make_shared<std::string>("data");
+  CLI::App* check = group->add_subcommand("check", "Validate the catalog data files (exit 2 on the first error)");
+  check->add_option("--data", *check_dir, "Data directory with gpus.json and instances/")->capture_default_str();
+  check->callback([check_dir] {
+    const Catalog catalog = Catalog::load_data_dir(*check_dir);
+    std::cout << *check_dir << ": ok: " << summary(catalog) << "\n";
+  });
+
+  auto build_dir = std::make_shared<std::string>("data");
+  auto build_out = std::make_shared<std::string>();
+  CLI::App* build = group->add_subcommand("build-db", "Load the data files into a SQLite catalog database");
+  build->add_option("--data", *build_dir, "Data directory with gpus.json and instances/")->capture_default_str();
+  build->add_option("--out", *build_out, "Database file to write (replaced atomically)")->required();
+  build->callback([build_dir, build_out] {
+    const Catalog catalog = Catalog::load_data_dir(*build_dir);
+    save_catalog(catalog, *build_out);
+    std::cout << "wrote " << summary(catalog) << " to " << *build_out << "\n";
+  });
+}
+
+}  // namespace
+
+void register_catalog_commands(CLI::App& app) {
+  add_global_db_option(app);
+  register_instances(app);
+  register_gpus(app);
+  register_catalog_group(app);
+}
+
+}  // namespace linkwise::cli
