@@ -54,12 +54,14 @@ std::string_view to_string(ProbeMode mode) {
 
 [[noreturn]] void throw_not_built(const ProbeInfo& probe) {
   const BuiltProbes built = built_probes();
-  std::string message = "probe \"" + probe.name + "\" was not built into this linkwise: ";
+  std::string message;
   if (probe.needs_gpu && !built.gpu) {
-    message += "install the CUDA toolkit (nvcc and NCCL) and reconfigure with -DLINKWISE_CUDA=ON";
-    if (probe.mode == ProbeMode::multi_node && !built.mpi) message += ", and install Open MPI (libopenmpi-dev)";
+    message = "the GPU probes were not built into this linkwise (no CUDA compiler at configure time): install "
+              "the CUDA toolkit (nvcc and NCCL) and reconfigure with -DLINKWISE_CUDA=ON";
+    if (probe.mode == ProbeMode::multi_node && !built.mpi) message += "; " + probe.name + " also needs Open MPI";
   } else {
-    message += "install Open MPI (libopenmpi-dev, openmpi-bin) and reconfigure";
+    message = "the MPI probes were not built into this linkwise (no MPI at configure time): install Open MPI "
+              "(libopenmpi-dev, openmpi-bin) and reconfigure";
   }
   throw Error(ErrorKind::unsupported, message, "only");
 }

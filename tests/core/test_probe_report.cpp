@@ -155,3 +155,11 @@ TEST_CASE("load_report reads a file and reports missing ones as io", "[probe][re
     CHECK(e.kind() == ErrorKind::io);
   }
 }
+
+TEST_CASE("the committed synthetic reports parse and say they are test inputs", "[probe][report]") {
+  for (const char* name : {"synthetic-h100-meets.json", "synthetic-h100-below.json", "synthetic-host-only.json"}) {
+    const ProbeReport report = load_report(std::string(LINKWISE_TEST_FIXTURES_DIR) + "/probe/" + name);
+    CHECK(report.note == std::optional<std::string>("synthetic test input"));
+    CHECK(report.environment.hostname == "synthetic-host");
+  }
+}
