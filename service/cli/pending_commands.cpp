@@ -6,6 +6,5 @@
 namespace linkwise::cli {
 
 void register_planner_commands(CLI::App&) {}
-void register_service_commands(CLI::App&) {}
 
 }  // namespace linkwise::cli

@@ -1,0 +1,236 @@
+// linkwise._core: the pybind11 module under the Python package. Thin on purpose: it converts
+// arguments, calls core/, converts results (JSON contract -> dicts) and maps linkwise::Error to
+// the Python exceptions of linkwise._errors. Every rule lives in core/.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "json_py.hpp"
+#include "linkwise/catalog.hpp"
+#include "linkwise/catalog_db.hpp"
+#include "linkwise/error.hpp"
+#include "linkwise/probe_registry.hpp"
+#include "linkwise/probe_report.hpp"
+
+namespace py = pybind11;
+using nlohmann::json;
+using linkwise::bindings::from_python;
+using linkwise::bindings::to_python;
+
+namespace linkwise {
+namespace {
+
+// ---- arguments: a None means "not given"; a wrong type is invalid_input naming the argument ----
+
+std::string type_name(py::handle value) { return py::str(py::type::handle_of(value).attr("__name__")); }
+
+std::optional<std::string> optional_str(py::handle value, const char* field) {
+  if (value.is_none()) return std::nullopt;
+  if (!py::isinstance<py::str>(value))
+    throw_invalid(field, std::string(field) + ": expected a string, got " + type_name(value));
+  return value.cast<std::string>();
+}
+
+std::optional<int> optional_int(py::handle value, const char* field) {
+  if (value.is_none()) return std::nullopt;
+  if (py::isinstance<py::bool_>(value) || !py::isinstance<py::int_>(value))
+    throw_invalid(field, std::string(field) + ": expected an integer, got " + type_name(value));
+  try {
+    return value.cast<int>();
+  } catch (const py::cast_error&) {
+    throw_invalid(field, std::string(field) + ": integer out of range");
+  }
+}
+
+std::optional<double> optional_number(py::handle value, const char* field) {
+  if (value.is_none()) return std::nullopt;
+  if (py::isinstance<py::bool_>(value) ||
+      !(py::isinstance<py::int_>(value) || py::isinstance<py::float_>(value)))
+    throw_invalid(field, std::string(field) + ": expected a number, got " + type_name(value));
+  return value.cast<double>();
+}
+
+std::optional<bool> optional_bool(py::handle value, const char* field) {
+  if (value.is_none()) return std::nullopt;
+  if (!py::isinstance<py::bool_>(value))
+    throw_invalid(field, std::string(field) + ": expected True or False, got " + type_name(value));
+  return value.cast<bool>();
+}
+
+// ---- catalog ----
+
+py::list instance_dicts(const std::vector<const Instance*>& instances) {
+  py::list out(instances.size());
+  for (std::size_t i = 0; i < instances.size(); ++i) out[i] = to_python(nlohmann::ordered_json(*instances[i]));
+  return out;
+}
+
+py::list query_instances(const Catalog& catalog, py::object gpu, py::object min_gpus,
+                         py::object fabric, py::object provider, py::object max_price,
+                         py::object min_gpu_memory_gb, py::object min_nvlink_gbytes_per_s,
+                         py::object min_network_gbits_per_s, py::object rdma, py::object region,
+                         py::object sort) {
+  InstanceFilter filter;
+  filter.gpu = optional_str(gpu, "gpu");
+  filter.min_gpus = optional_int(min_gpus, "min_gpus");
+  if (auto text = optional_str(fabric, "fabric")) filter.fabric = parse_fabric(*text, "fabric");
+  filter.provider = optional_str(provider, "provider");
+  filter.max_price = optional_number(max_price, "max_price");
+  filter.min_gpu_memory_gb = optional_number(min_gpu_memory_gb, "min_gpu_memory_gb");
+  filter.min_nvlink_gbytes_per_s = optional_number(min_nvlink_gbytes_per_s, "min_nvlink_gbytes_per_s");
+  filter.min_network_gbits_per_s = optional_number(min_network_gbits_per_s, "min_network_gbits_per_s");
+  filter.rdma = optional_bool(rdma, "rdma");
+  filter.region = optional_str(region, "region");
+  const InstanceSort order = InstanceSort::parse(optional_str(sort, "sort").value_or("id"));
+
+  std::vector<const Instance*> found;
+  {
+    py::gil_scoped_release release;
+    found = catalog.query(filter, order);
+  }
+  return instance_dicts(found);
+}
+
+py::list gpu_dicts(const Catalog& catalog) {
+  py::list out(catalog.gpus().size());
+  for (std::size_t i = 0; i < catalog.gpus().size(); ++i) out[i] = to_python(nlohmann::ordered_json(catalog.gpus()[i]));
+  return out;
+}
+
+void bind_catalog(py::module_& m) {
+  py::class_<Catalog, std::shared_ptr<Catalog>>(m, "Catalog",
+                                                "The instance catalog held in memory (core Catalog).")
+      .def_static(
+          "embedded", [] { return std::make_shared<Catalog>(Catalog::embedded()); },
+          "The catalog built into the library (data/ loaded at build time).")
+      .def_static(
+          "open",
+          [](const std::string& path) {
+            py::gil_scoped_release release;
+            return std::make_shared<Catalog>(Catalog::open(path));
+          },
+          py::arg("path"), "A SQLite catalog database written by the build step or save().")
+      .def_static(
+          "load_data_dir",
+          [](const std::string& path) {
+            py::gil_scoped_release release;
+            return std::make_shared<Catalog>(Catalog::load_data_dir(path));
+          },
+          py::arg("data_dir"), "The reviewed text files: data_dir/gpus.json and data_dir/instances/*.json.")
+      .def("instances", &query_instances, py::kw_only(), py::arg("gpu") = py::none(),
+           py::arg("min_gpus") = py::none(), py::arg("fabric") = py::none(),
+           py::arg("provider") = py::none(), py::arg("max_price") = py::none(),
+           py::arg("min_gpu_memory_gb") = py::none(), py::arg("min_nvlink_gbytes_per_s") = py::none(),
+           py::arg("min_network_gbits_per_s") = py::none(), py::arg("rdma") = py::none(),
+           py::arg("region") = py::none(), py::arg("sort") = py::none(),
+           "Instances matching every given filter, as contract dicts, sorted.")
+      .def(
+          "save",
+          [](const Catalog& c, const std::string& path) {
+            py::gil_scoped_release release;
+            save_catalog(c, path);
+          },
+          py::arg("path"), "Writes the catalog to a SQLite database file, atomically.")
+      .def("gpus", &gpu_dicts, "Every GPU model, as contract dicts.")
+      .def(
+          "instance", [](const Catalog& c, const std::string& id) { return to_python(nlohmann::ordered_json(c.instance(id))); },
+          py::arg("id"), "One instance by id (\"aws:p5.48xlarge\"); not_found when unknown.")
+      .def(
+          "gpu", [](const Catalog& c, const std::string& id) { return to_python(nlohmann::ordered_json(c.gpu(id))); },
+          py::arg("id"), "One GPU model by id (\"H100-SXM5-80GB\"); not_found when unknown.")
+      .def("instance_count", [](const Catalog& c) { return c.instances().size(); })
+      .def("gpu_count", [](const Catalog& c) { return c.gpus().size(); });
+}
+
+// ---- probe reports ----
+
+probe::ProbeReport report_from_python(py::handle document) {
+  const json parsed = from_python(document, "report");
+  py::gil_scoped_release release;
+  return probe::parse_report(parsed);
+}
+
+py::object load_report(const std::string& path) {
+  json document;
+  {
+    py::gil_scoped_release release;
+    document = probe::to_json(probe::load_report(path));
+  }
+  return to_python(document);
+}
+
+py::object parse_report(py::handle document) { return to_python(probe::to_json(report_from_python(document))); }
+
+py::object validate_report(py::handle document, const Catalog& catalog, std::optional<std::string> instance) {
+  const probe::ProbeReport report = report_from_python(document);
+  json verdicts;
+  {
+    py::gil_scoped_release release;
+    verdicts = probe::validate_json(report, catalog, std::move(instance));
+  }
+  return to_python(verdicts);
+}
+
+// ---- probes: run on this machine where the build has them ----
+
+py::object run_probes_here(bool quick, std::optional<std::vector<std::string>> only) {
+  // The names are checked first, so a typo is reported as such in every build.
+  const auto chosen = probe::select_probes(only.value_or(std::vector<std::string>{}), false);
+  (void)chosen;
+#ifdef LINKWISE_WITH_PROBES
+  // --- probes with CUDA: filled in when probes/ lands ---
+#else
+  (void)quick;
+  (void)only;
+  throw Error(ErrorKind::unsupported,
+              "linkwise was built without the CUDA probes; on a machine with nvcc and a GPU, "
+              "reinstall with: pip install . -Ccmake.define.LINKWISE_CUDA=ON");
+#endif
+}
+
+// ---- errors: linkwise::Error -> linkwise._errors.<class>, message unchanged ----
+
+void register_error_translator() {
+  // Held for the life of the process: the translator runs until interpreter shutdown.
+  static PyObject* const from_core = py::module_::import("linkwise._errors").attr("_from_core").cast<py::object>().release().ptr();
+  py::register_exception_translator([](std::exception_ptr thrown) {
+    try {
+      if (thrown) std::rethrow_exception(thrown);
+    } catch (const Error& error) {
+      py::object exception = py::reinterpret_borrow<py::object>(from_core)(
+          std::string(to_string(error.kind())), error.what(), error.field());
+      PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exception.ptr())), exception.ptr());
+    } catch (const nlohmann::json::exception& error) {
+      // A JSON access the core did not guard: still a bad document, reported as such.
+      py::object exception = py::reinterpret_borrow<py::object>(from_core)("invalid_input", error.what(), "");
+      PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exception.ptr())), exception.ptr());
+    }
+  });
+}
+
+}  // namespace
+}  // namespace linkwise
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "linkwise's compiled core; use the linkwise package, not this module.";
+  linkwise::register_error_translator();
+  linkwise::bind_catalog(m);
+  m.def("load_report", &linkwise::load_report, py::arg("path"),
+        "Reads and checks a probe report file; returns its JSON document.");
+  m.def("parse_report", &linkwise::parse_report, py::arg("document"),
+        "Checks a probe report document; returns it as the core writes it.");
+  m.def("validate", &linkwise::validate_report, py::arg("report"), py::arg("catalog"),
+        py::arg("instance") = py::none(), "Each catalog claim against the report (linkwise validate).");
+  m.def("probe", &linkwise::run_probes_here, py::arg("quick"), py::arg("only") = py::none(),
+        "Runs the link probes on this machine; unsupported without CUDA probes or a GPU.");
+#ifdef LINKWISE_WITH_PROBES
+  m.attr("has_probes") = true;
+#else
+  m.attr("has_probes") = false;
+#endif
+}

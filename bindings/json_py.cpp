@@ -1,0 +1,87 @@
+#include "json_py.hpp"
+
+#include <cmath>
+
+#include "linkwise/error.hpp"
+
+namespace py = pybind11;
+using nlohmann::json;
+
+namespace linkwise::bindings {
+
+namespace {
+
+template <class Json>
+py::object convert(const Json& value) {
+  using value_t = nlohmann::detail::value_t;
+  switch (value.type()) {
+    case value_t::null: return py::none();
+    case value_t::boolean: return py::bool_(value.template get<bool>());
+    case value_t::number_integer: return py::int_(value.template get<std::int64_t>());
+    case value_t::number_unsigned: return py::int_(value.template get<std::uint64_t>());
+    case value_t::number_float: return py::float_(value.template get<double>());
+    case value_t::string: return py::str(value.template get_ref<const std::string&>());
+    case value_t::array: {
+      py::list out(value.size());
+      std::size_t i = 0;
+      for (const auto& item : value) out[i++] = convert(item);
+      return out;
+    }
+    case value_t::object: {
+      py::dict out;
+      for (const auto& [key, item] : value.items()) out[py::str(key)] = convert(item);
+      return out;
+    }
+    case value_t::binary:
+    case value_t::discarded: break;
+  }
+  throw Error(ErrorKind::internal, "core returned a JSON value with no Python equivalent");
+}
+
+}  // namespace
+
+py::object to_python(const json& value) { return convert(value); }
+py::object to_python(const nlohmann::ordered_json& value) { return convert(value); }
+
+json from_python(py::handle value, const std::string& field) {
+  if (value.is_none()) return nullptr;
+  // bool before int: Python's bool is an int subclass.
+  if (py::isinstance<py::bool_>(value)) return value.cast<bool>();
+  if (py::isinstance<py::int_>(value)) {
+    try {
+      return value.cast<std::int64_t>();
+    } catch (const py::cast_error&) {
+      throw_invalid(field, field + ": integer " + py::str(value).cast<std::string>() +
+                               " is out of the 64-bit range");
+    }
+  }
+  if (py::isinstance<py::float_>(value)) {
+    const double number = value.cast<double>();
+    if (!std::isfinite(number)) throw_invalid(field, field + ": expected a finite number, got " +
+                                                         py::repr(value).cast<std::string>());
+    return number;
+  }
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  if (py::isinstance<py::dict>(value)) {
+    json out = json::object();
+    for (const auto& [key, item] : value.cast<py::dict>()) {
+      if (!py::isinstance<py::str>(key))
+        throw_invalid(field, field + ": object keys must be strings, got " +
+                                 py::repr(key).cast<std::string>());
+      const auto name = key.cast<std::string>();
+      out[name] = from_python(item, field.empty() ? name : field + "." + name);
+    }
+    return out;
+  }
+  if (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)) {
+    json out = json::array();
+    std::size_t i = 0;
+    for (const auto& item : value)
+      out.push_back(from_python(item, field + "[" + std::to_string(i++) + "]"));
+    return out;
+  }
+  throw_invalid(field, field + ": expected a JSON value (dict, list, str, number, bool or None), got " +
+                           std::string(py::str(py::type::handle_of(value).attr("__name__"))));
+}
+
+}  // namespace linkwise::bindings

@@ -1,0 +1,22 @@
+// nlohmann::json <-> Python objects, the one conversion the bindings need: the core speaks the
+// JSON contract, Python sees plain dicts, lists, str, int, float, bool and None.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+#include <pybind11/pybind11.h>
+
+namespace linkwise::bindings {
+
+// Both JSON flavours of the core: json (sorted keys) and ordered_json (contract field order,
+// which the Python dicts keep).
+pybind11::object to_python(const nlohmann::json& value);
+pybind11::object to_python(const nlohmann::ordered_json& value);
+
+// `field` names the argument in an invalid_input error ("workload.job.seq_len"), so a bad value
+// deep inside a dict is reported where it is. Accepts dict (str keys), list, tuple, str, int,
+// float (finite), bool and None; anything else is invalid_input.
+nlohmann::json from_python(pybind11::handle value, const std::string& field);
+
+}  // namespace linkwise::bindings

@@ -1,0 +1,168 @@
+"""The instance catalog from Python: GPU models, cloud instance types and queries over them.
+Attribute names and units are the JSON contract's (README, "Fields"): GB = 10^9 bytes,
+GB/s = 10^9 bytes/s, Gbit/s = 10^9 bits/s, prices in USD per hour."""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Dict, List, Optional
+
+from . import _core
+from ._records import Field, Record, RecordList
+
+Sources = Dict[str, Dict[str, Any]]
+
+
+class Gpu(Record):
+    """A GPU model of the catalog (``catalog.gpus()``)."""
+
+    __slots__ = ()
+    _summary = ("id", "memory_gb", "bf16_dense_tflops", "nvlink_gbytes_per_s")
+
+    id = Field[str]("GPU id, e.g. 'H100-SXM5-80GB'.")
+    vendor = Field[str]("'nvidia' or 'amd'.")
+    architecture = Field[str]("Architecture, e.g. 'hopper'.")
+    memory_gb = Field[float]("Nominal memory per GPU in GB, as on the spec sheet (binary: 80 GB = 80 GiB).")
+    hbm_gbytes_per_s = Field[float]("Memory bandwidth, GB/s (10^9 bytes/s).")
+    bf16_dense_tflops = Field[Optional[float]]("Dense BF16 tensor peak, TFLOP/s (no sparsity); None where none.")
+    fp16_dense_tflops = Field[Optional[float]]("Dense FP16 tensor peak, TFLOP/s; None where none.")
+    fp8_dense_tflops = Field[Optional[float]]("Dense FP8 tensor peak, TFLOP/s; None where none.")
+    nvlink_gbytes_per_s = Field[Optional[float]]("NVLink per GPU, GB/s, both directions added; None without NVLink.")
+    nvlink_generation = Field[Optional[int]]("NVLink generation; None without NVLink.")
+    pcie_gen = Field[Optional[int]]("PCIe generation of the host link.")
+    tdp_w = Field[Optional[float]]("Board power, W.")
+    sources = Field[Sources]("Fact group -> {'url', 'as_of', 'note'}: where each fact comes from.")
+
+
+class Instance(Record):
+    """A cloud instance type of the catalog (``catalog.instances()``, ``catalog[id]``)."""
+
+    __slots__ = ()
+    _summary = ("id", "gpu_model", "gpu_count", "intra_node_fabric", "network_gbits_per_s",
+                "price_usd_per_hour")
+
+    id = Field[str]("'provider:name', e.g. 'aws:p5.48xlarge'.")
+    provider = Field[str]("'aws', 'gcp', 'azure', 'oci', 'lambda', 'coreweave', ...")
+    name = Field[str]("The name as the provider spells it, e.g. 'p5.48xlarge'.")
+    gpu_model = Field[str]("A GPU id (see ``Catalog.gpus()``).")
+    gpu_count = Field[int]("GPUs per instance.")
+    gpu_memory_gb = Field[float]("Nominal memory per GPU, GB.")
+    vcpus = Field[Optional[int]]("Host vCPUs.")
+    memory_gib = Field[Optional[float]]("Host memory, GiB.")
+    intra_node_fabric = Field[str]("'nvswitch', 'nvlink', 'pcie', 'infinity-fabric' or 'none' (one GPU).")
+    nvlink_gbytes_per_s = Field[Optional[float]]("NVLink per GPU, GB/s, both directions added; None without NVLink.")
+    network_type = Field[str]("'efa', 'infiniband', 'roce', 'gpudirect-tcpx', 'gpudirect-tcpxo' or 'ethernet'.")
+    network_gbits_per_s = Field[Optional[float]]("The instance's total network bandwidth between instances, Gbit/s.")
+    gpudirect_rdma = Field[Optional[bool]]("GPUDirect RDMA between instances; None if unknown.")
+    price_usd_per_hour = Field[Optional[float]]("On-demand price, USD per hour.")
+    price_region = Field[Optional[str]]("The region the price is for.")
+    price_as_of = Field[Optional[str]]("Date of the price, YYYY-MM-DD.")
+    spot_price_usd_per_hour = Field[Optional[float]]("Spot price, USD per hour; None if unknown.")
+    regions = Field[List[str]]("Regions offering the instance.")
+    sources = Field[Sources]("Fact group -> {'url', 'as_of', 'note'}: where each fact comes from.")
+
+
+class GpuList(RecordList[Gpu]):
+    """GPU models: a list of ``Gpu`` with ``to_pandas()``."""
+
+    _item = Gpu
+    _columns = ("id", "vendor", "architecture", "memory_gb", "hbm_gbytes_per_s", "bf16_dense_tflops",
+                "nvlink_gbytes_per_s")
+
+
+class InstanceList(RecordList[Instance]):
+    """Instances: a list of ``Instance`` with ``to_pandas()``; columns are the contract names."""
+
+    _item = Instance
+    _columns = ("id", "gpu_model", "gpu_count", "intra_node_fabric", "nvlink_gbytes_per_s",
+                "network_type", "network_gbits_per_s", "price_usd_per_hour")
+
+
+class Catalog:
+    """The GPU instance catalog: ``Catalog.default()`` (shipped with the package) or
+    ``Catalog.open(path)`` (a SQLite catalog database). Immutable; safe to share between threads."""
+
+    __slots__ = ("_core", "_source")
+    _default: Optional[Catalog] = None
+    _default_lock = threading.Lock()
+
+    def __init__(self, core: _core.Catalog, source: str) -> None:
+        """Wraps a compiled catalog; use ``default()``, ``open()`` or ``load_data_dir()``."""
+        self._core = core
+        self._source = source
+
+    @classmethod
+    def default(cls) -> Catalog:
+        """The catalog shipped with linkwise (loaded once, then shared)."""
+        with cls._default_lock:
+            if cls._default is None:
+                cls._default = cls(_core.Catalog.embedded(), "embedded")
+            return cls._default
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> Catalog:
+        """A SQLite catalog database (``linkwise`` build output or ``--db`` file)."""
+        return cls(_core.Catalog.open(os.fspath(path)), os.fspath(path))
+
+    @classmethod
+    def load_data_dir(cls, data_dir: str | os.PathLike[str]) -> Catalog:
+        """The reviewed text files of a data/ directory (gpus.json, instances/*.json)."""
+        return cls(_core.Catalog.load_data_dir(os.fspath(data_dir)), os.fspath(data_dir))
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Writes this catalog to a SQLite database (atomically), readable by ``Catalog.open``
+        and ``linkwise --db``."""
+        self._core.save(os.fspath(path))
+
+    def instances(self, gpu: Optional[str] = None, min_gpus: Optional[int] = None,
+                  fabric: Optional[str] = None, provider: Optional[str] = None,
+                  max_price: Optional[float] = None, min_gpu_memory_gb: Optional[float] = None,
+                  min_nvlink_gbytes_per_s: Optional[float] = None,
+                  min_network_gbits_per_s: Optional[float] = None, rdma: Optional[bool] = None,
+                  region: Optional[str] = None, sort: Optional[str] = None) -> InstanceList:
+        """Instances matching every given filter (None: any), the same query as
+        ``linkwise instances``. ``gpu`` is a GPU id or family ('H100' matches every H100);
+        ``max_price`` is USD/hour on demand (instances without a price never match); ``sort`` is a
+        field name, '-' in front for descending (nulls last). Raises ``linkwise.InvalidInputError``
+        (a ValueError) naming the filter for a bad value."""
+        found = self._core.instances(
+            gpu=gpu, min_gpus=min_gpus, fabric=fabric, provider=provider, max_price=max_price,
+            min_gpu_memory_gb=min_gpu_memory_gb, min_nvlink_gbytes_per_s=min_nvlink_gbytes_per_s,
+            min_network_gbits_per_s=min_network_gbits_per_s, rdma=rdma, region=region, sort=sort)
+        return InstanceList(found)
+
+    def gpus(self) -> GpuList:
+        """Every GPU model of the catalog."""
+        return GpuList(self._core.gpus())
+
+    def gpu(self, gpu_id: str) -> Gpu:
+        """One GPU model by id; ``linkwise.NotFoundError`` (a KeyError) when unknown."""
+        return Gpu(self._core.gpu(_require_str(gpu_id)))
+
+    def __getitem__(self, instance_id: str) -> Instance:
+        """One instance by id ('aws:p5.48xlarge'); ``linkwise.NotFoundError`` (a KeyError) when unknown."""
+        return Instance(self._core.instance(_require_str(instance_id)))
+
+    def __contains__(self, instance_id: object) -> bool:
+        if not isinstance(instance_id, str):
+            return False
+        try:
+            self._core.instance(instance_id)
+        except KeyError:
+            return False
+        return True
+
+    def __len__(self) -> int:
+        """The number of instance types."""
+        return int(self._core.instance_count())
+
+    def __repr__(self) -> str:
+        return (f"Catalog({self._source!r}: {self._core.instance_count()} instances, "
+                f"{self._core.gpu_count()} GPU models)")
+
+
+def _require_str(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected an id string, got {type(value).__name__}")
+    return value
