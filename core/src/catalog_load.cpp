@@ -112,7 +112,6 @@ class Record {
   Record(const json& object, Where where, std::string prefix = {})
       : object_(object), where_(std::move(where)), prefix_(std::move(prefix)) {}
 
-  const Where& where() const { return where_; }
   void set_record(std::string record) { where_.record = std::move(record); }
   [[noreturn]] void fail(std::string_view field, const std::string& what) const {
     linkwise::fail(where_, prefix_ + std::string(field), what);

@@ -299,7 +299,6 @@ void register_instances(CLI::App& app) {
       print_instances_table(found);
     }
   });
-  (void)instances;
 }
 
 void register_gpus(CLI::App& app) {
@@ -429,9 +428,8 @@ void register_import_skypilot(CLI::App& group) {
       throw_invalid("db", "import-skypilot writes a database: give --db PATH (or set LINKWISE_DB); the embedded "
                           "catalog is read-only");
     }
-    if (ensure_catalog_db(*db)) std::cout << "created " << db->string() << " from the embedded catalog\n";
     SkyPilotImportReport report;
-    if (options->dry_run) {
+    if (options->dry_run) {  // writes nothing, not even a missing database
       std::ifstream in(options->file, std::ios::binary);
       std::stringstream text;
       text << in.rdbuf();
@@ -439,8 +437,10 @@ void register_import_skypilot(CLI::App& group) {
       if (import.source_url.empty()) {
         import.source_url = "SkyPilot catalog vms.csv (" + std::filesystem::path(options->file).filename().string() + ")";
       }
-      report = plan_skypilot_import(Catalog::open(*db), text.str(), options->file, import);
+      const Catalog catalog = std::filesystem::exists(*db) ? Catalog::open(*db) : Catalog::embedded();
+      report = plan_skypilot_import(catalog, text.str(), options->file, import);
     } else {
+      if (ensure_catalog_db(*db)) std::cout << "created " << db->string() << " from the embedded catalog\n";
       report = import_skypilot(options->file, *db, options->import);
     }
     print_import_report(report, options->file, options->import.provider, db->string(), options->dry_run);
