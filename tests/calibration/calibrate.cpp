@@ -208,6 +208,74 @@ void fit(const std::vector<Run>& runs, planner::PlannerConstants& k) {
   std::printf("    c.attention_efficiency_other = %.4g;  // mean of ampere and hopper\n", k.attention_efficiency_other);
 }
 
+// Memory against Korthikanti et al. 2022 Figure 1 (Megatron-LM, tp 8, first pipeline stage,
+// no FlashAttention, dropout) and Megatron-LM PR 482's measured peaks (Llama 2 7B, sequence length
+// not stated: 2048 and 4096 both shown).
+void memory_report(const Catalog& catalog) {
+  // 175B and 530B ran the interleaved schedule; 3 virtual stages reproduce their figures.
+  struct Case { const char* name; int layers, hidden, heads, pp, v, micro_batch; double states_gib, act_none_gib, act_seqsel_gib; };
+  const Case fig1[] = {{"22B", 48, 6144, 64, 1, 1, 4, 45.5625, 59.25, 9.5625},
+                       {"175B", 96, 12288, 96, 8, 3, 1, 45.5625, 66.84375, 12.3515625},
+                       {"530B", 105, 20480, 128, 35, 3, 1, 31.640625, 114.0234375, 23.076171875},
+                       {"1T", 128, 25600, 160, 64, 1, 1, 32.958984375, 131.25, 26.5625}};
+  const planner::PlannerConstants& k = planner::default_constants();
+  const Gpu* a100 = catalog.find_gpu("A100-SXM4-80GB");
+  if (!a100) return;
+  Instance in;
+  in.gpu_model = a100->id;
+  in.gpu_count = 8;
+  in.gpu_memory_gb = 80;
+  in.intra_node_fabric = Fabric::nvswitch;
+  in.nvlink_gbytes_per_s = 600;
+  const planner::Hardware hw{in, *a100, true};
+  std::printf("\nmemory per GPU, GiB: Korthikanti et al. 2022 Figure 1 (tp 8; 175B and 530B with 3 virtual stages)\n");
+  std::printf("%-6s %-26s %9s %9s %7s\n", "model", "what", "published", "predicted", "error");
+  for (const Case& c : fig1) {
+    planner::ModelShape m;
+    m.name = c.name; m.layers = c.layers; m.hidden = c.hidden; m.heads = c.heads; m.kv_heads = c.heads;
+    m.ffn_hidden = 4 * c.hidden; m.vocab = 51200; m.dropout = true; m.tied_embeddings = true;
+    planner::Job job;
+    job.seq_len = 2048;
+    job.global_batch = c.micro_batch * c.pp * 4;
+    job.flash_attention = false;
+    const auto pm = planner::prepare_model(m, job);
+    const auto ph = planner::prepare_hardware(hw, job, k, nullptr, false);
+    planner::Layout l;
+    l.tp = 8; l.pp = c.pp; l.virtual_stages = c.v; l.micro_batch = c.micro_batch; l.zero = 0;
+    auto gib = [](double bytes) { return bytes / 1073741824.0; };
+    planner::Estimate none, seqsel;
+    planner::estimate_memory(pm, ph, l, k, none);
+    l.sequence_parallel = true;
+    l.recompute = planner::Recompute::selective;
+    planner::estimate_memory(pm, ph, l, k, seqsel);
+    const double states = gib(none.weights + none.gradients + none.optimizer);
+    std::printf("%-6s %-26s %9.2f %9.2f %+6.1f%%\n", c.name, "weights+grads+optimizer", c.states_gib, states, 100 * (states / c.states_gib - 1));
+    std::printf("%-6s %-26s %9.2f %9.2f %+6.1f%%\n", c.name, "activations, none", c.act_none_gib, gib(none.activations), 100 * (gib(none.activations) / c.act_none_gib - 1));
+    std::printf("%-6s %-26s %9.2f %9.2f %+6.1f%%\n", c.name, "activations, SP+selective", c.act_seqsel_gib, gib(seqsel.activations), 100 * (gib(seqsel.activations) / c.act_seqsel_gib - 1));
+  }
+  struct Pr { const char* name; int tp, pp, dp, micro_batch; double measured_gb; };
+  const Pr pr482[] = {{"dp8 pp1 tp1 mbs2", 1, 1, 8, 2, 69.1}, {"dp4 pp1 tp2 mbs4", 2, 1, 4, 4, 55.7},
+                      {"dp4 pp2 tp1 mbs2", 1, 2, 4, 2, 49.8}, {"dp1 pp1 tp8 mbs4", 8, 1, 1, 4, 28.8}};
+  std::printf("\nmemory per GPU, GB: Megatron-LM PR 482 measured peaks (Llama 2 7B, distributed optimizer = ZeRO-1)\n");
+  std::printf("%-18s %9s %12s %12s\n", "layout", "measured", "pred s=2048", "pred s=4096");
+  for (const Pr& c : pr482) {
+    double pred[2];
+    for (int i = 0; i < 2; ++i) {
+      planner::Job job;
+      job.seq_len = i == 0 ? 2048 : 4096;
+      job.global_batch = 2048;
+      const auto pm = planner::prepare_model(planner::preset("llama2-7b"), job);
+      const auto ph = planner::prepare_hardware(hw, job, k, nullptr, false);
+      planner::Layout l;
+      l.tp = c.tp; l.pp = c.pp; l.dp = c.dp; l.micro_batch = c.micro_batch; l.zero = 1;
+      planner::Estimate e;
+      planner::estimate_memory(pm, ph, l, k, e);
+      pred[i] = e.total / 1e9;
+    }
+    std::printf("%-18s %9.1f %12.1f %12.1f\n", c.name, c.measured_gb, pred[0], pred[1]);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -288,6 +356,8 @@ int main(int argc, char** argv) {
   std::printf("\n%zu runs used; %d predicted not to fit in memory; unusable:", runs.size(), not_fitting);
   for (const auto& [why, n] : unusable) std::printf(" %d (%s)", n, why.c_str());
   std::printf("\n");
+
+  if (table) memory_report(catalog);
 
   if (max_fit_median >= 0) {
     const double fit_median = median(abs_err["ALL fit set"]);
