@@ -14,6 +14,7 @@
 #include "linkwise/catalog.hpp"
 #include "linkwise/catalog_db.hpp"
 #include "linkwise/error.hpp"
+#include "linkwise/planner.hpp"
 #include "linkwise/probe_registry.hpp"
 #include "linkwise/probe_report.hpp"
 
@@ -150,7 +151,7 @@ void bind_catalog(py::module_& m) {
 // ---- probe reports ----
 
 probe::ProbeReport report_from_python(py::handle document) {
-  const json parsed = from_python(document, "report");
+  const json parsed = from_python(document, "");
   py::gil_scoped_release release;
   return probe::parse_report(parsed);
 }
@@ -174,6 +175,42 @@ py::object validate_report(py::handle document, const Catalog& catalog, std::opt
     verdicts = probe::validate_json(report, catalog, std::move(instance));
   }
   return to_python(verdicts);
+}
+
+// ---- planner: JSON in, JSON out; a probe report's measured links replace the catalog's claims ----
+
+std::optional<MeasuredLinks> measured_from(py::handle report) {
+  if (report.is_none()) return std::nullopt;
+  const probe::ProbeReport parsed = report_from_python(report);
+  return probe::measured_links(parsed);
+}
+
+void check_workload(py::handle workload, const Catalog& catalog) {
+  const json document = from_python(workload, "");
+  py::gil_scoped_release release;
+  (void)planner::parse_workload(document, catalog);
+}
+
+py::object plan(py::handle workload, const Catalog& catalog, py::handle report) {
+  const json document = from_python(workload, "");
+  const std::optional<MeasuredLinks> measured = measured_from(report);
+  json result;
+  {
+    py::gil_scoped_release release;
+    result = planner::plan_json(document, catalog, measured ? &*measured : nullptr);
+  }
+  return to_python(result);
+}
+
+py::object recommend(py::handle workload, const Catalog& catalog, int top_k, py::handle report) {
+  const json document = from_python(workload, "");
+  const std::optional<MeasuredLinks> measured = measured_from(report);
+  json result;
+  {
+    py::gil_scoped_release release;
+    result = planner::recommend_json(document, catalog, top_k, measured ? &*measured : nullptr);
+  }
+  return to_python(result);
 }
 
 // ---- probes: run on this machine where the build has them ----
@@ -220,6 +257,12 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "linkwise's compiled core; use the linkwise package, not this module.";
   linkwise::register_error_translator();
   linkwise::bind_catalog(m);
+  m.def("check_workload", &linkwise::check_workload, py::arg("workload"), py::arg("catalog"),
+        "Checks a workload document as plan/recommend read it; raises naming the field.");
+  m.def("plan", &linkwise::plan, py::arg("workload"), py::arg("catalog"), py::arg("report") = py::none(),
+        "Evaluates the workload's layout (linkwise plan --json).");
+  m.def("recommend", &linkwise::recommend, py::arg("workload"), py::arg("catalog"), py::arg("top"),
+        py::arg("report") = py::none(), "Searches instances and layouts (linkwise recommend --json).");
   m.def("load_report", &linkwise::load_report, py::arg("path"),
         "Reads and checks a probe report file; returns its JSON document.");
   m.def("parse_report", &linkwise::parse_report, py::arg("document"),
