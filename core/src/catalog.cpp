@@ -2,6 +2,7 @@
 #include "linkwise/catalog.hpp"
 
 #include <array>
+#include <cctype>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -154,6 +155,20 @@ const std::vector<std::string>& known_providers() {
       "paperspace", "vultr",     "nebius",     "crusoe",   "fluidstack", "together", "ibm",
   };
   return providers;
+}
+
+bool is_valid_date(std::string_view text) {
+  if (text.size() != 10 || text[4] != '-' || text[7] != '-') return false;
+  for (std::size_t i : {0, 1, 2, 3, 5, 6, 8, 9}) {
+    if (!std::isdigit(static_cast<unsigned char>(text[i]))) return false;
+  }
+  const int year = std::stoi(std::string(text.substr(0, 4)));
+  const int month = std::stoi(std::string(text.substr(5, 2)));
+  const int day = std::stoi(std::string(text.substr(8, 2)));
+  if (year < 1990 || month < 1 || month > 12 || day < 1) return false;
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  return day <= kDays[month - 1] + ((month == 2 && leap) ? 1 : 0);
 }
 
 // Field order follows the structs in catalog.hpp, which is the contract's order (kept by

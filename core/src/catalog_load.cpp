@@ -96,20 +96,6 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-bool is_valid_date(std::string_view text) {
-  if (text.size() != 10 || text[4] != '-' || text[7] != '-') return false;
-  for (std::size_t i : {0, 1, 2, 3, 5, 6, 8, 9}) {
-    if (!std::isdigit(static_cast<unsigned char>(text[i]))) return false;
-  }
-  const int year = std::stoi(std::string(text.substr(0, 4)));
-  const int month = std::stoi(std::string(text.substr(5, 2)));
-  const int day = std::stoi(std::string(text.substr(8, 2)));
-  if (year < 1990 || month < 1 || month > 12 || day < 1) return false;
-  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-  return day <= kDays[month - 1] + ((month == 2 && leap) ? 1 : 0);
-}
-
 // Fact groups are open-ended ("interconnect_nvswitch" adds a second source for one claim), but
 // named like the JSON fields: lowercase letters, digits, '_'.
 bool is_group_name(std::string_view name) {
@@ -126,7 +112,6 @@ class Record {
   Record(const json& object, Where where, std::string prefix = {})
       : object_(object), where_(std::move(where)), prefix_(std::move(prefix)) {}
 
-  const Where& where() const { return where_; }
   void set_record(std::string record) { where_.record = std::move(record); }
   [[noreturn]] void fail(std::string_view field, const std::string& what) const {
     linkwise::fail(where_, prefix_ + std::string(field), what);

@@ -1,7 +1,10 @@
 // `linkwise instances`, `linkwise gpus` and `linkwise catalog ...`: the catalog on the command line.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -11,6 +14,7 @@
 #include "cli/db_option.hpp"
 #include "linkwise/catalog_db.hpp"
 #include "linkwise/error.hpp"
+#include "linkwise/skypilot_import.hpp"
 
 namespace linkwise::cli {
 namespace {
@@ -295,7 +299,6 @@ void register_instances(CLI::App& app) {
       print_instances_table(found);
     }
   });
-  (void)instances;
 }
 
 void register_gpus(CLI::App& app) {
@@ -327,6 +330,8 @@ std::string summary(const Catalog& catalog) {
   return out.str();
 }
 
+void register_import_skypilot(CLI::App& group);  // below
+
 void register_catalog_group(CLI::App& app) {
   CLI::App* group = app.add_subcommand("catalog", "Check and build catalog databases, refresh prices");
   group->require_subcommand(1);
@@ -348,6 +353,97 @@ void register_catalog_group(CLI::App& app) {
     const Catalog catalog = Catalog::load_data_dir(*build_dir);
     save_catalog(catalog, *build_out);
     std::cout << "wrote " << summary(catalog) << " to " << *build_out << "\n";
+  });
+
+  register_import_skypilot(*group);
+}
+
+// Today's date in UTC, YYYY-MM-DD: the default snapshot date of an import.
+std::string today_utc() {
+  const auto days = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now());
+  const std::chrono::year_month_day date{days};
+  char text[16];
+  std::snprintf(text, sizeof text, "%04d-%02u-%02u", static_cast<int>(date.year()),
+                static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()));
+  return text;
+}
+
+void print_import_report(const SkyPilotImportReport& report, const std::string& file, const std::string& provider,
+                         const std::string& db, bool dry_run) {
+  std::cout << "read " << report.rows_read << " rows of " << file << " for provider " << provider << "\n";
+  std::cout << "used " << report.rows_used << " rows; skipped " << report.skipped.size() << ":\n";
+  for (const auto& [reason, count] : report.skipped_by_reason) {
+    std::cout << "  " << count << " " << reason << "\n";
+  }
+  // Rows of catalog instances that were refused are worth reading one by one.
+  for (const SkippedRow& row : report.skipped) {
+    if (row.reason == kSkipUnknownType) continue;
+    std::cout << "    line " << row.line << ": " << row.instance_type << " in " << row.region << ": " << row.reason
+              << (row.detail.empty() ? "" : " (" + row.detail + ")") << "\n";
+  }
+  std::cout << "matched " << report.instances_matched << " catalog instances; "
+            << (dry_run ? "would update " : "updated ") << report.instances_updated << " in " << db << "\n";
+  for (const InstancePriceChange& change : report.changes) {
+    if (!change.changed) continue;
+    std::cout << "  " << change.instance_id << ": " << number(change.old_price_usd_per_hour) << " ("
+              << change.old_price_region.value_or("-") << ") -> " << number(change.update.price_usd_per_hour)
+              << " USD/h (" << change.update.price_region.value_or("-") << ")\n";
+  }
+  if (!report.instances_kept_newer.empty()) {
+    std::cout << "kept (their price is more recent than the file):";
+    for (const auto& id : report.instances_kept_newer) std::cout << " " << id;
+    std::cout << "\n";
+  }
+  if (!report.instances_not_in_file.empty()) {
+    std::cout << "not in the file (unchanged):";
+    for (const auto& id : report.instances_not_in_file) std::cout << " " << id;
+    std::cout << "\n";
+  }
+}
+
+struct ImportOptions {
+  std::string file;
+  SkyPilotImportOptions import;
+  bool dry_run = false;
+};
+
+void register_import_skypilot(CLI::App& group) {
+  auto options = std::make_shared<ImportOptions>();
+  options->import.as_of = today_utc();
+  CLI::App* command = group.add_subcommand(
+      "import-skypilot",
+      "Refresh prices and regions from a SkyPilot catalog vms.csv into the --db database (created from the "
+      "embedded catalog if missing)");
+  command->add_option("file", options->file, "SkyPilot vms.csv")->required()->check(CLI::ExistingFile);
+  command->add_option("--provider", options->import.provider, "Catalog provider the file is for (aws, gcp, ...)")
+      ->required();
+  command->add_option("--as-of", options->import.as_of, "Date of the SkyPilot snapshot, YYYY-MM-DD")
+      ->capture_default_str();
+  command->add_option("--source", options->import.source_url,
+                      "Where the file came from, e.g. its GitHub URL at a commit (recorded as the price source)");
+  command->add_flag("--dry-run", options->dry_run, "Report what would change; write nothing");
+  command->callback([options] {
+    const auto db = chosen_db_path();
+    if (!db) {
+      throw_invalid("db", "import-skypilot writes a database: give --db PATH (or set LINKWISE_DB); the embedded "
+                          "catalog is read-only");
+    }
+    SkyPilotImportReport report;
+    if (options->dry_run) {  // writes nothing, not even a missing database
+      std::ifstream in(options->file, std::ios::binary);
+      std::stringstream text;
+      text << in.rdbuf();
+      SkyPilotImportOptions import = options->import;
+      if (import.source_url.empty()) {
+        import.source_url = "SkyPilot catalog vms.csv (" + std::filesystem::path(options->file).filename().string() + ")";
+      }
+      const Catalog catalog = std::filesystem::exists(*db) ? Catalog::open(*db) : Catalog::embedded();
+      report = plan_skypilot_import(catalog, text.str(), options->file, import);
+    } else {
+      if (ensure_catalog_db(*db)) std::cout << "created " << db->string() << " from the embedded catalog\n";
+      report = import_skypilot(options->file, *db, options->import);
+    }
+    print_import_report(report, options->file, options->import.provider, db->string(), options->dry_run);
   });
 }
 

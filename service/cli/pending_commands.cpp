@@ -5,8 +5,6 @@
 
 namespace linkwise::cli {
 
-void register_planner_commands(CLI::App&) {}
 void register_probe_commands(CLI::App&) {}
-void register_service_commands(CLI::App&) {}
 
 }  // namespace linkwise::cli

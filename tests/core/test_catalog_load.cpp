@@ -2,6 +2,8 @@
 // the whole load with a message naming the file, the record and the field.
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include "catalog_test_util.hpp"
 #include "linkwise/catalog_db.hpp"
 #include "linkwise/error.hpp"
@@ -78,7 +80,11 @@ TEST_CASE("the valid fixture loads completely", "[catalog][load]") {
 TEST_CASE("the repository's data/ loads", "[catalog][load][data]") {
   const Catalog catalog = Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
   CHECK(catalog.gpus().size() >= 15);
-  CHECK(catalog.instances().size() >= 1);
+  // The bar: at least 60 instance types from at least 5 providers.
+  CHECK(catalog.instances().size() >= 60);
+  std::set<std::string> providers;
+  for (const Instance& instance : catalog.instances()) providers.insert(instance.provider);
+  CHECK(providers.size() >= 5);
   for (const Instance& instance : catalog.instances()) {
     INFO(instance.id);
     CHECK(instance.sources.contains("gpu"));

@@ -185,3 +185,21 @@ TEST_CASE("price updates are all or nothing", "[catalog][store]") {
     CHECK(Catalog::open(db).instances() == fixture().instances());
   }
 }
+
+TEST_CASE("a database in WAL mode, as the service keeps it, is read and updated", "[catalog][store]") {
+  ScratchDir dir;
+  const fs::path db = dir.path() / "catalog.db";
+  save_catalog(fixture(), db);
+  exec_sql(db, "PRAGMA journal_mode=WAL");
+  CHECK(query_text(db, "PRAGMA journal_mode") == "wal");
+
+  PriceUpdate update;
+  update.instance_id = "azure:Standard_NC4as_T4_v3";
+  update.price_usd_per_hour = 0.5;
+  update.price_region = "eastus";
+  update.price_as_of = "2026-11-30";
+  update.price_source = {"test", "2026-11-30", std::nullopt};
+  update_prices(db, {update});
+  CHECK(Catalog::open(db).instance("azure:Standard_NC4as_T4_v3").price_usd_per_hour == 0.5);
+  CHECK(query_text(db, "PRAGMA journal_mode") == "wal");
+}

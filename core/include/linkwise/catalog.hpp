@@ -81,6 +81,9 @@ struct Instance {
 // The providers the catalog accepts; an instance of any other fails the load.
 const std::vector<std::string>& known_providers();
 
+// True for a real calendar date written YYYY-MM-DD (the format of every as_of and price_as_of).
+bool is_valid_date(std::string_view text);
+
 // JSON in the contract's field names (nulls written out, never omitted).
 void to_json(nlohmann::json& out, const SourceRef& source);
 void to_json(nlohmann::json& out, const Gpu& gpu);

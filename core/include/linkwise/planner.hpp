@@ -1,0 +1,37 @@
+// The planner: will a model fit, how fast does it train or serve, at what cost, and on which layout
+// and instances. One umbrella over the planner's parts:
+//   planner/model.hpp      model shapes, presets, the params_b shape rule
+//   planner/workload.hpp   the workload JSON (model, job, hardware, layout, constraints)
+//   planner/constants.hpp  every efficiency and overlap constant, calibrated
+//   planner/engine.hpp     memory and time models on prepared numbers (the fast inner loop)
+//   planner/plan.hpp       one evaluated plan, described for people
+//   planner/search.hpp     the layout and instance search behind recommend()
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "linkwise/catalog_db.hpp"
+#include "linkwise/links.hpp"
+#include "linkwise/planner/model.hpp"
+#include "linkwise/planner/plan.hpp"
+#include "linkwise/planner/search.hpp"
+#include "linkwise/planner/workload.hpp"
+
+namespace linkwise::planner {
+
+// Evaluate each of the top_k best (feasible) layouts; see search.hpp for what "best" means.
+std::vector<Plan> recommend(const Workload& w, const Catalog& catalog, int top_k, const MeasuredLinks* measured = nullptr);
+
+// JSON in, JSON out (REST service and Python).
+nlohmann::json plan_json(const nlohmann::json& workload, const Catalog& catalog, const MeasuredLinks* measured = nullptr);
+// {"results": [plan + "rank" + "why"...], "evaluated": N, "feasible": M, "objective": ..., "search": {...}}
+nlohmann::json recommend_json(const nlohmann::json& workload, const Catalog& catalog, int top_k,
+                              const MeasuredLinks* measured = nullptr);
+
+nlohmann::json preset_json(std::string_view name);  // throws not_found naming "model.preset"
+
+}  // namespace linkwise::planner

@@ -1,0 +1,49 @@
+// Every tunable number of the planner's memory and time models in one place. The defaults
+// (default_constants(), core/src/planner/constants.cpp) cite where each comes from: a published
+// reference, or the calibration fit on /work/shared/calibration (tests/calibration/).
+#pragma once
+
+namespace linkwise::planner {
+
+struct PlannerConstants {
+  // --- memory ---
+  double capacity_reserve_gb = 0;  // subtracted from the card's capacity: CUDA context, cuBLAS/NCCL workspaces
+  double overhead_fixed_gb = 0;    // framework allowance: NCCL buffers, allocator slack
+  double overhead_fraction = 0;    // allocator fragmentation, proportional to what is allocated
+
+  // --- compute (GEMM roofline with shape-dependent terms) ---
+  double gemm_efficiency_ampere = 0;  // achievable fraction of dense peak for large 16-bit GEMMs
+  double gemm_efficiency_hopper = 0;
+  double gemm_efficiency_other = 0;   // generations without calibration data
+  double fp8_gemm_efficiency_ratio = 0;  // fp8 GEMM efficiency relative to 16-bit, same generation
+  double attention_efficiency = 0;    // flash attention, fraction of 16-bit dense peak
+  double hbm_efficiency = 0;          // achievable fraction of HBM peak (claimed)
+  double elementwise_passes = 0;      // memory passes of norm/activation/rotary/residual per token per layer
+  double layer_overhead_s = 0;        // fixed per-layer per-pass time (kernel launches, syncs)
+
+  // --- links: achievable fraction of the claimed bandwidth for NCCL collectives (busbw) ---
+  double nvswitch_busbw_fraction = 0;
+  double nvlink_busbw_fraction = 0;       // point-to-point NVLink meshes and bridges
+  double infinity_fabric_busbw_fraction = 0;
+  double pcie_busbw_fraction = 0;
+  double p2p_fraction = 0;                // one-direction copy over NVLink/PCIe
+  double infiniband_fraction = 0;
+  double efa_fraction = 0;
+  double roce_fraction = 0;
+  double tcpxo_fraction = 0;
+  double tcpx_fraction = 0;
+  double ethernet_fraction = 0;
+  double latency_intra_s = 0;   // per collective inside a node (NVLink/NVSwitch)
+  double latency_pcie_s = 0;    // per collective over PCIe
+  double latency_inter_s = 0;   // per collective between nodes
+
+  // --- overlap the frameworks achieve ---
+  double dp_overlap = 0;     // fraction of the last micro-batch's backward that hides the gradient reduction
+  double zero3_overlap = 0;  // fraction of each micro-batch's compute that hides ZeRO-3 gathers
+  double tp_overlap = 0;     // fraction of tensor-parallel collectives hidden behind GEMMs
+  double cp_overlap = 0;     // fraction of attention compute that hides context-parallel ring exchanges
+};
+
+const PlannerConstants& default_constants();
+
+}  // namespace linkwise::planner

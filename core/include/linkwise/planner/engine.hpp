@@ -1,0 +1,100 @@
+// The planner's numerical engine. A workload is first *prepared* (model and job constants, and the
+// hardware's effective bandwidths and peaks, computed once); estimate() then evaluates one layout
+// from these plain numbers: no allocation, no strings, no JSON, so the search can evaluate millions
+// of layouts per second. plan() and recommend() decorate its result for people.
+#pragma once
+
+#include <string>
+
+#include "linkwise/links.hpp"
+#include "linkwise/planner/constants.hpp"
+#include "linkwise/planner/workload.hpp"
+
+namespace linkwise::planner {
+
+// Model and job, reduced to the numbers the memory and time models use.
+struct PreparedModel {
+  JobKind kind = JobKind::pretrain;
+  Precision precision = Precision::bf16;
+  double layers = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn = 0, vocab = 0;
+  double kv_width = 0;          // kv_heads x head_dim
+  double mlp_in_width = 0;      // ffn (x2 with a gate)
+  bool gated = false, tied = false, dropout = false, flash = true;
+  double layer_params = 0;      // weights of one layer
+  double embedding_params = 0;  // one vocab x hidden matrix
+  double total_params = 0;
+  double lora_params_per_layer = 0;  // rank x (in + out) for Q, K, V, O, and the MLP matrices
+  double seq_len = 0, global_batch = 0;
+  double bytes_per_weight = 2;  // 16-bit; fp8 inference 1; 4-bit LoRA base ~0.52
+  double gemm_element_bytes = 2;
+  // inference
+  double prompt_len = 0, output_len = 0, concurrent = 0;
+};
+
+// One node's hardware, reduced to effective rates (bytes/s, FLOP/s) and the price.
+struct PreparedHardware {
+  int gpus_per_node = 1;
+  double peak_flops = 0;        // dense tensor peak at the job's precision, FLOP/s
+  double attention_peak_flops = 0;  // 16-bit peak: attention runs in bf16 even for fp8 jobs
+  double gemm_efficiency = 0;   // ceiling for large GEMMs at the job's precision on this generation
+  double hbm_bytes_per_s = 0;   // achievable
+  double capacity_bytes = 0;    // per GPU, after the reserve
+  double intra_busbw = 0;       // all-reduce bus bandwidth inside a node, bytes/s
+  double intra_p2p = 0;         // GPU-to-GPU one direction inside a node
+  double intra_latency_s = 0;
+  double nic_per_gpu = 0;       // inter-node bandwidth per GPU (node network / GPUs), bytes/s; 0: none
+  double inter_latency_s = 0;
+  double price_per_node_hour = -1;  // USD; negative: unknown
+  bool has_network = false;
+};
+
+// Everything estimate() computes, in bytes and seconds.
+struct Estimate {
+  // memory per GPU, bytes
+  double weights = 0, gradients = 0, optimizer = 0, activations = 0, kv_cache = 0, overhead = 0;
+  double total = 0, capacity = 0;
+  bool fits = false;
+  // time per step (training: optimizer step; inference: one decode step), seconds
+  double compute = 0, tp_comm = 0, cp_comm = 0, pp_comm = 0, pp_bubble = 0, dp_comm = 0;
+  double tp_exposed = 0, cp_exposed = 0, dp_exposed = 0, exposed_comm = 0;
+  double step = 0;
+  double micro_batches = 0;     // per step per pipeline
+  double tokens_per_step = 0;
+  double tokens_per_s = 0;      // whole job
+  double model_flops_per_step = 0, hardware_flops_per_step = 0;  // all GPUs
+  double gemm_time_fraction = 0;  // share of compute spent in GEMMs (for the bottleneck words)
+  // inference
+  double ttft = 0, tpot = 0, decode_tokens_per_s = 0;
+};
+
+PreparedModel prepare_model(const ModelShape& model, const Job& job);
+
+struct PreparedLinksInfo {
+  std::string intra_node;  // "claimed: catalog <url>" or "measured: <report>"
+  std::string inter_node;
+  std::string hbm;
+};
+
+// Throws invalid_input naming "job.precision" when the GPU lacks the precision (fp8 on Ampere).
+PreparedHardware prepare_hardware(const Hardware& hw, const Job& job, const PlannerConstants& k,
+                                  const MeasuredLinks* measured, bool spot, PreparedLinksInfo* info = nullptr);
+
+// Whether the GPU can run the job's precision on its tensor cores.
+bool supports_precision(const Gpu& gpu, Precision precision);
+
+// Memory per GPU (fills the memory fields of `out`).
+void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const Layout& l, const PlannerConstants& k,
+                     Estimate& out) noexcept;
+// Time per step (fills the time and throughput fields of `out`).
+void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes, const Layout& l,
+                   const PlannerConstants& k, Estimate& out) noexcept;
+
+inline Estimate estimate(const PreparedModel& m, const PreparedHardware& hw, int nodes, const Layout& l,
+                         const PlannerConstants& k) noexcept {
+  Estimate e;
+  estimate_memory(m, hw, l, k, e);
+  estimate_time(m, hw, nodes, l, k, e);
+  return e;
+}
+
+}  // namespace linkwise::planner

@@ -1,0 +1,101 @@
+// A workload: the model, the job, the hardware, the layout and the search constraints, parsed from
+// the JSON contract and validated. Every error names the field at fault ("layout.tp").
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "linkwise/catalog.hpp"
+#include "linkwise/catalog_db.hpp"
+#include "linkwise/planner/model.hpp"
+
+namespace linkwise::planner {
+
+enum class JobKind { pretrain, finetune, lora, inference };
+enum class Precision { bf16, fp16, fp8 };
+enum class Recompute { none, selective, full };
+enum class Objective { cost, time, cost_within_deadline };
+
+std::string_view to_string(JobKind kind) noexcept;
+std::string_view to_string(Precision precision) noexcept;
+std::string_view to_string(Recompute recompute) noexcept;
+std::string_view to_string(Objective objective) noexcept;
+
+struct Job {
+  JobKind kind = JobKind::pretrain;
+  Precision precision = Precision::bf16;
+  int seq_len = 2048;        // training sequence length (tokens)
+  int global_batch = 0;      // sequences per optimizer step (training)
+  std::optional<double> tokens;  // training tokens, or output tokens to generate (inference)
+  bool flash_attention = true;   // attention without stored score matrices (FlashAttention)
+  // lora
+  int lora_rank = 16;
+  bool lora_base_4bit = false;   // QLoRA: base weights in 4-bit NF4
+  // inference
+  int prompt_len = 0;
+  int output_len = 0;
+  int concurrent = 1;            // sequences decoded together per model replica
+  std::optional<double> latency_target_ms;  // per output token (time per output token)
+};
+
+// The machine one node is: a catalog instance or a custom one, with its GPU.
+struct Hardware {
+  Instance instance;  // for custom hardware id "custom:<gpu_model>x<count>"
+  Gpu gpu;
+  bool custom = false;
+};
+
+// A layout as given (fields may be absent: the search fills them).
+struct LayoutSpec {
+  std::optional<int> tp, pp, cp, dp, micro_batch, zero, virtual_stages;
+  std::optional<Recompute> recompute;
+  std::optional<bool> sequence_parallel;
+};
+
+// A complete layout.
+struct Layout {
+  int tp = 1, pp = 1, cp = 1, dp = 1;
+  int micro_batch = 1;
+  int zero = 0;  // 0: none, 1: optimizer states, 2: + gradients, 3: + weights sharded over DP (FSDP)
+  Recompute recompute = Recompute::none;
+  bool sequence_parallel = false;
+  int virtual_stages = 1;  // interleaved pipeline chunks per GPU
+  int gpus() const { return tp * pp * cp * dp; }
+};
+
+struct Constraints {
+  std::vector<std::string> providers;   // empty: any
+  std::vector<std::string> gpu_models;  // ids or families ("H100"); empty: any
+  std::vector<std::string> instances;   // instance ids; empty: any
+  std::optional<int> max_gpus, max_nodes, min_nodes;
+  std::optional<double> budget_usd, deadline_hours;
+  bool spot = false;
+  bool tp_across_nodes = false;  // allow TP groups that leave a node's NVLink domain
+  Objective objective = Objective::cost;
+};
+
+struct Workload {
+  ModelShape model;
+  Job job;
+  std::optional<Hardware> hardware;  // required by plan(); recommend searches the catalog without it
+  std::optional<int> nodes;          // hardware.nodes
+  LayoutSpec layout;
+  Constraints constraints;
+};
+
+Workload parse_workload(const nlohmann::json& doc, const Catalog& catalog);
+
+// The layout plan() evaluates: the given fields, defaults for the rest (cp 1, dp = GPUs / (tp pp cp),
+// micro_batch 1, zero 1, recompute none, sequence_parallel when tp > 1, virtual_stages 1).
+// Throws invalid_input naming "layout.<field>" when the layout cannot run the workload.
+Layout complete_layout(const Workload& w, int gpus);
+
+// Checks one layout against the model and job; throws invalid_input naming the field.
+void validate_layout(const Workload& w, const Layout& layout, int gpus_per_node, int nodes);
+
+nlohmann::json to_json(const Layout& layout);
+
+}  // namespace linkwise::planner

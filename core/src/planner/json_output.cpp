@@ -1,0 +1,104 @@
+// The JSON contract of plan and recommend (shared by CLI --json, REST and Python).
+#include <nlohmann/json.hpp>
+
+#include "linkwise/planner.hpp"
+
+namespace linkwise::planner {
+
+namespace {
+
+template <class T>
+nlohmann::json opt(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+nlohmann::json to_json(const Plan& p) {
+  using nlohmann::json;
+  json out = {
+      {"model", p.model},
+      {"job_kind", std::string(to_string(p.kind))},
+      {"precision", std::string(to_string(p.precision))},
+      {"instance", p.instance},
+      {"gpu_model", p.gpu_model},
+      {"custom_hardware", p.custom_hardware},
+      {"nodes", p.nodes},
+      {"gpus_per_node", p.gpus_per_node},
+      {"gpus", p.gpus},
+      {"layout", to_json(p.layout)},
+      {"fits", p.fits},
+      {"memory_margin_gb", p.memory_margin_gb},
+      {"why_not", p.why_not},
+      {"memory_gb",
+       {{"weights", p.memory_gb.weights},
+        {"gradients", p.memory_gb.gradients},
+        {"optimizer", p.memory_gb.optimizer},
+        {"activations", p.memory_gb.activations},
+        {"kv_cache", p.memory_gb.kv_cache},
+        {"overhead", p.memory_gb.overhead},
+        {"total", p.memory_gb.total},
+        {"capacity", p.memory_gb.capacity}}},
+      {"step_time_s", p.step_time_s},
+      {"time_s",
+       {{"compute", p.time_s.compute},
+        {"tp_comm", p.time_s.tp_comm},
+        {"cp_comm", p.time_s.cp_comm},
+        {"pp_comm", p.time_s.pp_comm},
+        {"pp_bubble", p.time_s.pp_bubble},
+        {"dp_comm", p.time_s.dp_comm},
+        {"exposed_comm", p.time_s.exposed_comm}}},
+      {"tokens_per_s", p.tokens_per_s},
+      {"model_tflops_per_gpu", p.model_tflops_per_gpu},
+      {"hardware_tflops_per_gpu", p.hardware_tflops_per_gpu},
+      {"mfu", p.mfu},
+      {"price_usd_per_hour", opt(p.price_usd_per_hour)},
+      {"job_hours", opt(p.job_hours)},
+      {"cost_usd", opt(p.cost_usd)},
+      {"usd_per_million_tokens", opt(p.usd_per_million_tokens)},
+      {"meets_deadline", opt(p.meets_deadline)},
+      {"within_budget", opt(p.within_budget)},
+      {"bottleneck", p.bottleneck},
+      {"bandwidth_source",
+       {{"intra_node", p.bandwidth_source.intra_node},
+        {"inter_node", p.bandwidth_source.inter_node},
+        {"hbm", p.bandwidth_source.hbm}}},
+      {"links",
+       {{"intra_node_busbw_gbytes_per_s", p.intra_node_busbw_gbytes_per_s},
+        {"inter_node_gbytes_per_s_per_gpu", p.inter_node_gbytes_per_s_per_gpu}}},
+      {"warnings", p.warnings},
+  };
+  if (p.kind == JobKind::inference) {
+    out["ttft_s"] = opt(p.ttft_s);
+    out["tpot_s"] = opt(p.tpot_s);
+    out["decode_tokens_per_s"] = opt(p.decode_tokens_per_s);
+    out["meets_latency_target"] = opt(p.meets_latency_target);
+  }
+  if (!p.why.empty()) out["why"] = p.why;
+  return out;
+}
+
+nlohmann::json plan_json(const nlohmann::json& workload, const Catalog& catalog, const MeasuredLinks* measured) {
+  const Workload w = parse_workload(workload, catalog);
+  return to_json(plan(w, catalog, measured));
+}
+
+nlohmann::json recommend_json(const nlohmann::json& workload, const Catalog& catalog, int top_k,
+                              const MeasuredLinks* measured) {
+  const Workload w = parse_workload(workload, catalog);
+  const SearchResult r = search(w, catalog, top_k, measured);
+  nlohmann::json results = nlohmann::json::array();
+  for (const Plan& p : r.plans) results.push_back(to_json(p));
+  return {{"results", results},
+          {"evaluated", r.evaluated},
+          {"feasible", r.feasible},
+          {"pruned_subtrees", r.pruned_subtrees},
+          {"hardware_considered", r.hardware_considered},
+          {"skipped", r.skipped},
+          {"objective", std::string(to_string(w.constraints.objective))},
+          {"model", to_json(w.model)}};
+}
+
+nlohmann::json preset_json(std::string_view name) { return to_json(preset(name)); }
+
+}  // namespace linkwise::planner

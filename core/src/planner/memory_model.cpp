@@ -1,0 +1,111 @@
+// Memory per GPU. Model states follow the ZeRO paper's accounting (Rajbhandari et al. 2020,
+// arXiv 1910.02054, section 3.1: 2 bytes of 16-bit weights, 2 of 16-bit gradients and K = 12 of
+// fp32 master weights, momentum and variance per parameter), sharded over the data-parallel group
+// by the ZeRO stage. Activations follow Korthikanti et al. 2022 (arXiv 2205.05198, section 4:
+// sbh(34 + 5as/h) bytes per layer, its tensor-, sequence-parallel and recompute variants),
+// generalised term by term to grouped-query attention, gated MLPs, FlashAttention and no dropout.
+#include <algorithm>
+#include <cmath>
+
+#include "linkwise/planner/engine.hpp"
+#include "linkwise/units.hpp"
+
+namespace linkwise::planner {
+
+namespace {
+
+// Bytes of activations stored per token by one layer for the backward pass (16-bit tensors).
+struct LayerActivationBytes {
+  double replicated;  // outside the tensor-parallel regions (norm inputs, block inputs, dropout masks)
+  double sharded;     // inside them (Q, K, V, core attention, MLP intermediates), divided by tp
+  double core;        // the core-attention part of `sharded` (what selective recompute drops)
+};
+
+LayerActivationBytes layer_activation_bytes(const PreparedModel& m) {
+  const double h = m.hidden;
+  LayerActivationBytes a;
+  // Two norm inputs (2h each), QKV input and MLP input (2h each), two dropout masks (h each).
+  a.replicated = 4 * h + 2 * h + 2 * h + (m.dropout ? 2 * h : 0);
+  // Score matrices (softmax output, its dropout mask and output) unless FlashAttention, which keeps
+  // only the fp32 log-sum-exp per head.
+  a.core = m.flash ? 4 * m.heads : (m.dropout ? 5.0 : 2.0) * m.heads * m.seq_len;
+  const double qkv = 2 * h + 4 * m.kv_width;            // Q, K, V outputs
+  const double attention_out = 2 * h;                   // input of the output projection
+  const double mlp = m.gated ? 6 * m.ffn : 4 * m.ffn;   // gate, up, product | fc1 out, activation out
+  a.sharded = qkv + a.core + attention_out + mlp;
+  return a;
+}
+
+}  // namespace
+
+void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const Layout& l, const PlannerConstants& k,
+                     Estimate& out) noexcept {
+  const double tp = l.tp, pp = l.pp, cp = l.cp, dp = l.dp;
+  const double layers_per_stage = std::ceil(m.layers / pp);
+  // The heaviest stage: a pipeline of one stage holds both embeddings (one when tied); otherwise
+  // the first stage holds the input embedding and the last the output projection.
+  const double embedding_matrices = l.pp == 1 ? (m.tied ? 1.0 : 2.0) : 1.0;
+  const double params_per_gpu = (layers_per_stage * m.layer_params + embedding_matrices * m.embedding_params) / tp;
+  const double zero_group = dp * cp;  // Megatron shards optimizer states over DP x CP
+  const double shard_weights = l.zero >= 3 ? zero_group : 1.0;
+  const double shard_grads = l.zero >= 2 ? zero_group : 1.0;
+  const double shard_optimizer = l.zero >= 1 ? zero_group : 1.0;
+
+  out.weights = out.gradients = out.optimizer = out.activations = out.kv_cache = 0;
+  if (m.kind == JobKind::inference) {
+    out.weights = params_per_gpu * m.bytes_per_weight;
+    // K and V per layer per token; KV heads split over TP, replicated when tp exceeds them.
+    const double kv_heads_per_gpu = std::ceil(m.kv_heads / tp);
+    const double kv_bytes_per_token = 2.0 * layers_per_stage * kv_heads_per_gpu * m.head_dim * m.bytes_per_weight;
+    const double sequences = m.concurrent / dp;
+    out.kv_cache = kv_bytes_per_token * (m.prompt_len + m.output_len) * sequences;
+    // Prefill of one prompt: one layer's working set at a time, nothing kept across layers.
+    const LayerActivationBytes a = layer_activation_bytes(m);
+    const double core_scores = m.flash ? 0.0 : a.core;  // score matrices per token, when materialised
+    out.activations = m.prompt_len * (a.replicated + (a.sharded - a.core + core_scores) / tp) +
+                      m.vocab / tp * 4.0 * sequences;  // fp32 logits of the last position
+  } else {
+    const bool lora = m.kind == JobKind::lora;
+    if (lora) {
+      const double adapters = layers_per_stage * m.lora_params_per_layer / tp;
+      out.weights = (params_per_gpu * m.bytes_per_weight + 2.0 * adapters) / shard_weights;
+      out.gradients = 2.0 * adapters / shard_grads;
+      out.optimizer = 12.0 * adapters / shard_optimizer;
+    } else {
+      out.weights = 2.0 * params_per_gpu / shard_weights;
+      out.gradients = 2.0 * params_per_gpu / shard_grads;
+      out.optimizer = 12.0 * params_per_gpu / shard_optimizer;
+    }
+    // Activations of one micro-batch through one layer.
+    const double tokens = l.micro_batch * m.seq_len / cp;
+    const LayerActivationBytes a = layer_activation_bytes(m);
+    const double per_token_none =
+        l.sequence_parallel ? (a.replicated + a.sharded) / tp : a.replicated + a.sharded / tp;
+    double per_token_kept = per_token_none;
+    double working_set = 0;  // one layer recomputed during backward (full recompute)
+    if (l.recompute == Recompute::selective) per_token_kept -= a.core / tp;
+    if (l.recompute == Recompute::full) {
+      per_token_kept = 2.0 * m.hidden / (l.sequence_parallel ? tp : 1.0);  // the layer's input only
+      working_set = per_token_none * tokens;
+    }
+    const double per_layer = per_token_kept * tokens;
+    const double micro_batches = m.global_batch / (dp * l.micro_batch);
+    // 1F1B: the first stage holds min(pp, m) micro-batches in flight; interleaving holds
+    // (1 + (pp - 1) / (pp v)) times more (Korthikanti et al. 2022, section 4.2.3).
+    double in_flight = l.pp == 1 ? 1.0 : std::min(pp, micro_batches);
+    if (l.virtual_stages > 1) in_flight *= 1.0 + (pp - 1.0) / (pp * l.virtual_stages);
+    const double first_stage = layers_per_stage * per_layer * in_flight + working_set +
+                               2.0 * m.hidden * tokens / (l.sequence_parallel ? tp : 1.0);  // embedding output
+    // Output layer: 16-bit logits and their fp32 softmax for the loss, vocab split over TP.
+    const double logits = tokens * m.vocab / tp * (2.0 + 4.0);
+    const double last_stage = layers_per_stage * per_layer + working_set + logits;
+    out.activations = l.pp == 1 ? first_stage + logits : std::max(first_stage, last_stage);
+  }
+  const double allocated = out.weights + out.gradients + out.optimizer + out.activations + out.kv_cache;
+  out.overhead = units::gb_to_bytes(k.overhead_fixed_gb) + k.overhead_fraction * allocated;
+  out.total = allocated + out.overhead;
+  out.capacity = hw.capacity_bytes;
+  out.fits = out.total <= out.capacity;
+}
+
+}  // namespace linkwise::planner

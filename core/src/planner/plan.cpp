@@ -1,0 +1,172 @@
+// plan(): one workload on one hardware and layout, evaluated and described for people.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "linkwise/error.hpp"
+#include "linkwise/planner/plan.hpp"
+#include "linkwise/units.hpp"
+
+namespace linkwise::planner {
+
+namespace {
+
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::string percent(double part, double whole) { return fmt("%.0f%%", whole > 0 ? 100.0 * part / whole : 0.0); }
+
+std::string network_words(const Hardware& hw) {
+  const Instance& in = hw.instance;
+  if (!in.network_gbits_per_s) return "the network";
+  return fmt("%.0f", *in.network_gbits_per_s) + " Gbit/s " + std::string(to_string(in.network_type));
+}
+
+std::string intra_words(const Hardware& hw) {
+  const Instance& in = hw.instance;
+  if (in.nvlink_gbytes_per_s && in.intra_node_fabric != Fabric::pcie)
+    return std::string(to_string(in.intra_node_fabric)) + fmt(" %.0f GB/s", *in.nvlink_gbytes_per_s);
+  return std::string(to_string(in.intra_node_fabric));
+}
+
+std::string bottleneck_words(const Workload& w, const Hardware& hw, int nodes, const Layout& l, const Estimate& e,
+                             const PreparedHardware& p) {
+  const double step = e.step;
+  if (w.job.kind == JobKind::inference) {
+    if (e.tp_exposed > 0.3 * step)
+      return "tensor-parallel all-reduces over " + intra_words(hw) + " (latency-bound at decode): " + percent(e.tp_exposed, step) +
+             " of each decode step";
+    return "HBM bandwidth: each decode step streams " + fmt("%.1f", units::bytes_to_gb(e.weights)) +
+           " GB of weights and " + fmt("%.1f", units::bytes_to_gb(e.kv_cache)) + " GB of KV cache per GPU";
+  }
+  struct Part { double seconds; std::string words; };
+  const bool dp_network = nodes > 1 && l.tp * l.cp * l.dp > hw.instance.gpu_count;
+  const std::string dp_link = dp_network ? network_words(hw) : intra_words(hw);
+  const std::string dp_what = l.zero == 3 ? "ZeRO-3 weight gathers and gradient reduce-scatters" : "data-parallel gradient reduction";
+  Part parts[] = {
+      {e.dp_exposed, dp_what + " over " + dp_link},
+      {e.tp_exposed, "tensor-parallel collectives (tp=" + std::to_string(l.tp) + ") over " +
+                         (l.tp <= hw.instance.gpu_count ? intra_words(hw) : network_words(hw))},
+      {e.pp_bubble, "pipeline bubble (pp=" + std::to_string(l.pp) + ", " + fmt("%.0f", e.micro_batches) +
+                        " micro-batches, " + std::to_string(l.virtual_stages) + " virtual stages)"},
+      {e.pp_comm, "pipeline sends over " + (nodes > 1 ? network_words(hw) : intra_words(hw))},
+      {e.cp_exposed, "context-parallel ring exchanges"},
+  };
+  const Part* worst = &parts[0];
+  for (const Part& part : parts)
+    if (part.seconds > worst->seconds) worst = &part;
+  if (worst->seconds > 0.1 * step) return worst->words + ": " + percent(worst->seconds, step) + " of the step";
+  const double achieved = e.hardware_flops_per_step / (l.gpus() * e.step) / p.peak_flops;
+  return "compute: " + percent(e.compute, step) + " of the step, at " + fmt("%.0f%%", 100 * achieved) +
+         " of the dense " + std::string(to_string(w.job.precision)) + " peak (GEMMs " +
+         fmt("%.0f%%", 100 * e.gemm_time_fraction) + " of compute time)";
+}
+
+}  // namespace
+
+Plan describe(const Workload& w, const Hardware& hw, int nodes, const Layout& l, const Estimate& e,
+              const PreparedHardware& p, const PreparedLinksInfo& links, const PlannerConstants& k) {
+  Plan plan;
+  plan.model = w.model.name;
+  plan.kind = w.job.kind;
+  plan.precision = w.job.precision;
+  plan.instance = hw.instance.id;
+  plan.gpu_model = hw.gpu.id;
+  plan.custom_hardware = hw.custom;
+  plan.nodes = nodes;
+  plan.gpus_per_node = hw.instance.gpu_count;
+  plan.gpus = nodes * hw.instance.gpu_count;
+  plan.layout = l;
+  plan.raw = e;
+
+  using units::bytes_to_gb;
+  plan.memory_gb = {bytes_to_gb(e.weights),  bytes_to_gb(e.gradients), bytes_to_gb(e.optimizer),
+                    bytes_to_gb(e.activations), bytes_to_gb(e.kv_cache), bytes_to_gb(e.overhead),
+                    bytes_to_gb(e.total), bytes_to_gb(e.capacity)};
+  plan.fits = e.fits;
+  plan.memory_margin_gb = bytes_to_gb(e.capacity - e.total);
+  if (!e.fits)
+    plan.why_not.push_back(fmt("needs %.1f GB per GPU, ", plan.memory_gb.total) +
+                           fmt("%.1f GB available", plan.memory_gb.capacity) +
+                           fmt(" (%.0f GB nominal minus the reserve)", hw.instance.gpu_memory_gb > 0 ? hw.instance.gpu_memory_gb : hw.gpu.memory_gb));
+  plan.step_time_s = e.step;
+  plan.time_s = {e.compute, e.tp_comm, e.cp_comm, e.pp_comm, e.pp_bubble, e.dp_comm, e.exposed_comm};
+  plan.tokens_per_s = e.tokens_per_s;
+  const double gpus = plan.gpus;
+  plan.model_tflops_per_gpu = e.model_flops_per_step / e.step / gpus / units::kFlopsPerTflop;
+  plan.hardware_tflops_per_gpu = e.hardware_flops_per_step / e.step / gpus / units::kFlopsPerTflop;
+  plan.mfu = plan.model_tflops_per_gpu * units::kFlopsPerTflop / p.peak_flops;
+  if (w.job.kind == JobKind::inference) {
+    plan.ttft_s = e.ttft;
+    plan.tpot_s = e.tpot;
+    plan.decode_tokens_per_s = e.decode_tokens_per_s;
+    if (w.job.latency_target_ms) {
+      plan.meets_latency_target = e.tpot * 1000.0 <= *w.job.latency_target_ms;
+      if (!*plan.meets_latency_target)
+        plan.why_not.push_back(fmt("time per output token %.1f ms exceeds ", e.tpot * 1000) +
+                               fmt("the %.1f ms target", *w.job.latency_target_ms));
+    }
+  }
+  if (p.price_per_node_hour >= 0) {
+    plan.price_usd_per_hour = p.price_per_node_hour * nodes;
+    plan.usd_per_million_tokens = *plan.price_usd_per_hour / (e.tokens_per_s * units::kSecondsPerHour) * 1e6;
+  }
+  if (w.job.tokens) {
+    plan.job_hours = *w.job.tokens / e.tokens_per_s / units::kSecondsPerHour;
+    if (plan.price_usd_per_hour) plan.cost_usd = *plan.job_hours * *plan.price_usd_per_hour;
+  }
+  const Constraints& c = w.constraints;
+  if (c.deadline_hours && plan.job_hours) {
+    plan.meets_deadline = *plan.job_hours <= *c.deadline_hours;
+    if (!*plan.meets_deadline)
+      plan.why_not.push_back(fmt("takes %.1f h, ", *plan.job_hours) + fmt("over the %.1f h deadline", *c.deadline_hours));
+  }
+  if (c.budget_usd && plan.cost_usd) {
+    plan.within_budget = *plan.cost_usd <= *c.budget_usd;
+    if (!*plan.within_budget)
+      plan.why_not.push_back(fmt("costs $%.0f, ", *plan.cost_usd) + fmt("over the $%.0f budget", *c.budget_usd));
+  }
+  plan.bottleneck = bottleneck_words(w, hw, nodes, l, e, p);
+  plan.bandwidth_source = {links.intra_node, links.inter_node, links.hbm};
+  plan.intra_node_busbw_gbytes_per_s = p.intra_busbw / units::kBytesPerGB;
+  plan.inter_node_gbytes_per_s_per_gpu = p.nic_per_gpu / units::kBytesPerGB;
+
+  if (l.tp > hw.instance.gpu_count)
+    plan.warnings.push_back("tensor parallelism (tp=" + std::to_string(l.tp) + ") spans nodes: its collectives run on the network");
+  if (w.model.layers % l.pp != 0)
+    plan.warnings.push_back("pp=" + std::to_string(l.pp) + " does not divide the " + std::to_string(w.model.layers) +
+                            " layers: stages are uneven and the largest sets the pace");
+  if (hw.gpu.architecture != "ampere" && hw.gpu.architecture != "hopper")
+    plan.warnings.push_back("no calibration data for the " + hw.gpu.architecture +
+                            " generation: its GEMM efficiency is the uncalibrated default " + fmt("%.2f", k.gemm_efficiency_other));
+  if (!plan.price_usd_per_hour)
+    plan.warnings.push_back(w.constraints.spot ? "no spot price in the catalog for this instance: cost unknown"
+                                               : "no price for this hardware: cost unknown");
+  if (w.job.kind != JobKind::inference && !w.job.tokens)
+    plan.warnings.push_back("job.tokens not given: job_hours and cost_usd are unknown");
+  return plan;
+}
+
+Plan plan(const Workload& w, const Catalog& /*catalog*/, const MeasuredLinks* measured) {
+  if (!w.hardware) throw_invalid("hardware", "plan needs hardware: {\"instance\": ..., \"nodes\": N} or {\"custom\": {...}}");
+  const Hardware& hw = *w.hardware;
+  const int nodes = w.nodes.value_or(1);
+  const int gpus = nodes * hw.instance.gpu_count;
+  const Layout layout = complete_layout(w, gpus);
+  validate_layout(w, layout, hw.instance.gpu_count, nodes);
+  if (w.job.kind == JobKind::inference && layout.cp != 1)
+    throw_invalid("layout.cp", "context parallelism is for training; use cp 1 for inference");
+  const PlannerConstants& k = default_constants();
+  PreparedLinksInfo links;
+  const PreparedHardware prepared = prepare_hardware(hw, w.job, k, measured, w.constraints.spot, &links);
+  if (nodes > 1 && !prepared.has_network)
+    throw_invalid("hardware.nodes", "instance " + hw.instance.id + " has no stated network bandwidth between nodes; use one node");
+  const PreparedModel model = prepare_model(w.model, w.job);
+  const Estimate e = estimate(model, prepared, nodes, layout, k);
+  return describe(w, hw, nodes, layout, e, prepared, links, k);
+}
+
+}  // namespace linkwise::planner

@@ -1,0 +1,182 @@
+// Preparing a workload for the engine: the model's and job's constants, and the hardware's
+// effective peaks and link bandwidths (claimed by the catalog x achievable fractions, or measured).
+#include <cmath>
+#include <string>
+
+#include "linkwise/error.hpp"
+#include "linkwise/planner/engine.hpp"
+#include "linkwise/units.hpp"
+
+namespace linkwise::planner {
+
+PreparedModel prepare_model(const ModelShape& s, const Job& job) {
+  PreparedModel m;
+  m.kind = job.kind;
+  m.precision = job.precision;
+  m.layers = s.layers;
+  m.hidden = s.hidden;
+  m.heads = s.heads;
+  m.kv_heads = s.kv_heads;
+  m.head_dim = s.head_dim();
+  m.ffn = s.ffn_hidden;
+  m.vocab = s.vocab;
+  m.kv_width = double(s.kv_heads) * s.head_dim();
+  m.mlp_in_width = (s.gated_mlp ? 2.0 : 1.0) * s.ffn_hidden;
+  m.gated = s.gated_mlp;
+  m.tied = s.tied_embeddings;
+  m.dropout = s.dropout;
+  m.flash = job.flash_attention;
+  m.layer_params = s.layer_params();
+  m.embedding_params = s.embedding_params();
+  m.total_params = s.total_params();
+  const double h = s.hidden, f = s.ffn_hidden, r = job.lora_rank;
+  // LoRA adapters on every linear layer: A (in x r) and B (r x out).
+  m.lora_params_per_layer = r * ((h + h) + 2 * (h + m.kv_width) + (h + h) + (s.gated_mlp ? 2 : 1) * (h + f) + (f + h));
+  m.seq_len = job.seq_len;
+  m.global_batch = job.global_batch;
+  m.bytes_per_weight = 2.0;
+  if (job.kind == JobKind::inference && job.precision == Precision::fp8) m.bytes_per_weight = 1.0;
+  // QLoRA NF4 with double quantization: 4.127 bits per parameter (Dettmers et al. 2023, section 3).
+  if (job.kind == JobKind::lora && job.lora_base_4bit) m.bytes_per_weight = 4.127 / 8.0;
+  m.gemm_element_bytes = job.precision == Precision::fp8 ? 1.0 : 2.0;
+  m.prompt_len = job.prompt_len;
+  m.output_len = job.output_len;
+  m.concurrent = job.concurrent;
+  return m;
+}
+
+bool supports_precision(const Gpu& gpu, Precision precision) {
+  switch (precision) {
+    case Precision::bf16: return gpu.bf16_dense_tflops.has_value();
+    case Precision::fp16: return gpu.fp16_dense_tflops.has_value() || gpu.bf16_dense_tflops.has_value();
+    case Precision::fp8: return gpu.fp8_dense_tflops.has_value();
+  }
+  return false;
+}
+
+namespace {
+
+double network_fraction(NetworkType type, const PlannerConstants& k) {
+  switch (type) {
+    case NetworkType::infiniband: return k.infiniband_fraction;
+    case NetworkType::efa: return k.efa_fraction;
+    case NetworkType::roce: return k.roce_fraction;
+    case NetworkType::gpudirect_tcpxo: return k.tcpxo_fraction;
+    case NetworkType::gpudirect_tcpx: return k.tcpx_fraction;
+    case NetworkType::ethernet: return k.ethernet_fraction;
+  }
+  return k.ethernet_fraction;
+}
+
+std::string source_of(const Sources& sources, std::initializer_list<const char*> keys) {
+  for (const char* key : keys) {
+    const auto it = sources.find(key);
+    if (it != sources.end()) return it->second.url;
+  }
+  return {};
+}
+
+std::string fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+}  // namespace
+
+PreparedHardware prepare_hardware(const Hardware& hw, const Job& job, const PlannerConstants& k,
+                                  const MeasuredLinks* measured, bool spot, PreparedLinksInfo* info) {
+  const Gpu& gpu = hw.gpu;
+  const Instance& in = hw.instance;
+  PreparedHardware p;
+  p.gpus_per_node = in.gpu_count;
+
+  // Compute peaks and the GEMM ceiling for this generation.
+  const double bf16 = gpu.bf16_dense_tflops.value_or(gpu.fp16_dense_tflops.value_or(0));
+  const double fp16 = gpu.fp16_dense_tflops.value_or(bf16);
+  if (!supports_precision(gpu, job.precision))
+    throw_invalid("job.precision", "GPU " + gpu.id + " has no dense " + std::string(to_string(job.precision)) +
+                                       " tensor-core peak in the catalog");
+  double peak_tflops = bf16;
+  if (job.precision == Precision::fp16) peak_tflops = fp16;
+  if (job.precision == Precision::fp8) peak_tflops = *gpu.fp8_dense_tflops;
+  p.peak_flops = peak_tflops * units::kFlopsPerTflop;
+  p.attention_peak_flops = (job.precision == Precision::fp16 ? fp16 : bf16) * units::kFlopsPerTflop;
+  double eta = k.gemm_efficiency_other;
+  if (gpu.architecture == "ampere") eta = k.gemm_efficiency_ampere;
+  if (gpu.architecture == "hopper") eta = k.gemm_efficiency_hopper;
+  if (job.precision == Precision::fp8) eta *= k.fp8_gemm_efficiency_ratio;
+  p.gemm_efficiency = eta;
+
+  // Memory.
+  const double nominal_gb = in.gpu_memory_gb > 0 ? in.gpu_memory_gb : gpu.memory_gb;
+  p.capacity_bytes = units::gpu_capacity_bytes(nominal_gb) - units::gb_to_bytes(k.capacity_reserve_gb);
+  const bool hbm_measured = measured && measured->hbm_gbytes_per_s;
+  p.hbm_bytes_per_s = hbm_measured ? *measured->hbm_gbytes_per_s * units::kBytesPerGB
+                                   : gpu.hbm_gbytes_per_s * k.hbm_efficiency * units::kBytesPerGB;
+
+  // Inside the node: NVLink is quoted per GPU with both directions added; collectives move data
+  // in one direction per link at a time, so the per-direction figure is the base.
+  const double nvlink_both = in.nvlink_gbytes_per_s.value_or(gpu.nvlink_gbytes_per_s.value_or(0));
+  const int pcie_gen = gpu.pcie_gen.value_or(4);
+  const double pcie_per_direction = 15.75 * std::pow(2.0, pcie_gen - 3);  // x16 lanes, GB/s
+  double intra_base = pcie_per_direction, intra_fraction = k.pcie_busbw_fraction;
+  std::string intra_words = "PCIe Gen" + std::to_string(pcie_gen) + " x16 (" + fmt(pcie_per_direction) + " GB/s per direction)";
+  p.intra_latency_s = k.latency_pcie_s;
+  if (nvlink_both > 0 && (in.intra_node_fabric == Fabric::nvswitch || in.intra_node_fabric == Fabric::nvlink ||
+                          in.intra_node_fabric == Fabric::infinity_fabric)) {
+    intra_base = nvlink_both / 2.0;
+    intra_fraction = in.intra_node_fabric == Fabric::nvswitch ? k.nvswitch_busbw_fraction
+                     : in.intra_node_fabric == Fabric::nvlink ? k.nvlink_busbw_fraction
+                                                              : k.infinity_fabric_busbw_fraction;
+    intra_words = std::string(to_string(in.intra_node_fabric)) + " " + fmt(nvlink_both) + " GB/s per GPU (" +
+                  fmt(intra_base) + " GB/s per direction)";
+    p.intra_latency_s = k.latency_intra_s;
+  }
+  p.intra_busbw = intra_base * intra_fraction * units::kBytesPerGB;
+  p.intra_p2p = intra_base * k.p2p_fraction * units::kBytesPerGB;
+  std::string intra_source = "claimed: catalog " + source_of(in.sources, {"interconnect", "spec", "specs", "gpu"});
+  if (hw.custom) intra_source = "claimed: custom hardware in the workload";
+  intra_source += ", " + intra_words + " x " + fmt(intra_fraction) + " achievable busbw fraction";
+  if (measured && measured->intra_node_allreduce_busbw_gbytes_per_s) {
+    p.intra_busbw = *measured->intra_node_allreduce_busbw_gbytes_per_s * units::kBytesPerGB;
+    intra_source = "measured: " + measured->source + " (all-reduce busbw " +
+                   fmt(*measured->intra_node_allreduce_busbw_gbytes_per_s) + " GB/s)";
+  }
+  if (measured && measured->p2p_unidirectional_gbytes_per_s)
+    p.intra_p2p = *measured->p2p_unidirectional_gbytes_per_s * units::kBytesPerGB;
+
+  // Between nodes: the instance's total network (Gbit/s) shared by its GPUs.
+  const double net_gbits = in.network_gbits_per_s.value_or(0);
+  const double net_fraction = network_fraction(in.network_type, k);
+  p.inter_latency_s = k.latency_inter_s;
+  p.has_network = net_gbits > 0;
+  p.nic_per_gpu = units::gbits_to_gbytes(net_gbits) * net_fraction * units::kBytesPerGB / std::max(1, in.gpu_count);
+  std::string inter_source =
+      net_gbits > 0 ? (hw.custom ? std::string("claimed: custom hardware in the workload")
+                                 : "claimed: catalog " + source_of(in.sources, {"network", "specs"})) +
+                          ", " + std::string(to_string(in.network_type)) + " " + fmt(net_gbits) + " Gbit/s per node x " +
+                          fmt(net_fraction) + " achievable fraction"
+                    : std::string("none: the catalog states no network bandwidth between nodes");
+  if (measured && measured->inter_node_allreduce_busbw_gbytes_per_s) {
+    p.nic_per_gpu = *measured->inter_node_allreduce_busbw_gbytes_per_s * units::kBytesPerGB / std::max(1, in.gpu_count);
+    p.has_network = true;
+    inter_source = "measured: " + measured->source + " (all-reduce busbw " +
+                   fmt(*measured->inter_node_allreduce_busbw_gbytes_per_s) + " GB/s across nodes)";
+  }
+
+  // Price per node-hour.
+  if (spot && in.spot_price_usd_per_hour) p.price_per_node_hour = *in.spot_price_usd_per_hour;
+  else if (!spot && in.price_usd_per_hour) p.price_per_node_hour = *in.price_usd_per_hour;
+
+  if (info) {
+    info->intra_node = intra_source;
+    info->inter_node = inter_source;
+    info->hbm = hbm_measured ? "measured: " + measured->source
+                             : "claimed: catalog " + source_of(gpu.sources, {"spec", "gpu", "specs", "memory"}) + ", " +
+                                   fmt(gpu.hbm_gbytes_per_s) + " GB/s x " + fmt(k.hbm_efficiency);
+  }
+  return p;
+}
+
+}  // namespace linkwise::planner

@@ -1,0 +1,344 @@
+// The layout and instance search behind recommend() (see search.hpp for what it returns).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <tuple>
+
+#include "linkwise/error.hpp"
+#include "linkwise/planner/search.hpp"
+#include "linkwise/units.hpp"
+
+namespace linkwise::planner {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::vector<int> divisors(int n, int limit) {
+  std::vector<int> out;
+  for (int d = 1; d <= std::min(n, limit); ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+bool gpu_matches(const std::string& gpu_id, const std::vector<std::string>& wanted) {
+  if (wanted.empty()) return true;
+  for (const auto& w : wanted)
+    if (gpu_id == w || gpu_id.rfind(w + "-", 0) == 0 || gpu_id.rfind(w, 0) == 0) return true;
+  return false;
+}
+
+struct Option {  // one machine the search may use
+  Hardware hardware;
+  PreparedHardware prepared;
+  PreparedLinksInfo links;
+  std::vector<int> node_counts;
+};
+
+struct Candidate {
+  double objective = kInf;
+  int option = 0, nodes = 0;
+  Layout layout;
+  Estimate estimate;
+};
+
+// A strict total order: objective, then less memory, then the layout's numbers.
+auto key(const Candidate& c) {
+  const Layout& l = c.layout;
+  return std::make_tuple(c.objective, c.option, c.nodes, l.tp, l.pp, l.cp, l.dp, l.micro_batch, l.virtual_stages,
+                         c.estimate.total, l.zero, int(l.recompute), int(l.sequence_parallel));
+}
+bool better(const Candidate& a, const Candidate& b) { return key(a) < key(b); }
+
+class TopK {
+ public:
+  explicit TopK(int k) : k_(k) { items_.reserve(k + 1); }
+  double threshold() const { return int(items_.size()) < k_ ? kInf : items_.back().objective; }
+  void offer(const Candidate& c) {
+    if (int(items_.size()) == k_ && !better(c, items_.back())) return;
+    auto at = std::upper_bound(items_.begin(), items_.end(), c, better);
+    items_.insert(at, c);
+    if (int(items_.size()) > k_) items_.pop_back();
+  }
+  const std::vector<Candidate>& items() const { return items_; }
+
+ private:
+  int k_;
+  std::vector<Candidate> items_;
+};
+
+struct Context {
+  const Workload& w;
+  const PreparedModel& model;
+  const PlannerConstants& k;
+  bool exhaustive;
+  SearchResult& stats;
+};
+
+// The objective of an estimate (lower is better) given the machine price; +inf when it cannot rank.
+double objective(const Context& cx, const PreparedHardware& hw, int nodes, double tokens_per_s) {
+  if (cx.w.constraints.objective == Objective::time) return 1.0 / tokens_per_s;
+  if (hw.price_per_node_hour < 0) return kInf;
+  return hw.price_per_node_hour * nodes / tokens_per_s;  // USD per second per (token/s) = USD per token x 3600
+}
+
+bool meets_constraints(const Context& cx, const PreparedHardware& hw, int nodes, const Estimate& e) {
+  const Constraints& c = cx.w.constraints;
+  const Job& job = cx.w.job;
+  if (job.kind == JobKind::inference && job.latency_target_ms && e.tpot * 1000.0 > *job.latency_target_ms) return false;
+  if (job.tokens) {
+    const double hours = *job.tokens / e.tokens_per_s / units::kSecondsPerHour;
+    if (c.deadline_hours && hours > *c.deadline_hours) return false;
+    if (c.budget_usd && hw.price_per_node_hour >= 0 && hours * hw.price_per_node_hour * nodes > *c.budget_usd) return false;
+  }
+  return true;
+}
+
+// Lower bound of the objective from a step-time lower bound; also false when the bound alone
+// already breaks the deadline or budget.
+double objective_bound(const Context& cx, const PreparedHardware& hw, int nodes, double step_lb) {
+  const double tokens_per_s_ub = cx.model.global_batch * cx.model.seq_len / step_lb;
+  const Constraints& c = cx.w.constraints;
+  if (cx.w.job.tokens) {
+    const double hours_lb = *cx.w.job.tokens / tokens_per_s_ub / units::kSecondsPerHour;
+    if (c.deadline_hours && hours_lb > *c.deadline_hours) return kInf;
+    if (c.budget_usd && hw.price_per_node_hour >= 0 && hours_lb * hw.price_per_node_hour * nodes > *c.budget_usd) return kInf;
+  }
+  return objective(cx, hw, nodes, tokens_per_s_ub);
+}
+
+template <class T>
+std::vector<T> allowed(const std::optional<T>& fixed, std::vector<T> all) {
+  if (fixed) return {*fixed};
+  return all;
+}
+
+void search_training(const Context& cx, const std::vector<Option>& options, TopK& top) {
+  const Workload& w = cx.w;
+  const LayoutSpec& spec = w.layout;
+  const ModelShape& shape = w.model;
+  const int batch = w.job.global_batch;
+  const std::vector<int> zeros = allowed<int>(spec.zero, {0, 1, 2, 3});
+  const std::vector<Recompute> recomputes =
+      allowed<Recompute>(spec.recompute, {Recompute::none, Recompute::selective, Recompute::full});
+  const int max_zero = *std::max_element(zeros.begin(), zeros.end());
+
+  // Visit machines and node counts in order of their bound so good results come early.
+  struct Unit { int option, nodes; double bound; };
+  std::vector<Unit> units;
+  for (int o = 0; o < int(options.size()); ++o)
+    for (int nodes : options[o].node_counts) {
+      const int gpus = nodes * options[o].prepared.gpus_per_node;
+      // Best conceivable: all GPUs doing GEMMs only (tp = pp = cp = 1 terms vanish at dp = gpus).
+      const double lb = step_lower_bound(cx.model, options[o].prepared, nodes, 1, 1, 1, gpus, 1, false, cx.k);
+      units.push_back({o, nodes, objective_bound(cx, options[o].prepared, nodes, lb)});
+    }
+  if (!cx.exhaustive) std::sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) { return a.bound < b.bound; });
+
+  Layout l;
+  for (const Unit& u : units) {
+    if (!cx.exhaustive && !(u.bound <= top.threshold())) { ++cx.stats.pruned_subtrees; continue; }
+    const Option& opt = options[u.option];
+    const PreparedHardware& hw = opt.prepared;
+    const int gpn = hw.gpus_per_node, gpus = u.nodes * gpn;
+    const int tp_limit = w.constraints.tp_across_nodes ? gpus : gpn;
+    for (int tp : allowed<int>(spec.tp, divisors(shape.heads, tp_limit))) {
+      if (gpus % tp != 0 || shape.heads % tp != 0) continue;
+      for (int cp : allowed<int>(spec.cp, {1})) {
+        if (gpus % (tp * cp) != 0 || w.job.seq_len % cp != 0) continue;
+        for (int pp : allowed<int>(spec.pp, divisors(shape.layers, shape.layers))) {
+          if (gpus % (tp * cp * pp) != 0) continue;
+          const int dp = gpus / (tp * cp * pp);
+          if (spec.dp && *spec.dp != dp) continue;
+          if (batch % dp != 0) continue;
+          const int sequences = batch / dp;
+          const std::vector<bool> sps = allowed<bool>(spec.sequence_parallel, {tp > 1});
+          // Virtual stages: 1, and with pp > 1 every divisor of the layers per stage.
+          std::vector<int> vs = {1};
+          if (pp > 1)
+            for (int v : divisors(shape.layers / pp, shape.layers)) if (v > 1) vs.push_back(v);
+          if (spec.virtual_stages) vs = {*spec.virtual_stages};
+          const int max_v = *std::max_element(vs.begin(), vs.end());
+          const std::vector<int> mbs = allowed<int>(spec.micro_batch, divisors(sequences, 64));
+          if (!cx.exhaustive) {
+            const double lb = step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, max_v, sps.front() || sps.back(), cx.k);
+            if (!(objective_bound(cx, hw, u.nodes, lb) <= top.threshold())) { ++cx.stats.pruned_subtrees; continue; }
+          }
+          l.tp = tp; l.cp = cp; l.pp = pp; l.dp = dp;
+          for (bool sp : sps) {
+            l.sequence_parallel = sp;
+            for (int v : vs) {
+              if (v > 1 && (sequences % pp != 0)) continue;  // interleaving needs micro-batches in multiples of pp
+              l.virtual_stages = v;
+              for (int mb : mbs) {
+                if (sequences % mb != 0) continue;
+                if (v > 1 && (sequences / mb) % pp != 0) continue;
+                l.micro_batch = mb;
+                Candidate best;
+                bool any_fit_at_min = false;
+                for (Recompute rc : recomputes) {
+                  for (int zero : zeros) {
+                    l.zero = zero;
+                    l.recompute = rc;
+                    Estimate e;
+                    estimate_memory(cx.model, hw, l, cx.k, e);
+                    ++cx.stats.evaluated;
+                    if (zero == max_zero && e.fits) any_fit_at_min = true;
+                    if (!e.fits) continue;
+                    estimate_time(cx.model, hw, u.nodes, l, cx.k, e);
+                    if (!meets_constraints(cx, hw, u.nodes, e)) continue;
+                    ++cx.stats.feasible;
+                    Candidate c{objective(cx, hw, u.nodes, e.tokens_per_s), u.option, u.nodes, l, e};
+                    if (c.objective == kInf) continue;
+                    if (best.objective == kInf || better(c, best)) best = c;
+                  }
+                }
+                if (best.objective != kInf) top.offer(best);
+                // Memory grows with the micro-batch: once nothing fits, larger ones will not either.
+                if (!cx.exhaustive && !any_fit_at_min) break;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+void search_inference(const Context& cx, const std::vector<Option>& options, TopK& top) {
+  const Workload& w = cx.w;
+  const LayoutSpec& spec = w.layout;
+  const ModelShape& shape = w.model;
+  Layout l;
+  for (int o = 0; o < int(options.size()); ++o) {
+    const PreparedHardware& hw = options[o].prepared;
+    for (int nodes : options[o].node_counts) {
+      const int gpus = nodes * hw.gpus_per_node;
+      const int tp_limit = w.constraints.tp_across_nodes ? gpus : hw.gpus_per_node;
+      for (int tp : allowed<int>(spec.tp, divisors(shape.heads, tp_limit))) {
+        if (gpus % tp != 0) continue;
+        for (int pp : allowed<int>(spec.pp, divisors(shape.layers, shape.layers))) {
+          if (gpus % (tp * pp) != 0) continue;
+          const int dp = gpus / (tp * pp);
+          if ((spec.dp && *spec.dp != dp) || w.job.concurrent % dp != 0) continue;
+          l = Layout{};
+          l.tp = tp; l.pp = pp; l.dp = dp;
+          l.sequence_parallel = false;
+          Estimate e;
+          estimate_memory(cx.model, hw, l, cx.k, e);
+          ++cx.stats.evaluated;
+          if (!e.fits) continue;
+          estimate_time(cx.model, hw, nodes, l, cx.k, e);
+          if (!meets_constraints(cx, hw, nodes, e)) continue;
+          ++cx.stats.feasible;
+          Candidate c{objective(cx, hw, nodes, e.tokens_per_s), o, nodes, l, e};
+          if (c.objective != kInf) top.offer(c);
+        }
+      }
+    }
+  }
+}
+
+std::string why_words(const Workload& w, const Plan& p, int rank) {
+  std::string out;
+  char buf[160];
+  const Objective obj = w.constraints.objective;
+  if (obj == Objective::time) {
+    std::snprintf(buf, sizeof buf, "#%d by time: %.0f tokens/s", rank, p.tokens_per_s);
+  } else {
+    std::snprintf(buf, sizeof buf, "#%d by cost: $%.3f per million tokens", rank, p.usd_per_million_tokens.value_or(0));
+  }
+  out = buf;
+  if (p.job_hours) {
+    std::snprintf(buf, sizeof buf, ", %.1f h", *p.job_hours);
+    out += buf;
+    if (p.cost_usd) { std::snprintf(buf, sizeof buf, ", $%.0f", *p.cost_usd); out += buf; }
+  }
+  std::snprintf(buf, sizeof buf, "; fits with %.1f GB to spare per GPU", p.memory_margin_gb);
+  out += buf;
+  if (p.kind != JobKind::inference)
+    out += "; ZeRO-" + std::to_string(p.layout.zero) + " with " +
+           (p.layout.recompute == Recompute::none ? std::string("no") : std::string(to_string(p.layout.recompute))) +
+           " recompute is the fastest setting that fits this layout";
+  out += "; bottleneck: " + p.bottleneck;
+  return out;
+}
+
+}  // namespace
+
+std::vector<int> candidate_node_counts(const Constraints& c, int gpus_per_node, bool has_network) {
+  const int max_nodes = has_network ? c.max_nodes.value_or(64) : 1;
+  std::vector<int> out;
+  for (int base = 1; base <= max_nodes; base *= 2)
+    for (int n : {base, base + base / 2})
+      if (n <= max_nodes && (n == base || base >= 2) && (!c.max_gpus || n * gpus_per_node <= *c.max_gpus) &&
+          (!c.min_nodes || n >= *c.min_nodes) && (out.empty() || out.back() != n))
+        out.push_back(n);
+  return out;
+}
+
+SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const MeasuredLinks* measured,
+                    const SearchOptions& options) {
+  if (top_k < 1 || top_k > 1000) throw_invalid("top", "top must be between 1 and 1000");
+  const PlannerConstants& k = options.constants ? *options.constants : default_constants();
+  SearchResult result;
+  const PreparedModel model = prepare_model(w.model, w.job);
+
+  // The machines: the workload's own, or the catalog's filtered by the constraints.
+  std::vector<Hardware> machines;
+  if (w.hardware) {
+    machines.push_back(*w.hardware);
+  } else {
+    const Constraints& c = w.constraints;
+    for (const Instance& in : catalog.instances()) {
+      if (!c.providers.empty() && std::find(c.providers.begin(), c.providers.end(), in.provider) == c.providers.end()) continue;
+      if (!c.instances.empty() && std::find(c.instances.begin(), c.instances.end(), in.id) == c.instances.end()) continue;
+      if (!gpu_matches(in.gpu_model, c.gpu_models)) continue;
+      const Gpu* gpu = catalog.find_gpu(in.gpu_model);
+      if (!gpu) continue;
+      machines.push_back(Hardware{in, *gpu, false});
+    }
+  }
+  std::vector<Option> opts;
+  for (Hardware& hw : machines) {
+    if (!supports_precision(hw.gpu, w.job.precision)) {
+      result.skipped.push_back(hw.instance.id + ": no " + std::string(to_string(w.job.precision)) + " tensor cores");
+      continue;
+    }
+    Option o{hw, {}, {}, {}};
+    o.prepared = prepare_hardware(hw, w.job, k, measured, w.constraints.spot, &o.links);
+    if (w.constraints.objective != Objective::time && o.prepared.price_per_node_hour < 0) {
+      result.skipped.push_back(hw.instance.id + (w.constraints.spot ? ": no spot price" : ": no price"));
+      continue;
+    }
+    if (w.nodes) {
+      if (*w.nodes > 1 && !o.prepared.has_network) continue;
+      o.node_counts = {*w.nodes};
+    } else {
+      o.node_counts = candidate_node_counts(w.constraints, hw.instance.gpu_count, o.prepared.has_network);
+    }
+    if (o.node_counts.empty()) continue;
+    opts.push_back(std::move(o));
+  }
+  result.hardware_considered = int(opts.size());
+
+  TopK top(top_k);
+  const Context cx{w, model, k, options.exhaustive, result};
+  if (w.job.kind == JobKind::inference) search_inference(cx, opts, top);
+  else search_training(cx, opts, top);
+
+  int rank = 0;
+  for (const Candidate& c : top.items()) {
+    const Option& o = opts[c.option];
+    Plan p = describe(w, o.hardware, c.nodes, c.layout, c.estimate, o.prepared, o.links, k);
+    p.why = why_words(w, p, ++rank);
+    result.plans.push_back(std::move(p));
+  }
+  return result;
+}
+
+std::vector<Plan> recommend(const Workload& w, const Catalog& catalog, int top_k, const MeasuredLinks* measured) {
+  return search(w, catalog, top_k, measured).plans;
+}
+
+}  // namespace linkwise::planner

@@ -1,0 +1,262 @@
+// Time per step. Compute: every GEMM of a layer on its real (TP-sharded, micro-batch x sequence)
+// shape under a roofline (FLOPs at the generation's achievable GEMM fraction of dense peak plus its
+// operand traffic at achievable HBM bandwidth), FlashAttention at its own fraction, memory-bound
+// element-wise work (norms, activations, residuals) and a fixed per-layer cost, so efficiency
+// depends on hidden/tp, tokens per GEMM and the GPU's FLOP-to-byte ratio, not on one constant.
+// Communication: the alpha-beta model with nccl-tests' bus-bandwidth factors (all-reduce
+// 2(n-1)/n, all-gather and reduce-scatter (n-1)/n; NVIDIA nccl-tests doc/PERFORMANCE.md),
+// hierarchical DP groups (inside a node on NVLink, across nodes on the NIC share of their GPUs),
+// the pipeline bubble (p - 1)/v micro-batch times (Narayanan et al. 2021, arXiv 2104.04473,
+// section 2.2) and the overlap the frameworks achieve (constants.hpp).
+#include <algorithm>
+#include <cmath>
+
+#include "linkwise/planner/engine.hpp"
+#include "linkwise/planner/search.hpp"
+
+namespace linkwise::planner {
+
+namespace {
+
+struct Rates {
+  double flops;      // GEMM FLOP/s achievable
+  double hbm;        // bytes/s
+  double elem;       // bytes per GEMM operand element
+};
+
+// One GEMM (M x K) x (K x N): FLOPs at the GEMM ceiling plus operand traffic (roofline sum).
+inline double gemm_s(double M, double K, double N, const Rates& r) {
+  return 2.0 * M * K * N / r.flops + r.elem * (M * K + K * N + M * N) / r.hbm;
+}
+
+// Forward GEMMs of one layer for `tokens` rows on one TP rank.
+inline double layer_gemms_s(const PreparedModel& m, double tokens, double tp, const Rates& r) {
+  const double h = m.hidden;
+  return gemm_s(tokens, h, (h + 2 * m.kv_width) / tp, r)  // QKV
+         + gemm_s(tokens, h / tp, h, r)                   // attention output
+         + gemm_s(tokens, h, m.mlp_in_width / tp, r)      // up (and gate)
+         + gemm_s(tokens, m.ffn / tp, h, r);              // down
+}
+
+// Ring collectives: time = factor x bytes / busbw + latency.
+inline double all_reduce_s(double bytes, double n, double busbw, double latency) {
+  return n <= 1 ? 0.0 : 2.0 * (n - 1) / n * bytes / busbw + latency;
+}
+inline double all_gather_s(double bytes, double n, double busbw, double latency) {
+  return n <= 1 ? 0.0 : (n - 1) / n * bytes / busbw + latency;
+}
+
+}  // namespace
+
+void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes, const Layout& l,
+                   const PlannerConstants& k, Estimate& out) noexcept {
+  const double tp = l.tp, pp = l.pp, cp = l.cp, dp = l.dp, v = l.virtual_stages;
+  const double gpn = hw.gpus_per_node;
+  const double gpus = tp * pp * cp * dp;
+  const double h = m.hidden;
+  const double layers_per_stage = std::ceil(m.layers / pp);
+  const Rates rates{hw.peak_flops * hw.gemm_efficiency, hw.hbm_bytes_per_s, m.gemm_element_bytes};
+  const double attention_flops_per_s = hw.attention_peak_flops * k.attention_efficiency;
+  const double sp_div = l.sequence_parallel ? tp : 1.0;
+
+  // Link bandwidths for each parallel group (Megatron rank order: tp fastest, then cp, dp, pp).
+  const double tp_busbw = tp <= gpn ? hw.intra_busbw : std::min(hw.intra_busbw, gpn * hw.nic_per_gpu);
+  const double tp_latency = tp <= gpn ? hw.intra_latency_s : hw.inter_latency_s;
+  const double cp_p2p = tp * cp <= gpn ? hw.intra_p2p : hw.nic_per_gpu;
+  const double dp_group = dp * cp;  // gradients are reduced over DP x CP
+  const double dp_per_node = std::min(dp_group, std::max(1.0, gpn / tp));
+  const bool dp_inside_node = dp_group <= dp_per_node && tp * cp * dp <= gpn;
+  const double dp_busbw = dp_inside_node ? hw.intra_busbw : std::min(hw.intra_busbw, dp_per_node * hw.nic_per_gpu);
+  const double dp_latency = dp_inside_node ? hw.intra_latency_s : hw.inter_latency_s;
+  const bool pp_crosses_nodes = nodes > 1;
+  const double pp_p2p = pp_crosses_nodes ? hw.nic_per_gpu : hw.intra_p2p;
+  const double pp_latency = pp_crosses_nodes ? hw.inter_latency_s : hw.intra_latency_s;
+
+  const double model_linear_params = m.layers * (m.layer_params - 2 * h) + h * m.vocab;
+
+  if (m.kind == JobKind::inference) {
+    const double sequences = m.concurrent / dp;  // per replica, decoded together
+    // Prefill of one prompt (time to first token): the forward of prompt_len tokens through all stages.
+    const double prompt = m.prompt_len;
+    const double attention_prefill = 2.0 * prompt * prompt * h / tp * (m.flash ? 1.0 : 2.0) / attention_flops_per_s;
+    const double elem_prefill = k.elementwise_passes * 2.0 * prompt * (h + m.ffn / tp) / hw.hbm_bytes_per_s;
+    const double prefill_layer = layer_gemms_s(m, prompt, tp, rates) + attention_prefill + elem_prefill + k.layer_overhead_s;
+    const double prefill_tp = tp > 1 ? 2.0 * all_reduce_s(prompt * h * 2.0, tp, tp_busbw, tp_latency) : 0.0;
+    const double prefill_pp = pp > 1 ? (pp - 1) * (prompt * h * 2.0 / pp_p2p + pp_latency) : 0.0;
+    out.ttft = m.layers * (prefill_layer + prefill_tp) + prefill_pp + gemm_s(1, h, m.vocab / tp, rates);
+    // One decode step for `sequences` at the mean context length: weights and KV cache stream from HBM.
+    const double context = m.prompt_len + m.output_len / 2.0;
+    const double kv_heads_per_gpu = std::ceil(m.kv_heads / tp);
+    const double kv_read = sequences * context * 2.0 * kv_heads_per_gpu * m.head_dim * m.bytes_per_weight;
+    const Rates decode_rates{rates.flops, rates.hbm, m.bytes_per_weight};
+    const double decode_layer = layer_gemms_s(m, sequences, tp, decode_rates) + kv_read / hw.hbm_bytes_per_s +
+                                k.elementwise_passes * 2.0 * sequences * (h + m.ffn / tp) / hw.hbm_bytes_per_s +
+                                k.layer_overhead_s;
+    const double decode_tp = tp > 1 ? 2.0 * all_reduce_s(sequences * h * 2.0, tp, tp_busbw, tp_latency) : 0.0;
+    const double decode_pp = pp > 1 ? (pp - 1) * (sequences * h * 2.0 / pp_p2p + pp_latency) : 0.0;
+    const double logits = gemm_s(sequences, h, m.vocab / tp, decode_rates);
+    out.compute = m.layers * decode_layer + logits;
+    out.tp_comm = m.layers * decode_tp;
+    out.tp_exposed = out.tp_comm;
+    out.pp_comm = decode_pp;
+    out.cp_comm = out.cp_exposed = out.dp_comm = out.dp_exposed = out.pp_bubble = 0;
+    out.exposed_comm = out.tp_exposed + out.pp_comm;
+    out.tpot = out.compute + out.exposed_comm;
+    out.step = out.tpot;
+    out.micro_batches = 1;
+    out.decode_tokens_per_s = dp * sequences / out.tpot;
+    // Whole job: each replica alternates the prefill of its sequences and their decode.
+    const double per_round = sequences * out.ttft + m.output_len * out.tpot;
+    out.tokens_per_step = dp * sequences;
+    out.tokens_per_s = dp * sequences * m.output_len / per_round;
+    const double flops_per_token = 2.0 * model_linear_params + 4.0 * m.layers * context * h;
+    out.model_flops_per_step = out.hardware_flops_per_step = flops_per_token * dp * sequences;
+    out.gemm_time_fraction = 0;
+    return;
+  }
+
+  // --- training: one micro-batch through one layer on one GPU ---
+  const double micro_batches = m.global_batch / (dp * l.micro_batch);
+  const double tokens = l.micro_batch * m.seq_len / cp;  // rows of every GEMM
+  const bool lora = m.kind == JobKind::lora;
+  const double gemm_fwd = layer_gemms_s(m, tokens, tp, rates);
+  // Causal FlashAttention skips the masked half; without it the full score matrix is computed and
+  // streamed through memory several times.
+  const double attention_flops_fwd = 2.0 * l.micro_batch * (m.seq_len / cp) * m.seq_len * h / tp;
+  double attention_fwd = attention_flops_fwd / attention_flops_per_s;
+  if (!m.flash)
+    attention_fwd = 2.0 * attention_fwd +
+                    4.0 * 2.0 * l.micro_batch * (m.heads / tp) * (m.seq_len / cp) * m.seq_len / hw.hbm_bytes_per_s;
+  const double elem_fwd = k.elementwise_passes * 2.0 * tokens * (h / sp_div + m.ffn / tp) / hw.hbm_bytes_per_s;
+  const double layer_fwd = gemm_fwd + attention_fwd + elem_fwd + k.layer_overhead_s;
+  // Backward: data and weight gradients (frozen LoRA bases skip the weight gradient), 2.5x the
+  // attention forward (FlashAttention-2's backward), element-wise twice.
+  const double layer_bwd = (lora ? 1.0 : 2.0) * gemm_fwd + 2.5 * attention_fwd + 2.0 * elem_fwd + k.layer_overhead_s;
+  double layer_recompute = 0;
+  if (l.recompute == Recompute::full) layer_recompute = layer_fwd;
+  if (l.recompute == Recompute::selective) layer_recompute = attention_fwd;
+  const double layer_total = layer_fwd + layer_bwd + layer_recompute;
+  // Output layer and loss on the last stage: forward and both gradients, fp32 softmax traffic.
+  const double logits = 3.0 * gemm_s(tokens, h, m.vocab / tp, rates) + 3.0 * tokens * m.vocab / tp * 6.0 / hw.hbm_bytes_per_s;
+  const double stage_compute_mb = layers_per_stage * layer_total + logits;
+  const double stage_bwd_mb = layers_per_stage * layer_bwd;
+
+  // Tensor parallelism: two all-reduces (or reduce-scatter + all-gather pairs with sequence
+  // parallelism, the same bytes) per layer forward, two backward, two more per full recompute.
+  double tp_per_mb = 0;
+  if (l.tp > 1) {
+    const double collectives = 4.0 + (l.recompute == Recompute::full ? 2.0 : 0.0);
+    tp_per_mb = layers_per_stage * collectives * all_reduce_s(tokens * h * 2.0, tp, tp_busbw, tp_latency);
+  }
+  // Context parallelism: K and V pass around the ring (cp - 1) times forward, twice that backward,
+  // overlapped with the attention of the held chunk.
+  double cp_per_mb = 0, cp_exposed_mb = 0;
+  if (l.cp > 1) {
+    const double kv_bytes = 2.0 * tokens * m.kv_width / tp * 2.0;
+    const double per_layer = 3.0 * (cp - 1) * (kv_bytes / cp_p2p + hw.intra_latency_s);
+    cp_per_mb = layers_per_stage * per_layer;
+    cp_exposed_mb = layers_per_stage * std::max(0.0, per_layer - k.cp_overlap * 3.5 * attention_fwd);
+  }
+  // Pipeline: activations (sharded by SP) sent forward and gradients backward per micro-batch per chunk.
+  double pp_comm = 0;
+  if (l.pp > 1) pp_comm = 2.0 * micro_batches * v * (tokens * h * 2.0 / sp_div / pp_p2p + pp_latency);
+
+  // Data parallelism over DP x CP.
+  const double params_per_gpu =
+      (layers_per_stage * m.layer_params + (l.pp == 1 ? (m.tied ? 1.0 : 2.0) : 1.0) * m.embedding_params) / tp;
+  const double adapters_per_gpu = layers_per_stage * m.lora_params_per_layer / tp;
+  const double grad_bytes = 2.0 * (lora ? adapters_per_gpu : params_per_gpu);
+  const double weight_bytes = lora ? params_per_gpu * m.bytes_per_weight + 2.0 * adapters_per_gpu : 2.0 * params_per_gpu;
+  double dp_comm = 0, dp_exposed = 0;
+  if (dp_group > 1) {
+    if (l.zero == 3) {
+      // FSDP / ZeRO-3: weights gathered for forward and backward, gradients reduce-scattered, per micro-batch.
+      const double per_mb = 2.0 * all_gather_s(weight_bytes, dp_group, dp_busbw, dp_latency) +
+                            all_gather_s(grad_bytes, dp_group, dp_busbw, dp_latency);
+      dp_comm = micro_batches * per_mb;
+      dp_exposed = micro_batches * std::max(0.0, per_mb - k.zero3_overlap * stage_compute_mb);
+    } else {
+      // All-reduce, or reduce-scatter + all-gather (ZeRO-1/2: the same bytes); ZeRO-2 reduces per micro-batch.
+      const double reduce_scatter = all_gather_s(grad_bytes, dp_group, dp_busbw, dp_latency);
+      const double gather = all_gather_s(weight_bytes, dp_group, dp_busbw, dp_latency);
+      dp_comm = l.zero == 2 ? micro_batches * reduce_scatter + gather : reduce_scatter + gather;
+      dp_exposed = std::max(0.0, dp_comm - k.dp_overlap * stage_bwd_mb);
+    }
+  }
+
+  // Optimizer step: read gradients and fp32 states, write states and weights (~32 bytes per local parameter).
+  const double local_trained = (lora ? adapters_per_gpu : params_per_gpu) / (l.zero >= 1 ? dp_group : 1.0);
+  const double optimizer_s = 32.0 * local_trained / hw.hbm_bytes_per_s;
+
+  out.micro_batches = micro_batches;
+  out.compute = micro_batches * stage_compute_mb + optimizer_s;
+  out.tp_comm = micro_batches * tp_per_mb;
+  out.tp_exposed = out.tp_comm * (1.0 - k.tp_overlap);
+  out.cp_comm = micro_batches * cp_per_mb;
+  out.cp_exposed = micro_batches * cp_exposed_mb;
+  out.pp_comm = pp_comm;
+  out.pp_bubble = l.pp > 1 ? (pp - 1) / v * (stage_compute_mb + tp_per_mb * (1.0 - k.tp_overlap) + cp_exposed_mb) : 0.0;
+  out.dp_comm = dp_comm;
+  out.dp_exposed = dp_exposed;
+  out.exposed_comm = out.tp_exposed + out.cp_exposed + out.pp_comm + out.dp_exposed;
+  out.step = out.compute + out.pp_bubble + out.exposed_comm;
+  out.tokens_per_step = m.global_batch * m.seq_len;
+  out.tokens_per_s = out.tokens_per_step / out.step;
+  out.gemm_time_fraction = layers_per_stage * ((lora ? 2.0 : 3.0) * gemm_fwd) / stage_compute_mb;
+
+  // FLOPs (Narayanan et al. 2021 eq. 3 generalised: linear layers, non-causal attention scores,
+  // output layer): forward 2 x linear params + 4 s h per layer per token; training 3 passes
+  // (LoRA 2: no weight gradients for the base); hardware FLOPs add what recompute repeats.
+  const double fwd_per_token = 2.0 * model_linear_params + 4.0 * m.layers * m.seq_len * h;
+  const double passes = lora ? 2.0 : 3.0;
+  out.model_flops_per_step = passes * fwd_per_token * out.tokens_per_step;
+  double recompute_per_token = 0;
+  if (l.recompute == Recompute::full) recompute_per_token = fwd_per_token - 2.0 * h * m.vocab;
+  if (l.recompute == Recompute::selective) recompute_per_token = 4.0 * m.layers * m.seq_len * h;
+  out.hardware_flops_per_step = out.model_flops_per_step + recompute_per_token * out.tokens_per_step;
+  (void)gpus;
+}
+
+double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int nodes, int tp_, int pp_, int cp_, int dp_,
+                        int max_virtual_stages, bool sequence_parallel_possible, const PlannerConstants& k) noexcept {
+  // Every term below is a part of estimate_time()'s training step taken at its smallest over the
+  // free choices (micro-batch, ZeRO, recompute, virtual stages); terms that can vanish are left out.
+  const double tp = tp_, pp = pp_, cp = cp_, dp = dp_;
+  const double gpn = hw.gpus_per_node;
+  const double h = m.hidden;
+  const double layers_per_stage = std::ceil(m.layers / pp);
+  const bool lora = m.kind == JobKind::lora;
+  const double passes = lora ? 2.0 : 3.0;
+  const Rates r{hw.peak_flops * hw.gemm_efficiency, hw.hbm_bytes_per_s, m.gemm_element_bytes};
+  const double sequences = m.global_batch / dp;        // per pipeline per step (micro_batches x micro_batch)
+  const double tokens = sequences * m.seq_len / cp;    // GEMM rows per step on one GPU
+  const double max_micro_batches = sequences;          // micro_batch 1
+  // GEMMs: FLOPs and the activation operands scale with tokens; weight reads are left out.
+  const double gemm_flops = 2.0 * tokens * (m.layer_params - 2 * h) / tp / r.flops;
+  const double gemm_rows = r.elem * tokens *
+                           ((h + (h + 2 * m.kv_width) / tp) + (h / tp + h) + (h + m.mlp_in_width / tp) + (m.ffn / tp + h)) /
+                           r.hbm;
+  double attention = 2.0 * sequences * (m.seq_len / cp) * m.seq_len * h / tp / (hw.attention_peak_flops * k.attention_efficiency);
+  if (!m.flash) attention = 2.0 * attention + 4.0 * 2.0 * sequences * (m.heads / tp) * (m.seq_len / cp) * m.seq_len / r.hbm;
+  const double sp_div = sequence_parallel_possible ? tp : 1.0;
+  const double elem = k.elementwise_passes * 2.0 * tokens * (h / sp_div + m.ffn / tp) / r.hbm;
+  const double per_layer = passes * (gemm_flops + gemm_rows) + 3.5 * attention + 3.0 * elem + 2.0 * k.layer_overhead_s;
+  const double logits = 3.0 * (2.0 * tokens * h * m.vocab / tp / r.flops + r.elem * tokens * (h + m.vocab / tp) / r.hbm) +
+                        3.0 * tokens * m.vocab / tp * 6.0 / r.hbm;
+  const double compute = layers_per_stage * per_layer + logits;
+  double tp_comm = 0;
+  if (tp_ > 1) {
+    const double busbw = tp <= gpn ? hw.intra_busbw : std::min(hw.intra_busbw, gpn * hw.nic_per_gpu);
+    const double latency = tp <= gpn ? hw.intra_latency_s : hw.inter_latency_s;
+    tp_comm = layers_per_stage * 4.0 * (2.0 * (tp - 1) / tp * tokens * h * 2.0 / busbw + latency) * (1.0 - k.tp_overlap);
+  }
+  double pp_comm = 0, bubble = 0;
+  if (pp_ > 1) {
+    const double p2p = nodes > 1 ? hw.nic_per_gpu : hw.intra_p2p;
+    pp_comm = 2.0 * tokens * h * 2.0 / sp_div / p2p;
+    bubble = (pp - 1) / std::max(1, max_virtual_stages) * compute / max_micro_batches;
+  }
+  return compute + tp_comm + pp_comm + bubble;
+}
+
+}  // namespace linkwise::planner

@@ -1,0 +1,346 @@
+// Parsing and validating the workload JSON (model + job + hardware + layout + constraints).
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "linkwise/error.hpp"
+#include "linkwise/planner/workload.hpp"
+
+namespace linkwise::planner {
+
+std::string_view to_string(JobKind kind) noexcept {
+  switch (kind) {
+    case JobKind::pretrain: return "pretrain";
+    case JobKind::finetune: return "finetune";
+    case JobKind::lora: return "lora";
+    case JobKind::inference: return "inference";
+  }
+  return "?";
+}
+std::string_view to_string(Precision p) noexcept {
+  switch (p) {
+    case Precision::bf16: return "bf16";
+    case Precision::fp16: return "fp16";
+    case Precision::fp8: return "fp8";
+  }
+  return "?";
+}
+std::string_view to_string(Recompute r) noexcept {
+  switch (r) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
+  }
+  return "?";
+}
+std::string_view to_string(Objective o) noexcept {
+  switch (o) {
+    case Objective::cost: return "cost";
+    case Objective::time: return "time";
+    case Objective::cost_within_deadline: return "cost_within_deadline";
+  }
+  return "?";
+}
+
+namespace {
+
+using nlohmann::json;
+
+void reject_unknown(const json& obj, const std::string& prefix, std::initializer_list<const char*> known) {
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    bool ok = false;
+    for (const char* k : known) ok = ok || it.key() == k;
+    if (!ok) {
+      std::string list;
+      for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+      const std::string field = prefix.empty() ? it.key() : prefix + "." + it.key();
+      throw_invalid(field, "unknown field '" + field + "'; expected one of: " + list);
+    }
+  }
+}
+
+const json& object_at(const json& doc, const char* key, const std::string& field) {
+  const json& v = doc.at(key);
+  if (!v.is_object()) throw_invalid(field, field + " must be an object");
+  return v;
+}
+
+// A positive integer (JSON integer, or a float with no fraction such as 2e3).
+std::optional<int> opt_int(const json& obj, const char* key, const std::string& field, int min_value = 1) {
+  if (!obj.contains(key) || obj[key].is_null()) return std::nullopt;
+  const json& v = obj[key];
+  if (!v.is_number()) throw_invalid(field, field + " must be an integer, got " + v.dump());
+  const double d = v.get<double>();
+  if (std::floor(d) != d) throw_invalid(field, field + " must be an integer, got " + v.dump());
+  if (d < min_value) throw_invalid(field, field + " must be at least " + std::to_string(min_value) + ", got " + v.dump());
+  if (d > 1e9) throw_invalid(field, field + " is out of range: " + v.dump());
+  return int(d);
+}
+
+std::optional<double> opt_number(const json& obj, const char* key, const std::string& field, bool allow_zero = false) {
+  if (!obj.contains(key) || obj[key].is_null()) return std::nullopt;
+  const json& v = obj[key];
+  if (!v.is_number()) throw_invalid(field, field + " must be a number, got " + v.dump());
+  const double d = v.get<double>();
+  if (!std::isfinite(d) || d < 0 || (!allow_zero && d == 0))
+    throw_invalid(field, field + " must be a positive number, got " + v.dump());
+  return d;
+}
+
+std::optional<bool> opt_bool(const json& obj, const char* key, const std::string& field) {
+  if (!obj.contains(key) || obj[key].is_null()) return std::nullopt;
+  if (!obj[key].is_boolean()) throw_invalid(field, field + " must be true or false, got " + obj[key].dump());
+  return obj[key].get<bool>();
+}
+
+std::optional<std::string> opt_string(const json& obj, const char* key, const std::string& field) {
+  if (!obj.contains(key) || obj[key].is_null()) return std::nullopt;
+  if (!obj[key].is_string()) throw_invalid(field, field + " must be a string, got " + obj[key].dump());
+  return obj[key].get<std::string>();
+}
+
+std::vector<std::string> string_list(const json& obj, const char* key, const std::string& field) {
+  std::vector<std::string> out;
+  if (!obj.contains(key) || obj[key].is_null()) return out;
+  const json& v = obj[key];
+  if (v.is_string()) return {v.get<std::string>()};
+  if (!v.is_array()) throw_invalid(field, field + " must be a list of strings");
+  for (const auto& e : v) {
+    if (!e.is_string()) throw_invalid(field, field + " must be a list of strings");
+    out.push_back(e.get<std::string>());
+  }
+  return out;
+}
+
+Recompute parse_recompute(const std::string& text) {
+  if (text == "none") return Recompute::none;
+  if (text == "selective") return Recompute::selective;
+  if (text == "full") return Recompute::full;
+  throw_invalid("layout.recompute", "layout.recompute must be one of none, selective, full; got '" + text + "'");
+}
+
+Job parse_job(const json& j) {
+  reject_unknown(j, "job", {"kind", "seq_len", "global_batch", "tokens", "precision", "flash_attention", "lora_rank",
+                            "lora_base", "prompt_len", "output_len", "concurrent", "latency_target_ms"});
+  Job job;
+  const std::string kind = opt_string(j, "kind", "job.kind").value_or("");
+  if (kind == "pretrain") job.kind = JobKind::pretrain;
+  else if (kind == "finetune") job.kind = JobKind::finetune;
+  else if (kind == "lora") job.kind = JobKind::lora;
+  else if (kind == "inference") job.kind = JobKind::inference;
+  else throw_invalid("job.kind", "job.kind must be one of pretrain, finetune, lora, inference; got '" + kind + "'");
+
+  const std::string precision = opt_string(j, "precision", "job.precision").value_or("bf16");
+  if (precision == "bf16") job.precision = Precision::bf16;
+  else if (precision == "fp16") job.precision = Precision::fp16;
+  else if (precision == "fp8") job.precision = Precision::fp8;
+  else throw_invalid("job.precision", "job.precision must be one of bf16, fp16, fp8; got '" + precision + "'");
+
+  job.tokens = opt_number(j, "tokens", "job.tokens");
+  job.flash_attention = opt_bool(j, "flash_attention", "job.flash_attention").value_or(true);
+  if (job.kind == JobKind::inference) {
+    for (const char* key : {"prompt_len", "output_len"})
+      if (!j.contains(key)) throw_invalid(std::string("job.") + key, std::string("job.") + key + " is required for inference");
+    job.prompt_len = *opt_int(j, "prompt_len", "job.prompt_len");
+    job.output_len = *opt_int(j, "output_len", "job.output_len");
+    job.concurrent = opt_int(j, "concurrent", "job.concurrent").value_or(1);
+    job.latency_target_ms = opt_number(j, "latency_target_ms", "job.latency_target_ms");
+    job.seq_len = job.prompt_len + job.output_len;
+    job.global_batch = job.concurrent;
+  } else {
+    for (const char* key : {"seq_len", "global_batch"})
+      if (!j.contains(key)) throw_invalid(std::string("job.") + key, std::string("job.") + key + " is required for training");
+    job.seq_len = *opt_int(j, "seq_len", "job.seq_len");
+    job.global_batch = *opt_int(j, "global_batch", "job.global_batch");
+  }
+  if (job.kind == JobKind::lora) {
+    job.lora_rank = opt_int(j, "lora_rank", "job.lora_rank").value_or(16);
+    const std::string base = opt_string(j, "lora_base", "job.lora_base").value_or("bf16");
+    if (base == "bf16") job.lora_base_4bit = false;
+    else if (base == "4bit") job.lora_base_4bit = true;
+    else throw_invalid("job.lora_base", "job.lora_base must be bf16 or 4bit; got '" + base + "'");
+  }
+  return job;
+}
+
+Hardware custom_hardware(const json& c, const Catalog& catalog) {
+  reject_unknown(c, "hardware.custom", {"gpu_model", "gpu_count", "intra_node_fabric", "nvlink_gbytes_per_s",
+                                        "network_type", "network_gbits_per_s", "gpu_memory_gb", "price_usd_per_hour",
+                                        "gpudirect_rdma", "name"});
+  Hardware hw;
+  hw.custom = true;
+  const auto gpu_id = opt_string(c, "gpu_model", "hardware.custom.gpu_model");
+  if (!gpu_id) throw_invalid("hardware.custom.gpu_model", "hardware.custom.gpu_model is required (a GPU id of the catalog)");
+  const Gpu* gpu = catalog.find_gpu(*gpu_id);
+  if (!gpu) throw_not_found("hardware.custom.gpu_model", "unknown GPU model '" + *gpu_id + "' (see `linkwise gpus`)");
+  hw.gpu = *gpu;
+  Instance& in = hw.instance;
+  in.gpu_model = gpu->id;
+  in.gpu_count = opt_int(c, "gpu_count", "hardware.custom.gpu_count").value_or(0);
+  if (in.gpu_count == 0) throw_invalid("hardware.custom.gpu_count", "hardware.custom.gpu_count is required (GPUs per node)");
+  in.gpu_memory_gb = opt_number(c, "gpu_memory_gb", "hardware.custom.gpu_memory_gb").value_or(gpu->memory_gb);
+  const auto fabric = opt_string(c, "intra_node_fabric", "hardware.custom.intra_node_fabric");
+  in.intra_node_fabric = fabric ? parse_fabric(*fabric, "hardware.custom.intra_node_fabric")
+                                : (in.gpu_count > 1 ? Fabric::pcie : Fabric::none);
+  in.nvlink_gbytes_per_s = opt_number(c, "nvlink_gbytes_per_s", "hardware.custom.nvlink_gbytes_per_s");
+  if (!in.nvlink_gbytes_per_s && (in.intra_node_fabric == Fabric::nvswitch || in.intra_node_fabric == Fabric::nvlink))
+    in.nvlink_gbytes_per_s = gpu->nvlink_gbytes_per_s;
+  const auto net = opt_string(c, "network_type", "hardware.custom.network_type");
+  in.network_type = net ? parse_network_type(*net, "hardware.custom.network_type") : NetworkType::ethernet;
+  in.network_gbits_per_s = opt_number(c, "network_gbits_per_s", "hardware.custom.network_gbits_per_s");
+  in.gpudirect_rdma = opt_bool(c, "gpudirect_rdma", "hardware.custom.gpudirect_rdma");
+  in.price_usd_per_hour = opt_number(c, "price_usd_per_hour", "hardware.custom.price_usd_per_hour", true);
+  in.provider = "custom";
+  in.name = opt_string(c, "name", "hardware.custom.name").value_or(gpu->id + "x" + std::to_string(in.gpu_count));
+  in.id = "custom:" + in.name;
+  return hw;
+}
+
+}  // namespace
+
+Workload parse_workload(const json& doc, const Catalog& catalog) {
+  if (!doc.is_object()) throw_invalid("", "the workload must be a JSON object with model, job and hardware");
+  reject_unknown(doc, "", {"model", "job", "hardware", "layout", "constraints", "name", "description"});
+  Workload w;
+  if (!doc.contains("model")) throw_invalid("model", "model is required");
+  w.model = parse_model(doc["model"]);
+  if (!doc.contains("job")) throw_invalid("job", "job is required");
+  w.job = parse_job(object_at(doc, "job", "job"));
+
+  if (doc.contains("hardware") && !doc["hardware"].is_null()) {
+    const json& h = object_at(doc, "hardware", "hardware");
+    reject_unknown(h, "hardware", {"instance", "custom", "nodes"});
+    w.nodes = opt_int(h, "nodes", "hardware.nodes");
+    if (h.contains("instance") && h.contains("custom"))
+      throw_invalid("hardware", "hardware takes either instance or custom, not both");
+    if (h.contains("instance")) {
+      const auto id = opt_string(h, "instance", "hardware.instance");
+      const Instance* in = catalog.find_instance(*id);
+      if (!in) throw_not_found("hardware.instance", "unknown instance '" + *id + "' (see `linkwise instances`)");
+      const Gpu* gpu = catalog.find_gpu(in->gpu_model);
+      if (!gpu) throw_not_found("hardware.instance", "instance '" + *id + "' names GPU '" + in->gpu_model + "' missing from the catalog");
+      w.hardware = Hardware{*in, *gpu, false};
+    } else if (h.contains("custom")) {
+      w.hardware = custom_hardware(object_at(h, "custom", "hardware.custom"), catalog);
+    } else if (w.nodes) {
+      throw_invalid("hardware.instance", "hardware.nodes needs hardware.instance or hardware.custom");
+    }
+  }
+
+  if (doc.contains("layout") && !doc["layout"].is_null()) {
+    const json& l = object_at(doc, "layout", "layout");
+    reject_unknown(l, "layout", {"tp", "pp", "cp", "dp", "micro_batch", "zero", "recompute", "sequence_parallel", "virtual_stages"});
+    LayoutSpec& s = w.layout;
+    s.tp = opt_int(l, "tp", "layout.tp");
+    s.pp = opt_int(l, "pp", "layout.pp");
+    s.cp = opt_int(l, "cp", "layout.cp");
+    s.dp = opt_int(l, "dp", "layout.dp");
+    s.micro_batch = opt_int(l, "micro_batch", "layout.micro_batch");
+    s.zero = opt_int(l, "zero", "layout.zero", 0);
+    if (s.zero && *s.zero > 3) throw_invalid("layout.zero", "layout.zero must be 0, 1, 2 or 3");
+    s.virtual_stages = opt_int(l, "virtual_stages", "layout.virtual_stages");
+    if (const auto r = opt_string(l, "recompute", "layout.recompute")) s.recompute = parse_recompute(*r);
+    s.sequence_parallel = opt_bool(l, "sequence_parallel", "layout.sequence_parallel");
+    if (s.tp && w.model.heads % *s.tp != 0)
+      throw_invalid("layout.tp", "layout.tp (" + std::to_string(*s.tp) + ") must divide the model's attention heads (" +
+                                     std::to_string(w.model.heads) + ")");
+  }
+
+  if (doc.contains("constraints") && !doc["constraints"].is_null()) {
+    const json& c = object_at(doc, "constraints", "constraints");
+    reject_unknown(c, "constraints", {"providers", "gpu_models", "instances", "max_gpus", "max_nodes", "min_nodes",
+                                      "budget_usd", "deadline_hours", "spot", "tp_across_nodes", "objective"});
+    Constraints& k = w.constraints;
+    k.providers = string_list(c, "providers", "constraints.providers");
+    k.gpu_models = string_list(c, "gpu_models", "constraints.gpu_models");
+    k.instances = string_list(c, "instances", "constraints.instances");
+    k.max_gpus = opt_int(c, "max_gpus", "constraints.max_gpus");
+    k.max_nodes = opt_int(c, "max_nodes", "constraints.max_nodes");
+    k.min_nodes = opt_int(c, "min_nodes", "constraints.min_nodes");
+    k.budget_usd = opt_number(c, "budget_usd", "constraints.budget_usd");
+    k.deadline_hours = opt_number(c, "deadline_hours", "constraints.deadline_hours");
+    k.spot = opt_bool(c, "spot", "constraints.spot").value_or(false);
+    k.tp_across_nodes = opt_bool(c, "tp_across_nodes", "constraints.tp_across_nodes").value_or(false);
+    const std::string objective = opt_string(c, "objective", "constraints.objective").value_or("cost");
+    if (objective == "cost") k.objective = Objective::cost;
+    else if (objective == "time") k.objective = Objective::time;
+    else if (objective == "cost_within_deadline") k.objective = Objective::cost_within_deadline;
+    else throw_invalid("constraints.objective", "constraints.objective must be cost, time or cost_within_deadline; got '" + objective + "'");
+    if (k.objective == Objective::cost_within_deadline && !k.deadline_hours)
+      throw_invalid("constraints.deadline_hours", "objective cost_within_deadline needs constraints.deadline_hours");
+    for (const auto& p : k.providers) {
+      const auto& known = known_providers();
+      if (std::find(known.begin(), known.end(), p) == known.end())
+        throw_invalid("constraints.providers", "unknown provider '" + p + "'");
+    }
+    for (const auto& id : k.instances)
+      if (!catalog.find_instance(id)) throw_not_found("constraints.instances", "unknown instance '" + id + "'");
+  }
+  return w;
+}
+
+Layout complete_layout(const Workload& w, int gpus) {
+  const LayoutSpec& s = w.layout;
+  if (!s.tp) throw_invalid("layout.tp", "plan needs layout.tp (use recommend to search layouts)");
+  if (!s.pp) throw_invalid("layout.pp", "plan needs layout.pp (use recommend to search layouts)");
+  Layout l;
+  l.tp = *s.tp;
+  l.pp = *s.pp;
+  l.cp = s.cp.value_or(1);
+  const int model_parallel = l.tp * l.pp * l.cp;
+  if (s.dp) {
+    l.dp = *s.dp;
+  } else {
+    if (gpus % model_parallel != 0)
+      throw_invalid("layout.tp", "tp x pp x cp = " + std::to_string(model_parallel) + " does not divide the " +
+                                     std::to_string(gpus) + " GPUs");
+    l.dp = gpus / model_parallel;
+  }
+  l.micro_batch = s.micro_batch.value_or(1);
+  l.zero = s.zero.value_or(w.job.kind == JobKind::inference ? 0 : 1);
+  l.recompute = s.recompute.value_or(Recompute::none);
+  l.sequence_parallel = s.sequence_parallel.value_or(l.tp > 1);
+  l.virtual_stages = s.virtual_stages.value_or(1);
+  return l;
+}
+
+void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int nodes) {
+  const ModelShape& m = w.model;
+  const int gpus = gpus_per_node * nodes;
+  if (m.heads % l.tp != 0)
+    throw_invalid("layout.tp", "layout.tp (" + std::to_string(l.tp) + ") must divide the model's attention heads (" +
+                                   std::to_string(m.heads) + ")");
+  if (l.pp > m.layers)
+    throw_invalid("layout.pp", "layout.pp (" + std::to_string(l.pp) + ") exceeds the model's layers (" + std::to_string(m.layers) + ")");
+  if (l.gpus() != gpus)
+    throw_invalid("layout.dp", "tp x pp x cp x dp = " + std::to_string(l.tp) + " x " + std::to_string(l.pp) + " x " +
+                                   std::to_string(l.cp) + " x " + std::to_string(l.dp) + " = " + std::to_string(l.gpus()) +
+                                   " but the hardware has " + std::to_string(nodes) + " node(s) x " +
+                                   std::to_string(gpus_per_node) + " GPUs = " + std::to_string(gpus));
+  if (w.job.seq_len % l.cp != 0)
+    throw_invalid("layout.cp", "layout.cp must divide the sequence length " + std::to_string(w.job.seq_len));
+  if (l.zero < 0 || l.zero > 3) throw_invalid("layout.zero", "layout.zero must be 0, 1, 2 or 3");
+  if (l.virtual_stages > 1) {
+    if (l.pp == 1) throw_invalid("layout.virtual_stages", "layout.virtual_stages > 1 needs pp > 1");
+    if (m.layers % (l.pp * l.virtual_stages) != 0)
+      throw_invalid("layout.virtual_stages", "layers (" + std::to_string(m.layers) + ") must be divisible by pp x virtual_stages");
+  }
+  if (w.job.kind != JobKind::inference) {
+    if (w.job.global_batch % (l.dp * l.micro_batch) != 0)
+      throw_invalid("layout.micro_batch", "job.global_batch (" + std::to_string(w.job.global_batch) +
+                                              ") must be divisible by dp x micro_batch (" + std::to_string(l.dp) + " x " +
+                                              std::to_string(l.micro_batch) + ")");
+  } else if (w.job.concurrent % l.dp != 0) {
+    throw_invalid("layout.dp", "job.concurrent (" + std::to_string(w.job.concurrent) + ") must be divisible by layout.dp (replicas)");
+  }
+}
+
+nlohmann::json to_json(const Layout& l) {
+  return {{"tp", l.tp}, {"pp", l.pp}, {"cp", l.cp}, {"dp", l.dp}, {"micro_batch", l.micro_batch}, {"zero", l.zero},
+          {"recompute", std::string(to_string(l.recompute))}, {"sequence_parallel", l.sequence_parallel},
+          {"virtual_stages", l.virtual_stages}};
+}
+
+}  // namespace linkwise::planner

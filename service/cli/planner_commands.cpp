@@ -1,0 +1,148 @@
+// `linkwise plan WORKLOAD.json [--json] [--report PROBE_REPORT.json]` and
+// `linkwise recommend WORKLOAD.json [--top K] [--json] [--report ...]`.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/db_option.hpp"
+#include "linkwise/error.hpp"
+#include "linkwise/planner.hpp"
+#include "linkwise/probe_report.hpp"
+
+namespace linkwise::cli {
+
+namespace {
+
+nlohmann::json read_workload(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(ErrorKind::invalid_input, "cannot read workload file '" + path + "'", "WORKLOAD");
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw Error(ErrorKind::invalid_input, "workload file '" + path + "' is not valid JSON: " + e.what(), "WORKLOAD");
+  }
+}
+
+std::optional<MeasuredLinks> read_measured(const std::string& report_path) {
+  if (report_path.empty()) return std::nullopt;
+  return probe::measured_links(probe::load_report(report_path));
+}
+
+std::string fmt(const char* format, double v) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::string pad(const char* name, int width) {
+  std::string out = name;
+  if (int(out.size()) < width) out.append(width - out.size(), ' ');
+  return out;
+}
+
+std::string layout_words(const planner::Layout& l) {
+  return "tp=" + std::to_string(l.tp) + " pp=" + std::to_string(l.pp) + " cp=" + std::to_string(l.cp) +
+         " dp=" + std::to_string(l.dp) + " micro_batch=" + std::to_string(l.micro_batch) + " zero=" +
+         std::to_string(l.zero) + " recompute=" + std::string(planner::to_string(l.recompute)) +
+         (l.sequence_parallel ? " sp" : "") +
+         (l.virtual_stages > 1 ? " virtual_stages=" + std::to_string(l.virtual_stages) : "");
+}
+
+void print_plan(const planner::Plan& p, std::ostream& out) {
+  out << p.model << " (" << planner::to_string(p.kind) << ", " << planner::to_string(p.precision) << ") on " << p.nodes
+      << " x " << p.instance << " (" << p.gpus << " x " << p.gpu_model << ")\n";
+  out << "layout: " << layout_words(p.layout) << "\n\n";
+  const auto& m = p.memory_gb;
+  out << "memory per GPU (GB)\n";
+  for (const auto& [name, v] : {std::pair<const char*, double>{"weights", m.weights}, {"gradients", m.gradients},
+                                {"optimizer", m.optimizer}, {"activations", m.activations}, {"kv_cache", m.kv_cache},
+                                {"overhead", m.overhead}, {"total", m.total}, {"capacity", m.capacity}})
+    out << "  " << pad(name, 12) << fmt("%9.2f\n", v);
+  out << (p.fits ? "fits" : "DOES NOT FIT") << fmt(" (margin %.2f GB)\n", p.memory_margin_gb);
+  for (const auto& why : p.why_not) out << "  - " << why << "\n";
+
+  const auto& t = p.time_s;
+  out << "\ntime per " << (p.kind == planner::JobKind::inference ? "decode step" : "step") << fmt(": %.4g s\n", p.step_time_s);
+  for (const auto& [name, v] : {std::pair<const char*, double>{"compute", t.compute}, {"tp_comm", t.tp_comm},
+                                {"cp_comm", t.cp_comm}, {"pp_comm", t.pp_comm}, {"pp_bubble", t.pp_bubble},
+                                {"dp_comm", t.dp_comm}, {"exposed_comm", t.exposed_comm}})
+    out << "  " << pad(name, 13) << fmt("%10.4g s", v) << fmt("  (%4.1f%% of the step)\n", 100.0 * v / p.step_time_s);
+  out << "bottleneck: " << p.bottleneck << "\n\n";
+  out << fmt("tokens/s (job) %.6g", p.tokens_per_s) << fmt(", %.0f per GPU\n", p.tokens_per_s / p.gpus);
+  if (p.kind == planner::JobKind::inference) {
+    out << fmt("time to first token %.4g s", *p.ttft_s) << fmt(", per output token %.4g ms", *p.tpot_s * 1000)
+        << fmt(", decode %.6g tokens/s\n", *p.decode_tokens_per_s);
+  }
+  out << fmt("model TFLOP/s per GPU %.1f", p.model_tflops_per_gpu) << fmt(", hardware %.1f", p.hardware_tflops_per_gpu)
+      << fmt(", MFU %.1f%%\n", 100 * p.mfu);
+  if (p.price_usd_per_hour) out << fmt("price $%.2f/h", *p.price_usd_per_hour);
+  if (p.usd_per_million_tokens) out << fmt(", $%.4g per million tokens", *p.usd_per_million_tokens);
+  if (p.job_hours) out << fmt(", job %.1f h", *p.job_hours);
+  if (p.cost_usd) out << fmt(", $%.0f", *p.cost_usd);
+  out << "\n\nbandwidths\n  intra-node: " << p.bandwidth_source.intra_node << "\n  inter-node: "
+      << p.bandwidth_source.inter_node << "\n  HBM: " << p.bandwidth_source.hbm << "\n";
+  for (const auto& w : p.warnings) out << "warning: " << w << "\n";
+}
+
+}  // namespace
+
+void register_planner_commands(CLI::App& app) {
+  struct Options {
+    std::string workload, report;
+    bool json = false;
+    int top = 5;
+  };
+  auto opts = std::make_shared<Options>();
+
+  CLI::App* plan = app.add_subcommand("plan", "Evaluate one layout: memory per GPU, time per step, cost, bottleneck");
+  plan->add_option("WORKLOAD", opts->workload, "workload JSON (model, job, hardware, layout); see data/examples/")
+      ->required();
+  plan->add_flag("--json", opts->json, "print the plan as JSON");
+  plan->add_option("--report", opts->report, "probe report: use its measured bandwidths instead of the catalog's claims");
+  plan->callback([opts] {
+    const Catalog catalog = load_chosen_catalog();
+    const auto measured = read_measured(opts->report);
+    const planner::Workload w = planner::parse_workload(read_workload(opts->workload), catalog);
+    const planner::Plan p = planner::plan(w, catalog, measured ? &*measured : nullptr);
+    if (opts->json) std::cout << planner::to_json(p).dump(2) << "\n";
+    else print_plan(p, std::cout);
+  });
+
+  CLI::App* rec = app.add_subcommand("recommend", "Search instances, node counts and layouts; print the best");
+  rec->add_option("WORKLOAD", opts->workload, "workload JSON (model, job, optional hardware/layout, constraints)")
+      ->required();
+  rec->add_option("--top", opts->top, "how many results (default 5)")->check(CLI::Range(1, 1000));
+  rec->add_flag("--json", opts->json, "print the results as JSON");
+  rec->add_option("--report", opts->report, "probe report: use its measured bandwidths instead of the catalog's claims");
+  rec->callback([opts] {
+    const Catalog catalog = load_chosen_catalog();
+    const auto measured = read_measured(opts->report);
+    const nlohmann::json doc = read_workload(opts->workload);
+    if (opts->json) {
+      std::cout << planner::recommend_json(doc, catalog, opts->top, measured ? &*measured : nullptr).dump(2) << "\n";
+      return;
+    }
+    const planner::Workload w = planner::parse_workload(doc, catalog);
+    const planner::SearchResult r = planner::search(w, catalog, opts->top, measured ? &*measured : nullptr);
+    std::cout << "evaluated " << r.evaluated << " layouts on " << r.hardware_considered << " machine(s), "
+              << r.feasible << " feasible; objective " << planner::to_string(w.constraints.objective) << "\n";
+    if (r.plans.empty()) std::cout << "no layout fits the constraints\n";
+    for (const auto& p : r.plans) {
+      std::cout << "\n" << p.nodes << " x " << p.instance << "  " << layout_words(p.layout) << "\n  "
+                << fmt("%.6g tokens/s", p.tokens_per_s) << fmt(", MFU %.1f%%", 100 * p.mfu)
+                << fmt(", %.1f GB of ", p.memory_gb.total) << fmt("%.1f GB", p.memory_gb.capacity);
+      if (p.usd_per_million_tokens) std::cout << fmt(", $%.4g per million tokens", *p.usd_per_million_tokens);
+      if (p.job_hours) std::cout << fmt(", %.1f h", *p.job_hours);
+      if (p.cost_usd) std::cout << fmt(", $%.0f", *p.cost_usd);
+      std::cout << "\n  why: " << p.why << "\n";
+    }
+  });
+}
+
+}  // namespace linkwise::cli

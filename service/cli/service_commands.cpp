@@ -1,0 +1,176 @@
+// `linkwise serve` and `linkwise keys create|list|revoke`.
+//
+// Both work on one SQLite file: the catalog tables (seeded from the catalog built into this
+// binary when the file is new) plus the service's own tables (API keys, probe reports). The file
+// is the global --db (or $LINKWISE_DB, see db_option.hpp); without either it is the per-user
+// default, $XDG_DATA_HOME/linkwise/linkwise.db (or ~/.local/share/linkwise/linkwise.db), so
+// `linkwise keys create` and `linkwise serve` meet there. The embedded catalog alone will not do:
+// it is read-only, and the service stores keys and reports.
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/db_option.hpp"
+#include "linkwise/catalog_db.hpp"
+#include "linkwise/error.hpp"
+#include "server/auth.hpp"
+#include "server/context.hpp"
+#include "server/database.hpp"
+#include "server/server.hpp"
+
+namespace linkwise::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path default_db_path() {
+  fs::path base;
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) {
+    base = xdg;
+  } else if (const char* home = std::getenv("HOME"); home && *home) {
+    base = fs::path(home) / ".local" / "share";
+  } else {
+    throw_invalid("db", "no --db given and neither XDG_DATA_HOME nor HOME is set: pass --db PATH");
+  }
+  return base / "linkwise" / "linkwise.db";
+}
+
+// The database to use, created and seeded with the embedded catalog if it does not exist yet.
+fs::path prepare_db() {
+  const auto chosen = chosen_db_path();
+  const fs::path path = chosen ? *chosen : default_db_path();
+  std::error_code ec;
+  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+  if (ec) throw Error(ErrorKind::io, "cannot create " + path.parent_path().string() + ": " + ec.message(), "db");
+  if (ensure_catalog_db(path)) {
+    std::cerr << "linkwise: created " << path.string() << " from the embedded catalog\n";
+  }
+  return path;
+}
+
+struct ServeOptions {
+  server::ServerOptions server;
+  bool quiet = false;
+};
+
+void serve(const ServeOptions& options) {
+  // SIGINT and SIGTERM are blocked in every thread (the pool inherits the mask) and taken by one
+  // waiting thread, which stops the server: no more accepting, in-flight requests finish.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  const fs::path db_path = prepare_db();
+  server::Database db(db_path);
+  server::Context ctx(Catalog::open(db_path), db);
+  server::ServerOptions server_options = options.server;
+  server_options.access_log = !options.quiet;
+  server::Server http(ctx, server_options);
+  http.bind();
+
+  std::cerr << "linkwise serve: http://" << server_options.host << ":" << http.port() << " ("
+            << ctx.catalog.instances().size() << " instance types, " << ctx.catalog.gpus().size()
+            << " GPU models; database " << db_path.string() << "; " << server_options.threads
+            << " threads; OpenAPI at /openapi.json)\n";
+  if (server_options.host != "127.0.0.1" && server_options.host != "localhost" && server_options.host != "::1") {
+    std::cerr << "linkwise serve: listening beyond loopback on " << server_options.host
+              << ": reads are open to anyone who can reach it\n";
+  }
+
+  std::atomic<bool> serving_done{false};
+  std::thread waiter([&] {
+    int signal_number = 0;
+    sigwait(&stop_signals, &signal_number);
+    if (serving_done) return;  // woken by the main thread below, not by a user
+    std::cerr << "linkwise serve: " << (signal_number == SIGINT ? "SIGINT" : "SIGTERM")
+              << ": stopping; finishing requests in flight\n";
+    http.stop();
+  });
+  http.run();
+  serving_done = true;
+  pthread_kill(waiter.native_handle(), SIGTERM);  // a no-op for the waiter if it already returned
+  waiter.join();
+  std::cerr << "linkwise serve: stopped; closing " << db_path.string() << "\n";
+}
+
+}  // namespace
+
+void register_service_commands(CLI::App& app) {
+  auto options = std::make_shared<ServeOptions>();
+  auto* serve_cmd = app.add_subcommand(
+      "serve",
+      "Start the REST service (loopback only unless --host says otherwise; see /openapi.json). "
+      "--db PATH: the database to serve, created from the embedded catalog if missing; default "
+      "$LINKWISE_DB, else $XDG_DATA_HOME/linkwise/linkwise.db");
+  serve_cmd->add_option("--host", options->server.host, "Address to listen on")->capture_default_str();
+  serve_cmd->add_option("--port", options->server.port, "TCP port")->capture_default_str()->check(CLI::Range(1, 65535));
+  serve_cmd->add_option("--threads", options->server.threads,
+                        "Worker threads = the most connections served at once (each kept-alive connection holds one)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  serve_cmd->add_flag("--quiet", options->quiet, "No access log on stderr");
+  serve_cmd->callback([options] { serve(*options); });
+
+  auto* keys = app.add_subcommand(
+      "keys", "API keys for the REST service's writes, in the database `linkwise serve` uses (--db, as serve)");
+  keys->require_subcommand(1);
+  auto name = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+
+  auto* create = keys->add_subcommand("create", "Create a key and print it (only this once)");
+  create->add_option("NAME", *name, "A name for the key (who or what uses it)")->required();
+  create->callback([name] {
+    server::Database database(prepare_db());
+    const std::string key = server::KeyStore(database).create(*name);
+    std::cerr << "linkwise: key \"" << *name << "\" created; it is shown once, store it now:\n";
+    std::cout << key << "\n";
+  });
+
+  auto* list = keys->add_subcommand("list", "List the keys (names and dates, never the keys)");
+  list->add_flag("--json", *json, "Print JSON");
+  list->callback([json] {
+    server::Database database(prepare_db());
+    const auto keys_found = server::KeyStore(database).list();
+    if (*json) {
+      auto out = nlohmann::ordered_json::array();
+      for (const auto& k : keys_found) {
+        out.push_back({{"name", k.name},
+                       {"created_at", k.created_at},
+                       {"revoked_at", k.revoked_at ? nlohmann::ordered_json(*k.revoked_at) : nullptr}});
+      }
+      std::cout << out.dump(2) << "\n";
+      return;
+    }
+    std::size_t width = 4;
+    for (const auto& k : keys_found) width = std::max(width, k.name.size());
+    std::cout << std::left << std::setw(static_cast<int>(width)) << "NAME" << "  CREATED               REVOKED\n";
+    for (const auto& k : keys_found) {
+      std::cout << std::setw(static_cast<int>(width)) << k.name << "  " << k.created_at << "  "
+                << k.revoked_at.value_or("-") << "\n";
+    }
+  });
+
+  auto* revoke = keys->add_subcommand("revoke", "Revoke a key: writes with it are refused at once");
+  revoke->add_option("NAME", *name, "The key's name")->required();
+  revoke->callback([name] {
+    server::Database database(prepare_db());
+    server::KeyStore(database).revoke(*name);
+    std::cerr << "linkwise: key \"" << *name << "\" revoked\n";
+  });
+}
+
+}  // namespace linkwise::cli

@@ -1,0 +1,34 @@
+// What the handlers share: the catalog snapshot (read once at startup, never changed while
+// serving, so reads take no lock), the database with the keys and reports in it, and the metrics.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "linkwise/catalog_db.hpp"
+#include "server/auth.hpp"
+#include "server/database.hpp"
+#include "server/metrics.hpp"
+#include "server/report_store.hpp"
+
+namespace linkwise::server {
+
+struct Context {
+  Context(Catalog catalog_snapshot, Database& database);
+
+  const Catalog catalog;
+  // Each instance's JSON, serialized once; index i belongs to catalog.instances()[i].
+  std::vector<std::string> instance_json;
+  std::string gpus_body;  // the whole GET /v1/gpus response
+
+  Database& db;
+  KeyStore keys;
+  ReportStore reports;
+  Metrics metrics;
+
+  const std::string& json_of(const Instance& instance) const {
+    return instance_json[static_cast<std::size_t>(&instance - catalog.instances().data())];
+  }
+};
+
+}  // namespace linkwise::server

@@ -1,0 +1,71 @@
+// GET /v1/instances (filters, sort, paging), GET /v1/instances/{id}, GET /v1/gpus: answered from
+// the in-memory catalog snapshot with each instance's JSON serialized once at startup.
+#include <nlohmann/json.hpp>
+
+#include "linkwise/error.hpp"
+#include "server/handlers.hpp"
+#include "server/request.hpp"
+
+namespace linkwise::server {
+namespace {
+
+constexpr long long kDefaultLimit = 100;
+constexpr long long kMaxLimit = 1000;
+
+// The query parameters carry InstanceFilter's field names, as the CLI's options do.
+InstanceFilter filter_from(const QueryParams& query) {
+  InstanceFilter filter;
+  filter.provider = query.text("provider");
+  filter.gpu = query.text("gpu");
+  if (auto v = query.integer("min_gpus", 0, 1'000'000)) filter.min_gpus = static_cast<int>(*v);
+  filter.min_gpu_memory_gb = query.number("min_gpu_memory_gb", 0);
+  if (auto v = query.text("fabric")) filter.fabric = parse_fabric(*v, "fabric");
+  filter.min_nvlink_gbytes_per_s = query.number("min_nvlink_gbytes_per_s", 0);
+  filter.min_network_gbits_per_s = query.number("min_network_gbits_per_s", 0);
+  filter.rdma = query.boolean("rdma");
+  filter.max_price = query.number("max_price", 0);
+  filter.region = query.text("region");
+  return filter;
+}
+
+}  // namespace
+
+void add_catalog_routes(Router& router, Context& ctx) {
+  router.add("GET", "/v1/instances", [&ctx](const httplib::Request& req, httplib::Response& res, const PathParams&) {
+    const QueryParams query(req, {"provider", "gpu", "min_gpus", "min_gpu_memory_gb", "fabric",
+                                  "min_nvlink_gbytes_per_s", "min_network_gbits_per_s", "rdma", "max_price",
+                                  "region", "sort", "limit", "offset"});
+    const InstanceFilter filter = filter_from(query);
+    const InstanceSort sort = InstanceSort::parse(query.text("sort").value_or("id"));
+    const long long limit = query.integer("limit", 0, kMaxLimit).value_or(kDefaultLimit);
+    const long long offset = query.integer("offset", 0, 1'000'000'000).value_or(0);
+
+    const auto matches = ctx.catalog.query(filter, sort);
+    std::string body = R"({"total":)" + std::to_string(matches.size()) + R"(,"limit":)" + std::to_string(limit) +
+                       R"(,"offset":)" + std::to_string(offset) + R"(,"items":[)";
+    const auto first = std::min<std::size_t>(matches.size(), static_cast<std::size_t>(offset));
+    const auto last = std::min<std::size_t>(matches.size(), first + static_cast<std::size_t>(limit));
+    for (std::size_t i = first; i < last; ++i) {
+      if (i != first) body += ',';
+      body += ctx.json_of(*matches[i]);
+    }
+    body += "]}";
+    send_json(res, std::move(body));
+  });
+
+  router.add("GET", "/v1/instances/{id}",
+             [&ctx](const httplib::Request& req, httplib::Response& res, const PathParams& params) {
+               QueryParams(req, {});
+               const std::string& id = params.find("id")->second;
+               const Instance* instance = ctx.catalog.find_instance(id);
+               if (!instance) throw_not_found("id", "no instance type \"" + id + "\" in the catalog");
+               send_json(res, ctx.json_of(*instance));
+             });
+
+  router.add("GET", "/v1/gpus", [&ctx](const httplib::Request& req, httplib::Response& res, const PathParams&) {
+    QueryParams(req, {});
+    send_json(res, ctx.gpus_body);
+  });
+}
+
+}  // namespace linkwise::server

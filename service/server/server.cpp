@@ -1,0 +1,189 @@
+#include "server/server.hpp"
+
+#include <httplib.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "linkwise/error.hpp"
+#include "server/handlers.hpp"
+#include "server/problem.hpp"
+#include "server/request.hpp"
+
+namespace linkwise::server {
+
+// Debian's cpp-httplib listens with a backlog of 5, so a burst of new connections (64 clients
+// starting at once) would see SYN drops and one-second retries; listen() again with a long queue.
+class Server::Http : public httplib::Server {
+ public:
+  void widen_backlog() { ::listen(svr_sock_, SOMAXCONN); }
+};
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Per-request state from routing to the log line. cpp-httplib serves a connection's requests one
+// after another on one pool thread, so a thread_local holds exactly the current request's.
+struct RequestTrace {
+  Clock::time_point start{};
+  const std::string* route = nullptr;
+};
+thread_local RequestTrace current;
+
+const std::string kUnmatched = "unmatched";
+
+}  // namespace
+
+Server::Server(Context& ctx, ServerOptions options)
+    : ctx_(ctx), options_(std::move(options)), http_(std::make_unique<Http>()) {
+  add_system_routes(router_, ctx_);
+  add_catalog_routes(router_, ctx_);
+  add_report_routes(router_, ctx_);
+
+  auto& http = *http_;
+  const int threads = options_.threads;
+  http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
+  http.set_tcp_nodelay(true);  // small JSON responses must not wait for Nagle's algorithm
+  http.set_keep_alive_max_count(100000);
+  http.set_keep_alive_timeout(2);  // also bounds how long an idle connection delays shutdown
+  http.set_read_timeout(10);
+  http.set_write_timeout(10);
+  http.set_payload_max_length(options_.max_body_bytes);
+
+  http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    current = {Clock::now(), &kUnmatched};
+    if (req.target.size() > options_.max_target_bytes) {
+      write_problem(res,
+                    problem_for_status(414, "path and query are " + std::to_string(req.target.size()) +
+                                                " bytes; at most " + std::to_string(options_.max_target_bytes) +
+                                                " are accepted"),
+                    "");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    // Bodies are bounded by Content-Length (cpp-httplib answers 413 past the limit and skips the
+    // body); a chunked body has no length to check up front, so it is refused, and the connection
+    // closed since its body was not read.
+    if (req.has_header("Transfer-Encoding")) {
+      res.set_header("Connection", "close");
+      write_problem(res, problem_for_status(411, "send the body with a Content-Length, not chunked"), req.path);
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+
+  const auto handler = [this](const httplib::Request& req, httplib::Response& res) { dispatch(req, res); };
+  // One catch-all route per method: the Router decides between a handler, 404 and 405.
+  const httplib::Server::Handler all(handler);
+  http.Get(".*", all).Post(".*", all).Put(".*", all).Patch(".*", all).Delete(".*", all).Options(".*", all);
+
+  // Statuses cpp-httplib sets itself (400 for an unparsable request, 413, 414) get a problem body too.
+  http.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    std::string detail = "the request could not be read";
+    if (res.status == 413) detail = "the body is over the size limit of this server";
+    else if (res.status == 414) detail = "the request line is too long";
+    else if (res.status == 400 && (req.method == "TRACE" || req.method == "CONNECT")) {
+      write_problem(res, problem_for_status(405, req.method + " is not supported"), req.path);
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    write_problem(res, problem_for_status(res.status, detail, res.status == 413 ? "body" : ""), req.path);
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+  // dispatch() catches everything; this is the last line of defence should that ever change.
+  http.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr) {
+    write_problem(res, problem_for_status(500, "internal error; see the server log"), req.path);
+  });
+  http.set_logger([this](const httplib::Request& req, const httplib::Response& res) { log(req, res); });
+}
+
+Server::~Server() = default;
+
+void Server::bind() {
+  if (!http_->bind_to_port(options_.host, options_.port)) {
+    throw Error(ErrorKind::io,
+                "cannot listen on " + options_.host + ":" + std::to_string(options_.port) +
+                    " (address in use, or not an address of this machine)",
+                "port");
+  }
+  http_->widen_backlog();
+  bound_port_ = options_.port;
+}
+
+void Server::run() {
+  if (!stop_requested_) http_->listen_after_bind();
+  finished_ = true;
+}
+
+void Server::stop() {
+  // A signal may arrive before run() has started listening; wait for that, or for run() to end.
+  stop_requested_ = true;
+  while (!finished_) {
+    if (http_->is_running()) {
+      http_->stop();
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+void Server::dispatch(const httplib::Request& req, httplib::Response& res) {
+  const auto match = router_.match(req.method, req.path);
+  if (!match.route) {
+    write_problem(res, problem_for_status(404, "no resource at " + req.path + "; see /openapi.json"), req.path);
+    return;
+  }
+  current.route = match.route;
+  if (!match.handler) {
+    res.set_header("Allow", match.allowed);
+    write_problem(res, problem_for_status(405, req.method + " is not allowed on " + *match.route +
+                                                   "; allowed: " + match.allowed),
+                  req.path);
+    return;
+  }
+  try {
+    (*match.handler)(req, res, match.params);
+  } catch (const UnsupportedMediaType& e) {
+    res = httplib::Response{};
+    write_problem(res, problem_for_status(415, e.detail, "Content-Type"), req.path);
+  } catch (const Error& e) {
+    res = httplib::Response{};
+    const Problem problem = problem_from(e);
+    if (problem.status >= 500) std::cerr << "linkwise serve: " << req.method << ' ' << req.path << ": " << e.what() << "\n";
+    write_problem(res, problem, req.path);
+  } catch (const nlohmann::json::exception& e) {
+    // A value of the wrong JSON type reached code that reads it with get<>(): the client's fault.
+    res = httplib::Response{};
+    write_problem(res, problem_for_status(400, std::string("body: ") + e.what(), "body"), req.path);
+  } catch (const std::exception& e) {
+    res = httplib::Response{};
+    std::cerr << "linkwise serve: " << req.method << ' ' << req.path << ": internal error: " << e.what() << "\n";
+    write_problem(res, problem_for_status(500, "internal error; see the server log"), req.path);
+  }
+}
+
+void Server::log(const httplib::Request& req, const httplib::Response& res) {
+  const auto now = Clock::now();
+  const double seconds =
+      current.start == Clock::time_point{} ? 0.0 : std::chrono::duration<double>(now - current.start).count();
+  const std::string& route = current.route ? *current.route : kUnmatched;
+  ctx_.metrics.observe(route, req.method, res.status, seconds);
+  current = {};
+  if (!options_.access_log) return;
+  // Method, target, status, size, time: never a header, so no key reaches the log.
+  char line[512];
+  std::string target = req.target.size() > 200 ? req.target.substr(0, 200) + "..." : req.target;
+  for (char& c : target) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';  // no forged log lines
+  }
+  const int n = std::snprintf(line, sizeof line, "%s %s %s %d %zuB %.3fms\n", req.remote_addr.c_str(),
+                              req.method.c_str(), target.c_str(), res.status, res.body.size(), seconds * 1e3);
+  if (n > 0) std::fwrite(line, 1, static_cast<std::size_t>(std::min<int>(n, sizeof line - 1)), stderr);
+}
+
+}  // namespace linkwise::server

@@ -1,0 +1,53 @@
+// The HTTP server: cpp-httplib set up for throughput and safety, every request routed through the
+// Router, every failure answered as problem+json, every response counted and logged.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "server/context.hpp"
+#include "server/router.hpp"
+
+namespace linkwise::server {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  // cpp-httplib serves one connection per pool thread for as long as it is kept alive, so the
+  // pool must be as large as the number of concurrent clients expected.
+  int threads = 64;
+  std::size_t max_body_bytes = 4 * 1024 * 1024;  // probe reports with full matrices stay well below
+  std::size_t max_target_bytes = 4096;           // path + query string
+  bool access_log = true;                        // one line per request on stderr
+};
+
+class Server {
+ public:
+  Server(Context& ctx, ServerOptions options);
+  ~Server();
+
+  // Binds the socket; throws io if the address is taken or not local to this machine.
+  void bind();
+  int port() const { return bound_port_; }
+  // Serves until stop(); then waits for in-flight requests to finish.
+  void run();
+  // Stops accepting connections (run() then drains and returns); safe from any thread.
+  void stop();
+
+ private:
+  class Http;  // httplib::Server with access to its listening socket
+  void dispatch(const httplib::Request& req, httplib::Response& res);
+  void log(const httplib::Request& req, const httplib::Response& res);
+
+  Context& ctx_;
+  ServerOptions options_;
+  Router router_;
+  std::unique_ptr<Http> http_;
+  int bound_port_ = 0;
+  std::atomic<bool> stop_requested_{false};
+  std::atomic<bool> finished_{false};
+};
+
+}  // namespace linkwise::server

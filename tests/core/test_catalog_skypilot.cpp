@@ -1,0 +1,161 @@
+// The RFC 4180 CSV reader and the SkyPilot vms.csv price import.
+#include <catch2/catch.hpp>
+
+#include "catalog_test_util.hpp"
+#include "linkwise/catalog_db.hpp"
+#include "linkwise/csv.hpp"
+#include "linkwise/error.hpp"
+#include "linkwise/skypilot_import.hpp"
+
+using namespace linkwise;
+using namespace linkwise::test;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const fs::path kLambdaCsv = catalog_fixtures() / "skypilot" / "lambda-vms-excerpt.csv";
+const fs::path kAzureCsv = catalog_fixtures() / "skypilot" / "azure-order-test-input.csv";
+
+const Catalog& fixture() {
+  static const Catalog catalog = Catalog::load_data_dir(valid_data_dir());
+  return catalog;
+}
+
+SkyPilotImportReport plan(const fs::path& csv, const std::string& provider) {
+  return plan_skypilot_import(fixture(), read_text(csv), csv.filename().string(),
+                              SkyPilotImportOptions{provider, "2026-11-30", ""});
+}
+
+const InstancePriceChange& change_of(const SkyPilotImportReport& report, const std::string& id) {
+  for (const auto& change : report.changes) {
+    if (change.instance_id == id) return change;
+  }
+  throw std::runtime_error("no change for " + id);
+}
+
+const SkippedRow& skipped_of(const SkyPilotImportReport& report, const std::string& type) {
+  for (const auto& row : report.skipped) {
+    if (row.instance_type == type) return row;
+  }
+  throw std::runtime_error("no skipped row for " + type);
+}
+
+}  // namespace
+
+TEST_CASE("CSV: quoted fields hold commas, doubled quotes and line breaks", "[catalog][csv]") {
+  const CsvTable table = parse_csv("a,b,c\r\n1,\"x, y\",\"say \"\"hi\"\"\"\n2,\"two\nlines\",\n\n3,,z", "t.csv");
+  REQUIRE(table.header == std::vector<std::string>{"a", "b", "c"});
+  REQUIRE(table.rows.size() == 3);
+  CHECK(table.rows[0] == std::vector<std::string>{"1", "x, y", "say \"hi\""});
+  CHECK(table.rows[1] == std::vector<std::string>{"2", "two\nlines", ""});
+  CHECK(table.rows[2] == std::vector<std::string>{"3", "", "z"});
+  CHECK(table.row_lines == std::vector<std::size_t>{2, 3, 6});
+  CHECK(table.column("c") == 2u);
+  CHECK_FALSE(table.column("C").has_value());
+}
+
+TEST_CASE("CSV: malformed input names the line", "[catalog][csv]") {
+  CHECK_THROWS_WITH(parse_csv("a,b\n1,\"open\n", "t.csv"), Contains("t.csv:2: a quoted field is not closed"));
+  CHECK_THROWS_WITH(parse_csv("a,b\n1,2\n3\n", "t.csv"), Contains("t.csv:3: expected 2 fields as in the header, got 1"));
+  CHECK_THROWS_WITH(parse_csv("a,b\n1,x\"y\n", "t.csv"), Contains("t.csv:2: a quote inside an unquoted field"));
+  CHECK_THROWS_WITH(parse_csv("a,b\n\"1\"x,2\n", "t.csv"), Contains("t.csv:2: unexpected 'x' after a closing quote"));
+  CHECK_THROWS_AS(parse_csv("", "t.csv"), Error);
+}
+
+TEST_CASE("SkyPilot import of real Lambda rows", "[catalog][skypilot]") {
+  const SkyPilotImportReport report = plan(kLambdaCsv, "lambda");
+  CHECK(report.rows_read == 11);
+  CHECK(report.rows_used == 7);
+  CHECK(report.skipped_by_reason.at(std::string(kSkipUnknownType)) == 4);
+  CHECK(report.skipped.size() == 4);
+  CHECK(report.instances_matched == 3);
+  CHECK(report.instances_updated == 3);
+  CHECK(report.instances_not_in_file == std::vector<std::string>{"lambda:gpu_1x_h100_pcie", "lambda:gpu_1x_a10"});
+
+  const PriceUpdate& a100 = change_of(report, "lambda:gpu_8x_a100").update;
+  CHECK(change_of(report, "lambda:gpu_8x_a100").old_price_usd_per_hour == 15.92);
+  CHECK(a100.price_usd_per_hour == 10.32);
+  // "all regions" is not a region of the file: the cheapest, ties to the first name.
+  CHECK(a100.price_region == "europe-central-1");
+  CHECK(a100.regions == std::vector<std::string>{"europe-central-1", "us-east-1", "us-west-1"});
+  CHECK(a100.spot_price_usd_per_hour == std::nullopt);
+  CHECK(a100.price_as_of == "2026-11-30");
+  CHECK_THAT(a100.price_source.url, Contains("lambda-vms-excerpt.csv"));
+
+  CHECK(change_of(report, "lambda:gpu_8x_h100_sxm5").update.price_usd_per_hour == 23.92);
+  CHECK(change_of(report, "lambda:gpu_1x_h100_sxm5").update.price_usd_per_hour == 3.29);
+}
+
+TEST_CASE("SkyPilot import: columns by name, zones, kept region and every skip reason", "[catalog][skypilot]") {
+  const SkyPilotImportReport report = plan(kAzureCsv, "azure");
+  CHECK(report.rows_read == 11);
+  CHECK(report.rows_used == 7);
+  CHECK(report.skipped_by_reason.at(std::string(kSkipUnknownType)) == 1);
+  CHECK(report.skipped_by_reason.at(std::string(kSkipNoPrice)) == 1);
+  CHECK(report.skipped_by_reason.at(std::string(kSkipAcceleratorMismatch)) == 1);
+  CHECK(report.skipped_by_reason.at(std::string(kSkipBadValue)) == 1);
+  CHECK(report.instances_matched == 3);
+
+  // The current price region (eastus) is kept; the lowest price and spot among its zones.
+  const PriceUpdate& t4 = change_of(report, "azure:Standard_NC4as_T4_v3").update;
+  CHECK(t4.price_region == "eastus");
+  CHECK(t4.price_usd_per_hour == 0.55);
+  CHECK(t4.spot_price_usd_per_hour == 0.05);
+  CHECK(t4.regions == std::vector<std::string>{"eastus", "westus2"});
+
+  // eastus has no price in the file: the cheapest region instead, without a spot price there.
+  const PriceUpdate& t4x4 = change_of(report, "azure:Standard_NC64as_T4_v3").update;
+  CHECK(t4x4.price_region == "centralus");
+  CHECK(t4x4.price_usd_per_hour == 4.0);
+  CHECK(t4x4.spot_price_usd_per_hour == std::nullopt);
+  CHECK(t4x4.regions == std::vector<std::string>{"centralus", "westus3"});
+
+  CHECK(change_of(report, "azure:Standard_ND96isr_H100_v5").update.price_region == "eastus2");
+
+  const SkippedRow& mismatch = skipped_of(report, "Standard_ND96asr_v4");
+  CHECK(mismatch.reason == kSkipAcceleratorMismatch);
+  CHECK(mismatch.line == 10);
+  CHECK_THAT(mismatch.detail, Contains("A100-80GB x8"));
+  CHECK_THAT(mismatch.detail, Contains("A100-SXM4-40GB x8"));
+  CHECK(skipped_of(report, "Standard_NC24ads_A100_v4").reason == kSkipBadValue);
+}
+
+TEST_CASE("SkyPilot import never replaces a more recent price", "[catalog][skypilot]") {
+  // The fixture's Lambda prices are dated 2026-09-20; a snapshot of 2025-01-01 is older.
+  const SkyPilotImportReport report = plan_skypilot_import(
+      fixture(), read_text(kLambdaCsv), "lambda.csv", SkyPilotImportOptions{"lambda", "2025-01-01", ""});
+  CHECK(report.instances_matched == 0);
+  CHECK(report.instances_kept_newer ==
+        std::vector<std::string>{"lambda:gpu_8x_h100_sxm5", "lambda:gpu_1x_h100_sxm5", "lambda:gpu_8x_a100"});
+}
+
+TEST_CASE("SkyPilot import refuses bad options and files", "[catalog][skypilot]") {
+  CHECK_THROWS_WITH(plan_skypilot_import(fixture(), "InstanceType,Region\nx,y\n", "f.csv",
+                                         SkyPilotImportOptions{"lambda", "2026-11-30", ""}),
+                    Contains("no column \"Price\""));
+  CHECK_THROWS_AS(plan(kLambdaCsv, "lambdalabs"), Error);
+  CHECK_THROWS_AS(plan_skypilot_import(fixture(), read_text(kLambdaCsv), "f.csv",
+                                       SkyPilotImportOptions{"lambda", "30/11/2026", ""}),
+                  Error);
+}
+
+TEST_CASE("SkyPilot import writes the database in one go", "[catalog][skypilot][store]") {
+  ScratchDir dir;
+  const fs::path db = dir.path() / "catalog.db";
+  save_catalog(fixture(), db);
+  const SkyPilotImportReport report = import_skypilot(kLambdaCsv, db, SkyPilotImportOptions{"lambda", "2026-11-30", ""});
+  CHECK(report.instances_updated == 3);
+
+  const Catalog after = Catalog::open(db);
+  const Instance& a100 = after.instance("lambda:gpu_8x_a100");
+  CHECK(a100.price_usd_per_hour == 10.32);
+  CHECK(a100.price_region == "europe-central-1");
+  CHECK(a100.price_as_of == "2026-11-30");
+  CHECK(a100.regions.size() == 3);
+  CHECK_THAT(a100.sources.at("price").url, Contains("lambda-vms-excerpt.csv"));
+  CHECK(after.instance("lambda:gpu_1x_a10") == fixture().instance("lambda:gpu_1x_a10"));  // not in the file
+  CHECK(after.instance("azure:Standard_NC4as_T4_v3") == fixture().instance("azure:Standard_NC4as_T4_v3"));
+
+  // A second import of the same snapshot changes nothing.
+  CHECK(import_skypilot(kLambdaCsv, db, SkyPilotImportOptions{"lambda", "2026-11-30", ""}).instances_updated == 0);
+}

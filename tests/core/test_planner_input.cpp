@@ -1,0 +1,126 @@
+// Bad input: every error names the field at fault.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "linkwise/error.hpp"
+#include "linkwise/planner.hpp"
+#include "planner_test_util.hpp"
+
+using namespace linkwise;
+using nlohmann::json;
+
+namespace {
+
+Catalog small_catalog() {
+  const Gpu a100 = planner_test::a100_80(), h100 = planner_test::h100_80();
+  return Catalog({a100, h100}, {planner_test::node(h100, "aws", "p5.48xlarge", Fabric::nvswitch, 3200, 98.3),
+                                planner_test::node(a100, "lambda", "gpu_1x_a100", Fabric::none, 0, 1.3)});
+}
+
+json good() {
+  return json::parse(R"({
+    "model": {"preset": "llama3.1-70b"},
+    "job": {"kind": "pretrain", "seq_len": 8192, "global_batch": 512, "tokens": 2e12, "precision": "bf16"},
+    "hardware": {"instance": "aws:p5.48xlarge", "nodes": 16},
+    "layout": {"tp": 8, "pp": 4, "cp": 1, "dp": 4, "micro_batch": 1, "zero": 1, "recompute": "selective",
+               "sequence_parallel": true, "virtual_stages": 1}})");
+}
+
+// The field named by the error parse + plan raise for `doc`.
+std::string failing_field(const json& doc, ErrorKind expected = ErrorKind::invalid_input) {
+  const Catalog catalog = small_catalog();
+  try {
+    planner::plan_json(doc, catalog);
+  } catch (const Error& e) {
+    CHECK(e.kind() == expected);
+    CHECK(std::string(e.what()).size() > 10);
+    return e.field();
+  }
+  return "<no error>";
+}
+
+}  // namespace
+
+TEST_CASE("the good workload plans") {
+  const Catalog catalog = small_catalog();
+  const json p = planner::plan_json(good(), catalog);
+  CHECK(p["gpus"] == 128);
+  CHECK(p["layout"]["tp"] == 8);
+}
+
+TEST_CASE("each bad input names its field") {
+  json d;
+  d = good(); d["model"]["preset"] = "llama9-1t";
+  CHECK(failing_field(d, ErrorKind::not_found) == "model.preset");
+  d = good(); d["hardware"]["instance"] = "aws:nope";
+  CHECK(failing_field(d, ErrorKind::not_found) == "hardware.instance");
+  d = good(); d["model"] = {{"layers", 0}, {"hidden", 4096}, {"heads", 32}};
+  CHECK(failing_field(d) == "model.layers");
+  d = good(); d["model"] = {{"layers", 32}, {"hidden", -4096}, {"heads", 32}};
+  CHECK(failing_field(d) == "model.hidden");
+  d = good(); d["job"]["seq_len"] = -1;
+  CHECK(failing_field(d) == "job.seq_len");
+  d = good(); d["job"]["global_batch"] = 0;
+  CHECK(failing_field(d) == "job.global_batch");
+  d = good(); d["job"]["kind"] = "distill";
+  CHECK(failing_field(d) == "job.kind");
+  d = good(); d["job"]["precision"] = "int3";
+  CHECK(failing_field(d) == "job.precision");
+  d = good(); d["layout"]["tp"] = 3;  // 64 heads
+  CHECK(failing_field(d) == "layout.tp");
+  d = good(); d["layout"]["dp"] = 8;  // 8 x 4 x 1 x 8 = 256 != 128
+  CHECK(failing_field(d) == "layout.dp");
+  d = good(); d["layout"]["recompute"] = "some";
+  CHECK(failing_field(d) == "layout.recompute");
+  d = good(); d["layout"]["zero"] = 4;
+  CHECK(failing_field(d) == "layout.zero");
+  d = good(); d["layout"]["micro_batch"] = 3;  // 512 / 4 = 128 not divisible by 3
+  CHECK(failing_field(d) == "layout.micro_batch");
+  d = good(); d["layout"]["virtual_stages"] = 3;  // 80 / (4 x 3) not whole
+  CHECK(failing_field(d) == "layout.virtual_stages");
+  d = good(); d["hardware"]["nodes"] = 0;
+  CHECK(failing_field(d) == "hardware.nodes");
+  d = good(); d["layout"]["tpp"] = 2;
+  CHECK(failing_field(d) == "layout.tpp");
+  d = good(); d["job"]["precision"] = "fp8"; d["hardware"] = {{"instance", "lambda:gpu_1x_a100"}};
+  d["layout"] = {{"tp", 1}, {"pp", 1}};
+  CHECK(failing_field(d) == "job.precision");  // A100 has no fp8
+  d = good(); d["hardware"] = {{"instance", "lambda:gpu_1x_a100"}, {"nodes", 2}}; d["layout"] = {{"tp", 1}, {"pp", 1}};
+  CHECK(failing_field(d) == "hardware.nodes");  // no network between nodes
+  d = good(); d["hardware"] = {{"custom", {{"gpu_model", "B300"}, {"gpu_count", 8}}}, {"nodes", 1}};
+  CHECK(failing_field(d, ErrorKind::not_found) == "hardware.custom.gpu_model");
+  d = good(); d["hardware"] = {{"custom", {{"gpu_model", "H100-SXM5-80GB"}, {"gpu_count", 8}, {"intra_node_fabric", "warp"}}}, {"nodes", 16}};
+  CHECK(failing_field(d) == "hardware.custom.intra_node_fabric");
+  d = good(); d["constraints"] = {{"objective", "fun"}};
+  CHECK(failing_field(d) == "constraints.objective");
+  d = good(); d.erase("layout");
+  CHECK(failing_field(d) == "layout.tp");  // plan needs a layout
+  d = good(); d["job"] = {{"kind", "inference"}, {"prompt_len", 100}};
+  CHECK(failing_field(d) == "job.output_len");
+}
+
+TEST_CASE("a params_b model uses the documented shape rule") {
+  const auto m = planner::shape_from_params(70);
+  CHECK(m.hidden % 128 == 0);
+  CHECK(m.kv_heads == 8);
+  CHECK(m.total_params() / 1e9 == Approx(70).epsilon(0.05));
+  const auto small = planner::shape_from_params(7);
+  CHECK(small.hidden == 4096);  // Llama 2 7B's width
+  CHECK(small.total_params() / 1e9 == Approx(7).epsilon(0.05));
+  for (double b : {0.125, 1.0, 13.0, 175.0, 405.0, 1000.0})
+    CHECK(planner::shape_from_params(b).total_params() / 1e9 == Approx(b).epsilon(0.12));
+}
+
+TEST_CASE("presets carry their published shapes and sources") {
+  CHECK(planner::preset_names().size() >= 9);
+  for (const auto& name : planner::preset_names()) {
+    const json p = planner::preset_json(name);
+    CHECK_FALSE(p["source"].get<std::string>().empty());
+  }
+  CHECK(planner::preset("llama3.1-405b").total_params() / 1e9 == Approx(405.9).epsilon(0.01));
+  CHECK(planner::preset("llama3.1-70b").total_params() / 1e9 == Approx(70.6).epsilon(0.01));
+  CHECK(planner::preset("llama3.1-8b").total_params() / 1e9 == Approx(8.03).epsilon(0.01));
+  CHECK(planner::preset("gpt3-175b").total_params() / 1e9 == Approx(174.6).epsilon(0.01));
+  CHECK(planner::preset("mistral-7b").total_params() / 1e9 == Approx(7.24).epsilon(0.01));
+  CHECK(planner::preset("qwen2.5-72b").total_params() / 1e9 == Approx(72.7).epsilon(0.01));
+}

@@ -1,0 +1,159 @@
+// Memory model against hand-computed cases from the public sources.
+#include <catch2/catch.hpp>
+
+#include "linkwise/planner/engine.hpp"
+#include "linkwise/planner/model.hpp"
+#include "linkwise/units.hpp"
+#include "planner_test_util.hpp"
+
+using namespace linkwise::planner;
+
+namespace {
+
+Estimate memory_of(const ModelShape& shape, const Job& job, const Layout& l, const Hardware& hw = planner_test::dgx(planner_test::a100_80())) {
+  const PlannerConstants& k = default_constants();
+  const PreparedHardware p = prepare_hardware(hw, job, k, nullptr, false);
+  Estimate e;
+  estimate_memory(prepare_model(shape, job), p, l, k, e);
+  return e;
+}
+
+Job pretrain(int seq, int batch) {
+  Job j;
+  j.kind = JobKind::pretrain;
+  j.seq_len = seq;
+  j.global_batch = batch;
+  return j;
+}
+
+// Activation bytes of one layer: the difference of two models one layer apart (pp 1).
+double per_layer_activations(ModelShape shape, const Job& job, const Layout& l) {
+  shape.layers = 2;
+  const double two = memory_of(shape, job, l).activations;
+  shape.layers = 1;
+  return two - memory_of(shape, job, l).activations;
+}
+
+}  // namespace
+
+TEST_CASE("mixed-precision Adam without ZeRO takes 16 bytes per parameter (ZeRO paper, Transformer Math 101)") {
+  const ModelShape m = preset("llama2-7b");
+  Layout l;  // tp = pp = dp = 1, zero 0
+  const Estimate e = memory_of(m, pretrain(4096, 8), l);
+  const double params = m.total_params() - m.hidden;
+  // All parameters live on the one GPU (two embedding matrices, layer norms; the final norm's 4096 aside).
+  CHECK(e.weights == Approx(2.0 * params).epsilon(1e-9));
+  CHECK(e.gradients == Approx(2.0 * params).epsilon(1e-9));
+  CHECK(e.optimizer == Approx(12.0 * params).epsilon(1e-9));
+  CHECK((e.weights + e.gradients + e.optimizer) / params == Approx(16.0).epsilon(1e-3));
+  CHECK(params / 1e9 == Approx(6.74).epsilon(0.005));  // Llama 2 7B: 6.74 B parameters
+}
+
+TEST_CASE("ZeRO stages shard model states over DP as in the ZeRO paper's 7.5B, 64-GPU example") {
+  ModelShape m = preset("llama2-7b");
+  Layout l;
+  l.dp = 64;
+  const Job job = pretrain(2048, 64);
+  auto states = [&](int zero) {
+    l.zero = zero;
+    const Estimate e = memory_of(m, job, l);
+    return e.weights + e.gradients + e.optimizer;
+  };
+  const double psi = m.total_params();
+  // ZeRO paper Figure 1: baseline (2 + 2 + K) psi, P_os 4 psi + K psi / Nd, P_os+g 2 psi + 14 psi / Nd, P_os+g+p 16 psi / Nd.
+  CHECK(states(0) == Approx(16 * psi));
+  CHECK(states(1) == Approx(4 * psi + 12 * psi / 64));
+  CHECK(states(2) == Approx(2 * psi + 14 * psi / 64));
+  CHECK(states(3) == Approx(16 * psi / 64));
+  // With psi = 7.5 B: 120, 31.4, 16.6 and 1.9 GB per GPU.
+  CHECK(16 * 7.5 == Approx(120));
+  CHECK((4 * 7.5 + 12 * 7.5 / 64) == Approx(31.4).epsilon(0.002));
+  CHECK((2 * 7.5 + 14 * 7.5 / 64) == Approx(16.6).epsilon(0.003));
+}
+
+TEST_CASE("KV cache bytes: 2 x layers x KV heads x head size x bytes x tokens x sequences") {
+  const ModelShape m = preset("llama2-70b");  // 80 layers, 8 KV heads of 128
+  Job job;
+  job.kind = JobKind::inference;
+  job.prompt_len = 3072;
+  job.output_len = 1024;
+  job.concurrent = 8;
+  job.seq_len = 4096;
+  Layout l;
+  l.tp = 8;  // one KV head per GPU
+  const Estimate e = memory_of(m, job, l);
+  CHECK(e.kv_cache == Approx(2.0 * 80 * 1 * 128 * 2 * 4096 * 8));  // 1.34 GB
+  l.tp = 2;  // four KV heads per GPU
+  CHECK(memory_of(m, job, l).kv_cache == Approx(4.0 * 2.0 * 80 * 128 * 2 * 4096 * 8));
+  l.tp = 16;  // more GPUs than KV heads: heads are replicated, not split further
+  CHECK(memory_of(m, job, l).kv_cache == Approx(2.0 * 80 * 1 * 128 * 2 * 4096 * 8));
+}
+
+TEST_CASE("activations follow Korthikanti et al. 2022 (arXiv 2205.05198) Table 2 and Figure 7") {
+  // GPT-3 175B (a = 96, h = 12288, s = 2048), t = 8, b = 1, no FlashAttention, with dropout.
+  ModelShape m = preset("gpt3-175b");
+  Job job = pretrain(2048, 8);
+  job.flash_attention = false;
+  Layout l;
+  l.tp = 8;
+  const double s = 2048, b = 1, h = 12288, a = 96, t = 8;
+  const double sbh = s * b * h;
+
+  l.sequence_parallel = false;
+  l.recompute = Recompute::none;
+  const double none = per_layer_activations(m, job, l);
+  CHECK(none == Approx(sbh * (10 + 24 / t + 5 * a * s / (h * t))));  // TP only
+
+  l.sequence_parallel = true;
+  CHECK(per_layer_activations(m, job, l) == Approx(sbh / t * (34 + 5 * a * s / h)));  // TP + SP
+
+  l.sequence_parallel = false;
+  l.recompute = Recompute::selective;
+  CHECK(per_layer_activations(m, job, l) == Approx(sbh * (10 + 24 / t)));  // TP + selective
+
+  l.sequence_parallel = true;
+  const double sp_selective = per_layer_activations(m, job, l);
+  CHECK(sp_selective == Approx(sbh * 34 / t));  // TP + SP + selective
+  CHECK(sp_selective / none == Approx(0.1849).epsilon(0.01));  // Figure 7: 18.49% for 175B
+
+  l.sequence_parallel = false;
+  l.recompute = Recompute::full;
+  CHECK(per_layer_activations(m, job, l) == Approx(2 * sbh));  // full recompute keeps the layer input
+  CHECK(2 * sbh / none == Approx(0.0871).epsilon(0.01));        // Figure 7: 8.71%
+
+  // 22B of Figure 7 (a = 64, h = 6144): SP alone 66.84%, selective alone 49.42%, both 16.18%.
+  ModelShape m22;
+  m22.layers = 48; m22.hidden = 6144; m22.heads = 64; m22.kv_heads = 64; m22.ffn_hidden = 4 * 6144;
+  m22.vocab = 51200; m22.dropout = true;
+  l = Layout{};
+  l.tp = 8;
+  const double base = per_layer_activations(m22, job, l);
+  l.sequence_parallel = true;
+  CHECK(per_layer_activations(m22, job, l) / base == Approx(0.6684).epsilon(0.01));
+  l.sequence_parallel = false;
+  l.recompute = Recompute::selective;
+  CHECK(per_layer_activations(m22, job, l) / base == Approx(0.4942).epsilon(0.01));
+  l.sequence_parallel = true;
+  CHECK(per_layer_activations(m22, job, l) / base == Approx(0.1618).epsilon(0.01));
+}
+
+TEST_CASE("the pipeline's first stage holds min(pp, micro-batches) micro-batches of activations") {
+  const ModelShape m = preset("llama2-13b");  // 40 layers
+  const Job job = pretrain(4096, 64);
+  Layout l;
+  l.pp = 4;
+  l.dp = 2;  // 32 sequences per pipeline
+  const Estimate e4 = memory_of(m, job, l);
+  l.pp = 1;
+  l.dp = 8;
+  const Estimate e1 = memory_of(m, job, l);
+  // pp 4: 10 layers x 4 micro-batches in flight, like the 40 layers of pp 1 (logits aside).
+  CHECK(e4.activations == Approx(e1.activations).epsilon(0.15));
+  CHECK(e4.weights < e1.weights / 3.5);
+}
+
+TEST_CASE("capacity is the nominal binary size minus the reserve") {
+  const Estimate e = memory_of(preset("llama2-7b"), pretrain(2048, 8), Layout{});
+  CHECK(e.capacity == Approx(80 * linkwise::units::kBytesPerGiB - default_constants().capacity_reserve_gb * 1e9));
+  CHECK_FALSE(e.fits);  // 16 bytes x 6.7 B parameters does not fit on one 80 GB GPU
+}

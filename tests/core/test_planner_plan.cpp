@@ -1,0 +1,75 @@
+// plan on the real catalog and the examples in data/examples: the JSON contract's fields.
+#include <filesystem>
+#include <fstream>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "linkwise/planner.hpp"
+
+using namespace linkwise;
+using nlohmann::json;
+
+namespace {
+json read(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return json::parse(in);
+}
+}  // namespace
+
+TEST_CASE("every example in data/examples plans (or recommends) with the contract's fields") {
+  const Catalog catalog = Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
+  int examples = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(LINKWISE_TEST_DATA_DIR) / "examples")) {
+    if (entry.path().extension() != ".json") continue;
+    INFO(entry.path().string());
+    ++examples;
+    const json doc = read(entry.path());
+    json p;
+    if (doc.contains("layout")) {
+      p = planner::plan_json(doc, catalog);
+    } else {
+      const json r = planner::recommend_json(doc, catalog, 3);
+      REQUIRE_FALSE(r["results"].empty());
+      p = r["results"][0];
+    }
+    for (const char* key : {"fits", "memory_gb", "step_time_s", "time_s", "tokens_per_s", "model_tflops_per_gpu",
+                            "hardware_tflops_per_gpu", "mfu", "job_hours", "cost_usd", "usd_per_million_tokens",
+                            "bottleneck", "bandwidth_source", "layout", "instance", "nodes", "gpus", "warnings"})
+      CHECK(p.contains(key));
+    for (const char* key : {"weights", "gradients", "optimizer", "activations", "kv_cache", "overhead", "total", "capacity"})
+      CHECK(p["memory_gb"].contains(key));
+    for (const char* key : {"compute", "tp_comm", "pp_comm", "pp_bubble", "dp_comm", "exposed_comm"})
+      CHECK(p["time_s"].contains(key));
+    CHECK(p["step_time_s"].get<double>() > 0);
+    CHECK(p["mfu"].get<double>() > 0);
+    CHECK(p["mfu"].get<double>() < 1);
+    CHECK(p["bandwidth_source"]["intra_node"].get<std::string>().rfind("claimed: ", 0) == 0);
+  }
+  CHECK(examples >= 5);
+}
+
+TEST_CASE("Llama-3.1-70B on 16 p5.48xlarge: fits, near published MFU, bandwidth claims cited") {
+  const Catalog catalog = Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
+  const json doc = json::parse(R"({"model": {"preset": "llama3.1-70b"},
+    "job": {"kind": "pretrain", "seq_len": 8192, "global_batch": 512, "tokens": 2e12, "precision": "bf16"},
+    "hardware": {"instance": "aws:p5.48xlarge", "nodes": 16},
+    "layout": {"tp": 8, "pp": 4, "dp": 4, "micro_batch": 1, "zero": 1, "recompute": "selective", "virtual_stages": 5}})");
+  const json p = planner::plan_json(doc, catalog);
+  CHECK(p["fits"] == true);
+  CHECK(p["memory_gb"]["capacity"].get<double>() == Approx(80 * 1.073741824 - 1.0));
+  // Published Megatron/NeMo Llama 70B bf16 runs on H100 reach 35-50% MFU.
+  CHECK(p["mfu"].get<double>() > 0.25);
+  CHECK(p["mfu"].get<double>() < 0.6);
+  CHECK(p["cost_usd"].get<double>() > 0);
+  CHECK(p["bandwidth_source"]["inter_node"].get<std::string>().find("efa") != std::string::npos);
+
+  // Measured links replace the claims and the output says so.
+  MeasuredLinks measured;
+  measured.intra_node_allreduce_busbw_gbytes_per_s = 100;  // a degraded node
+  measured.inter_node_allreduce_busbw_gbytes_per_s = 40;
+  measured.source = "probe report test";
+  const json slow = planner::plan_json(doc, catalog, &measured);
+  CHECK(slow["bandwidth_source"]["intra_node"].get<std::string>().rfind("measured: probe report test", 0) == 0);
+  CHECK(slow["step_time_s"].get<double>() > p["step_time_s"].get<double>());
+}

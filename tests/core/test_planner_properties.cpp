@@ -1,0 +1,124 @@
+// Properties the time and memory models must have whatever their constants.
+#include <catch2/catch.hpp>
+
+#include "linkwise/planner/engine.hpp"
+#include "linkwise/planner/search.hpp"
+#include "planner_test_util.hpp"
+
+using namespace linkwise::planner;
+
+namespace {
+
+struct Case {
+  const char* preset;
+  int nodes;
+  Layout layout;
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  for (int zero : {0, 1, 2, 3})
+    for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) {
+      Layout a;  // 4 nodes: tp 8, pp 2, dp 2
+      a.tp = 8; a.pp = 2; a.dp = 2; a.zero = zero; a.recompute = rc; a.sequence_parallel = true; a.micro_batch = 1;
+      out.push_back({"llama3.1-70b", 4, a});
+      Layout b;  // 2 nodes: tp 2, pp 1, dp 8 (TP inside, DP across)
+      b.tp = 2; b.pp = 1; b.dp = 8; b.zero = zero; b.recompute = rc; b.micro_batch = 2;
+      out.push_back({"llama3.1-8b", 2, b});
+      Layout c;  // 2 nodes: tp 4, pp 4, dp 1, interleaved
+      c.tp = 4; c.pp = 4; c.dp = 1; c.zero = zero; c.recompute = rc; c.virtual_stages = 2; c.micro_batch = 1;
+      out.push_back({"llama2-13b", 2, c});
+    }
+  return out;
+}
+
+Job pretrain() {
+  Job j;
+  j.seq_len = 4096;
+  j.global_batch = 64;
+  return j;
+}
+
+Estimate run(const Case& c, const linkwise::planner::Hardware& hw, const Job& job = pretrain()) {
+  const PlannerConstants& k = default_constants();
+  return estimate(prepare_model(preset(c.preset), job), prepare_hardware(hw, job, k, nullptr, false), c.nodes, c.layout, k);
+}
+
+}  // namespace
+
+TEST_CASE("more NVLink bandwidth never slows a plan") {
+  for (const Case& c : cases()) {
+    double previous = 1e300;
+    for (double nvlink : {100.0, 300.0, 600.0, 900.0, 1800.0}) {
+      auto hw = planner_test::dgx(planner_test::h100_80());
+      hw.instance.nvlink_gbytes_per_s = nvlink;
+      const double step = run(c, hw).step;
+      CHECK(step <= previous);
+      previous = step;
+    }
+  }
+}
+
+TEST_CASE("more network bandwidth never slows a plan") {
+  for (const Case& c : cases()) {
+    double previous = 1e300;
+    for (double net : {100.0, 400.0, 800.0, 1600.0, 3200.0, 6400.0}) {
+      const double step = run(c, planner_test::dgx(planner_test::h100_80(), net)).step;
+      CHECK(step <= previous);
+      previous = step;
+    }
+  }
+}
+
+TEST_CASE("more GPUs never raise per-GPU weight memory") {
+  const auto hw = planner_test::dgx(planner_test::h100_80());
+  for (int zero : {0, 1, 2, 3})
+    for (int tp : {1, 2, 8})
+      for (int pp : {1, 2, 4}) {
+        double previous = 1e300;
+        for (int nodes : {1, 2, 4, 8}) {
+          if (tp * pp > nodes * 8) continue;
+          Layout l;
+          l.tp = tp; l.pp = pp; l.zero = zero;
+          l.dp = nodes * 8 / (tp * pp);
+          const Case c{"llama3.1-70b", nodes, l};
+          const double weights = run(c, hw).weights;
+          CHECK(weights <= previous);
+          previous = weights;
+        }
+      }
+}
+
+TEST_CASE("the search's step lower bound never exceeds the estimate") {
+  const PlannerConstants& k = default_constants();
+  for (const Case& c : cases())
+    for (const auto& gpu : {planner_test::a100_80(), planner_test::h100_80()}) {
+      const auto hw = planner_test::dgx(gpu);
+      const Job job = pretrain();
+      const PreparedModel m = prepare_model(preset(c.preset), job);
+      const PreparedHardware p = prepare_hardware(hw, job, k, nullptr, false);
+      const Layout& l = c.layout;
+      const double lb = step_lower_bound(m, p, c.nodes, l.tp, l.pp, l.cp, l.dp, l.virtual_stages, l.tp > 1, k);
+      CHECK(lb <= run(c, hw).step);
+      CHECK(lb > 0.3 * run(c, hw).step);  // and is not trivially loose
+    }
+}
+
+TEST_CASE("a PCIe-only node decodes slower than an NVSwitch node at tp 8") {
+  Job job;
+  job.kind = JobKind::inference;
+  job.prompt_len = 1024;
+  job.output_len = 256;
+  job.concurrent = 16;
+  job.seq_len = 1280;
+  Layout l;
+  l.tp = 8;
+  const Case c{"llama3.1-70b", 1, l};
+  auto nvswitch = planner_test::dgx(planner_test::h100_80());
+  auto pcie = nvswitch;
+  pcie.instance.intra_node_fabric = linkwise::Fabric::pcie;
+  pcie.instance.nvlink_gbytes_per_s.reset();
+  const Estimate fast = run(c, nvswitch, job), slow = run(c, pcie, job);
+  CHECK(slow.tpot > fast.tpot);
+  CHECK(slow.tp_comm > 3 * fast.tp_comm);
+}

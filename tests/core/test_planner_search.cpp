@@ -1,0 +1,96 @@
+// The pruned search returns exactly what the exhaustive search returns.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "linkwise/planner.hpp"
+#include "planner_test_util.hpp"
+
+using namespace linkwise;
+using nlohmann::json;
+
+namespace {
+
+Catalog small_catalog() {
+  const Gpu a100 = planner_test::a100_80(), h100 = planner_test::h100_80();
+  Instance a100_efa = planner_test::node(a100, "aws", "p4de.24xlarge", Fabric::nvswitch, 400, 40.97);
+  a100_efa.network_type = NetworkType::efa;
+  Instance h100_pcie = planner_test::node(h100, "azure", "h100-pcie-x8", Fabric::pcie, 400, 45.0);
+  h100_pcie.spot_price_usd_per_hour = 20.0;
+  return Catalog({a100, h100}, {a100_efa, planner_test::node(h100, "aws", "p5.48xlarge", Fabric::nvswitch, 3200, 98.3),
+                                h100_pcie, planner_test::node(a100, "lambda", "gpu_1x_a100", Fabric::none, 0, 1.29)});
+}
+
+void same(const planner::SearchResult& a, const planner::SearchResult& b) {
+  REQUIRE(a.plans.size() == b.plans.size());
+  for (size_t i = 0; i < a.plans.size(); ++i) {
+    INFO("rank " << i);
+    CHECK(a.plans[i].instance == b.plans[i].instance);
+    CHECK(a.plans[i].nodes == b.plans[i].nodes);
+    CHECK(planner::to_json(a.plans[i].layout) == planner::to_json(b.plans[i].layout));
+    CHECK(a.plans[i].step_time_s == b.plans[i].step_time_s);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("pruned search equals exhaustive search") {
+  const Catalog catalog = small_catalog();
+  const char* workloads[] = {
+      R"({"model": {"preset": "llama2-13b"}, "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 64, "tokens": 1e10},
+          "constraints": {"max_nodes": 4}})",
+      R"({"model": {"preset": "llama3.1-8b"}, "job": {"kind": "finetune", "seq_len": 8192, "global_batch": 32, "tokens": 1e9},
+          "constraints": {"max_nodes": 3, "objective": "time"}})",
+      R"({"model": {"layers": 24, "hidden": 2048, "heads": 16, "vocab": 50257}, "job": {"kind": "pretrain", "seq_len": 2048,
+          "global_batch": 48, "tokens": 5e9}, "constraints": {"max_nodes": 2, "objective": "cost_within_deadline", "deadline_hours": 20}})",
+      R"({"model": {"preset": "llama2-7b"}, "job": {"kind": "lora", "seq_len": 4096, "global_batch": 16, "tokens": 1e8, "lora_base": "4bit"},
+          "constraints": {"max_nodes": 2, "spot": true, "objective": "time"}})",
+      R"({"model": {"preset": "llama2-70b"}, "job": {"kind": "inference", "prompt_len": 2048, "output_len": 512, "concurrent": 32,
+          "latency_target_ms": 80, "tokens": 1e9}, "constraints": {"max_nodes": 2}})",
+  };
+  for (const char* text : workloads) {
+    INFO(text);
+    const planner::Workload w = planner::parse_workload(json::parse(text), catalog);
+    for (int k : {1, 3, 10}) {
+      planner::SearchOptions exhaustive;
+      exhaustive.exhaustive = true;
+      const auto full = planner::search(w, catalog, k, nullptr, exhaustive);
+      const auto pruned = planner::search(w, catalog, k, nullptr);
+      CHECK_FALSE(full.plans.empty());
+      same(full, pruned);
+      CHECK(pruned.evaluated <= full.evaluated);
+    }
+  }
+}
+
+TEST_CASE("recommend respects the constraints and explains each result") {
+  const Catalog catalog = small_catalog();
+  json doc = json::parse(R"({"model": {"preset": "llama3.1-70b"},
+     "job": {"kind": "pretrain", "seq_len": 8192, "global_batch": 256, "tokens": 1e11},
+     "constraints": {"gpu_models": ["H100"], "max_nodes": 8}})");
+  const json r = planner::recommend_json(doc, catalog, 3);
+  REQUIRE(r["results"].size() == 3);
+  CHECK(r["evaluated"].get<long long>() > r["results"].size());
+  double previous = 0;
+  for (const auto& p : r["results"]) {
+    CHECK(p["gpu_model"] == "H100-SXM5-80GB");
+    CHECK(p["fits"] == true);
+    CHECK(p["nodes"].get<int>() <= 8);
+    CHECK_FALSE(p["why"].get<std::string>().empty());
+    CHECK(p["usd_per_million_tokens"].get<double>() >= previous);
+    previous = p["usd_per_million_tokens"].get<double>();
+  }
+  // A deadline no layout can meet leaves nothing.
+  doc["constraints"]["deadline_hours"] = 0.001;
+  CHECK(planner::recommend_json(doc, catalog, 3)["results"].empty());
+}
+
+TEST_CASE("the best layout for 70B on NVSwitch nodes keeps tensor parallelism inside the node") {
+  const Catalog catalog = small_catalog();
+  const json doc = json::parse(R"({"model": {"preset": "llama3.1-70b"},
+     "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 512, "tokens": 1e11},
+     "constraints": {"instances": ["aws:p5.48xlarge"], "max_nodes": 16, "objective": "time"}})");
+  const json r = planner::recommend_json(doc, catalog, 1);
+  REQUIRE(r["results"].size() == 1);
+  CHECK(r["results"][0]["layout"]["tp"].get<int>() <= 8);
+  CHECK(r["results"][0]["nodes"] == 16);  // time objective: all the nodes allowed
+}

@@ -1,0 +1,141 @@
+"""Every endpoint of `linkwise serve`, with the real binary: answers, filters, paging, and the
+field names shared with the CLI's --json."""
+import json
+
+import requests
+
+from conftest import run_cli
+
+P5 = "aws:p5.48xlarge"
+
+
+def get(server, path, **params):
+    return requests.get(server.url + path, params=params, timeout=10)
+
+
+def test_healthz(server):
+    r = get(server, "/healthz")
+    assert r.status_code == 200
+    assert r.headers["Content-Type"] == "application/json"
+    assert r.json() == {"status": "ok"}
+
+
+def test_instances_are_the_cli_catalog(server):
+    """GET /v1/instances lists exactly what `linkwise instances --json` prints, same field names."""
+    cli = json.loads(run_cli("instances", "--json", "--db", str(server.db)).stdout)
+    r = get(server, "/v1/instances", limit=1000)
+    assert r.status_code == 200
+    body = r.json()
+    assert body["total"] == len(cli) == len(body["items"])
+    assert body["limit"] == 1000 and body["offset"] == 0
+    assert body["items"] == cli
+    assert len(cli) >= 60
+
+
+def test_instance_filters_match_the_cli(server):
+    """Each query parameter filters as the CLI's option of the same meaning does."""
+    cases = [  # (query parameters, the CLI's options)
+        ({"gpu": "H100"}, ["--gpu", "H100"]),
+        ({"provider": "aws", "min_gpus": "8"}, ["--provider", "aws", "--min-gpus", "8"]),
+        ({"fabric": "nvswitch", "min_network_gbits_per_s": "1600"},
+         ["--fabric", "nvswitch", "--min-network", "1600"]),
+        ({"rdma": "true", "max_price": "50"}, ["--rdma", "--max-price", "50"]),
+        ({"rdma": "false", "region": "us-east-1"}, ["--no-rdma", "--region", "us-east-1"]),
+        ({"min_gpu_memory_gb": "80", "min_nvlink_gbytes_per_s": "600", "sort": "-price_usd_per_hour"},
+         ["--min-gpu-memory", "80", "--min-nvlink", "600", "--sort", "-price_usd_per_hour"]),
+    ]
+    for params, options in cases:
+        cli = json.loads(run_cli("instances", "--json", "--db", str(server.db), *options).stdout)
+        body = get(server, "/v1/instances", limit=1000, **params).json()
+        assert [i["id"] for i in body["items"]] == [i["id"] for i in cli], params
+        assert body["total"] == len(cli)
+        assert cli, f"{params} should match something in the catalog"
+
+
+def test_gpu_family_filter(server):
+    items = get(server, "/v1/instances", gpu="H100", limit=1000).json()["items"]
+    assert items, "the catalog has H100 instances"
+    assert all(i["gpu_model"].startswith("H100") for i in items)
+
+
+def test_sort_and_paging(server):
+    everything = get(server, "/v1/instances", sort="-gpu_count", limit=1000).json()
+    counts = [i["gpu_count"] for i in everything["items"]]
+    assert counts == sorted(counts, reverse=True)
+    page2 = get(server, "/v1/instances", sort="-gpu_count", limit=5, offset=5).json()
+    assert page2["total"] == everything["total"]
+    assert page2["limit"] == 5 and page2["offset"] == 5
+    assert [i["id"] for i in page2["items"]] == [i["id"] for i in everything["items"][5:10]]
+    beyond = get(server, "/v1/instances", offset=100000).json()
+    assert beyond["items"] == [] and beyond["total"] == everything["total"]
+
+
+def test_instance_by_id(server):
+    r = get(server, "/v1/instances/" + P5)
+    assert r.status_code == 200
+    inst = r.json()
+    assert inst["id"] == P5 and inst["provider"] == "aws" and inst["name"] == "p5.48xlarge"
+    cli = json.loads(run_cli("instances", "show", P5, "--json", "--db", str(server.db)).stdout)
+    assert inst == (cli[0] if isinstance(cli, list) else cli)
+    # The id may arrive percent-encoded.
+    assert get(server, "/v1/instances/aws%3Ap5.48xlarge").json() == inst
+
+
+def test_gpus(server):
+    body = get(server, "/v1/gpus").json()
+    assert body["total"] == len(body["items"]) >= 15
+    ids = {g["id"] for g in body["items"]}
+    assert {"H100-SXM5-80GB", "A100-SXM4-80GB", "MI300X"} <= ids
+    cli = json.loads(run_cli("gpus", "--json", "--db", str(server.db)).stdout)
+    assert body["items"] == cli
+
+
+def test_metrics(server):
+    get(server, "/healthz")
+    get(server, "/v1/instances/nope:nope")
+    text = get(server, "/metrics").text
+    assert 'linkwise_http_requests_total{route="/healthz",method="GET",status="200"}' in text
+    assert 'linkwise_http_requests_total{route="/v1/instances/{id}",method="GET",status="404"}' in text
+    assert 'linkwise_http_request_duration_seconds_bucket{route="/healthz",le="+Inf"}' in text
+    total = get(server, "/v1/instances", limit=0).json()["total"]
+    assert f"linkwise_catalog_instances {total}\n" in text
+    assert "# TYPE linkwise_http_request_duration_seconds histogram" in text
+
+
+def test_openapi_document(server):
+    doc = get(server, "/openapi.json").json()
+    assert doc["openapi"].startswith("3.1")
+    served = {(path, method.upper()) for path, ops in doc["paths"].items() for method in ops}
+    assert served == {
+        ("/healthz", "GET"), ("/metrics", "GET"), ("/openapi.json", "GET"), ("/v1/gpus", "GET"),
+        ("/v1/instances", "GET"), ("/v1/instances/{id}", "GET"), ("/v1/instances/{id}/validation", "GET"),
+        ("/v1/probe-reports", "GET"), ("/v1/probe-reports", "POST"), ("/v1/probe-reports/{id}", "GET"),
+    }
+    params = {p["name"] for p in doc["paths"]["/v1/instances"]["get"]["parameters"]}
+    assert params == {"provider", "gpu", "min_gpus", "min_gpu_memory_gb", "fabric", "min_nvlink_gbytes_per_s",
+                      "min_network_gbits_per_s", "rdma", "max_price", "region", "sort", "limit", "offset"}
+
+
+def test_openapi_probe_report_schema_is_the_data_schema(server):
+    """The document's ProbeReport is data/schema/probe-report.schema.json, refs moved to components."""
+    from conftest import REPO
+    data = json.loads((REPO / "data/schema/probe-report.schema.json").read_text())
+    schemas = get(server, "/openapi.json").json()["components"]["schemas"]
+
+    def moved(node):
+        if isinstance(node, dict):
+            return {k: ("#/components/schemas/ProbeReport_" + v.rsplit("/", 1)[1]
+                        if k == "$ref" and v.startswith("#/$defs/") else moved(v)) for k, v in node.items()}
+        if isinstance(node, list):
+            return [moved(x) for x in node]
+        return node
+
+    top = {k: v for k, v in data.items() if k not in ("$schema", "$id", "$defs")}
+    assert schemas["ProbeReport"] == moved(top)
+    for name, definition in data["$defs"].items():
+        assert schemas["ProbeReport_" + name] == moved(definition), name
+
+
+def test_head_is_get_without_body(server):
+    r = requests.head(server.url + "/v1/gpus", timeout=10)
+    assert r.status_code == 200 and r.content == b""
