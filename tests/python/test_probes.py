@@ -41,3 +41,4 @@ def test_malformed_report_is_a_value_error_naming_the_field(tmp_path):
     with pytest.raises(linkwise.InvalidInputError) as caught:
         linkwise.ProbeReport.load(path)
     assert "schema_version" in caught.value.field
+
