@@ -17,6 +17,12 @@
 #include "linkwise/planner.hpp"
 #include "linkwise/probe_registry.hpp"
 #include "linkwise/probe_report.hpp"
+#ifdef LINKWISE_WITH_PROBES
+#include <iostream>
+#include <string_view>
+
+#include "linkwise/probes.hpp"
+#endif
 
 namespace py = pybind11;
 using nlohmann::json;
@@ -217,13 +223,22 @@ py::object recommend(py::handle workload, const Catalog& catalog, int top_k, py:
 
 py::object run_probes_here(bool quick, std::optional<std::vector<std::string>> only) {
   // The names are checked first, so a typo is reported as such in every build.
-  const auto chosen = probe::select_probes(only.value_or(std::vector<std::string>{}), false);
-  (void)chosen;
+  (void)probe::select_probes(only.value_or(std::vector<std::string>{}), false);
 #ifdef LINKWISE_WITH_PROBES
-  // --- probes with CUDA: filled in when probes/ lands ---
+  probe::ProbeOptions options;
+  options.quick = quick;
+  options.only = only.value_or(std::vector<std::string>{});
+  options.progress = [](std::string_view line) { std::cerr << "linkwise probe: " << line << "\n"; };
+  json report;
+  {
+    // Minutes of GPU work: other Python threads keep running. Without a GPU this throws
+    // unsupported ("no CUDA-capable GPU found ...").
+    py::gil_scoped_release release;
+    report = probe::run_probes(options);
+  }
+  return to_python(report);
 #else
   (void)quick;
-  (void)only;
   throw Error(ErrorKind::unsupported,
               "linkwise was built without the CUDA probes; on a machine with nvcc and a GPU, "
               "reinstall with: pip install . -Ccmake.define.LINKWISE_CUDA=ON");
