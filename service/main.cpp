@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
   linkwise::cli::register_service_commands(app);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::RuntimeError& e) {
+    return e.get_exit_code();  // a command's verdict, e.g. validate: 1 when a claim is below
   } catch (const CLI::ParseError& e) {
     // CLI11 prints usage errors; bad arguments exit 2 like every other bad input.
     const int code = app.exit(e);

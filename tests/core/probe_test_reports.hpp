@@ -40,6 +40,8 @@ inline ProbeReport synthetic_report(const SyntheticFigures& f = {}) {
     gpu.memory_bytes = f.gpu_memory_bytes;
     gpu.pcie_link_gen = f.pcie_link_gen;
     gpu.pcie_link_width = 16;
+    gpu.pcie_max_link_gen = f.pcie_link_gen;
+    gpu.pcie_max_link_width = 16;
     env.gpus.push_back(gpu);
   }
   env.p2p_access = std::vector<std::vector<bool>>(f.gpus, std::vector<bool>(f.gpus, true));

@@ -34,7 +34,7 @@ TEST_CASE("without --only: every probe of the mode", "[probe][registry]") {
         std::vector<std::string>{"topology", "nccl-multi-node", "mpi-host-bandwidth"});
 }
 
-TEST_CASE("--only keeps registry order and adds topology for GPU probes", "[probe][registry]") {
+TEST_CASE("only: keeps registry order and adds topology for GPU probes", "[probe][registry]") {
   CHECK(names(select_probes({"nccl", "host-device"}, false)) ==
         std::vector<std::string>{"topology", "host-device", "nccl"});
   CHECK(names(select_probes({"topology"}, false)) == std::vector<std::string>{"topology"});
@@ -42,7 +42,7 @@ TEST_CASE("--only keeps registry order and adds topology for GPU probes", "[prob
   CHECK(names(select_probes({"mpi-host-bandwidth"}, true)) == std::vector<std::string>{"mpi-host-bandwidth"});
 }
 
-TEST_CASE("--only rejects unknown names and probes of the other mode", "[probe][registry]") {
+TEST_CASE("only: rejects unknown names and probes of the other mode", "[probe][registry]") {
   try {
     select_probes({"nvlink"}, false);
     FAIL("expected an error");

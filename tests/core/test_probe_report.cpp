@@ -3,6 +3,7 @@
 #include <set>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "linkwise/error.hpp"
 #include "linkwise/probe_report.hpp"
@@ -152,5 +153,13 @@ TEST_CASE("load_report reads a file and reports missing ones as io", "[probe][re
     FAIL("expected an error");
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::io);
+  }
+}
+
+TEST_CASE("the committed synthetic reports parse and say they are test inputs", "[probe][report]") {
+  for (const char* name : {"synthetic-h100-meets.json", "synthetic-h100-below.json", "synthetic-host-only.json"}) {
+    const ProbeReport report = load_report(std::string(LINKWISE_TEST_FIXTURES_DIR) + "/probe/" + name);
+    CHECK(report.note == std::optional<std::string>("synthetic test input"));
+    CHECK(report.environment.hostname == "synthetic-host");
   }
 }

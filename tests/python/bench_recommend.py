@@ -1,6 +1,6 @@
-"""Times `import linkwise` and linkwise.recommend on the workload of
-tests/bench/bench_recommend_json.cpp (the same JSON-in, JSON-out call timed in C++), for the
-README's "Python" section. Not a test (pytest does not collect it): run it by hand,
+"""Times `import linkwise` and linkwise.recommend on the workload and top-k of
+BM_RecommendJsonLlama70B in tests/bench/bench_planner.cpp (the same JSON-in, JSON-out call timed
+in C++), for the README's "Python" section. Not a test (pytest does not collect it): run it by hand,
 
     .venv/bin/python tests/python/bench_recommend.py
 """
@@ -25,12 +25,12 @@ def main() -> None:
 
     workload = {
         "model": {"preset": "llama3.1-70b"},
-        "job": {"kind": "pretrain", "seq_len": 8192, "global_batch": 512, "tokens": 1e12, "precision": "bf16"},
-        "constraints": {"max_nodes": 64, "deadline_hours": 720, "objective": "cost_within_deadline"},
+        "job": {"kind": "pretrain", "seq_len": 8192, "global_batch": 512, "tokens": 2e12, "precision": "bf16"},
+        "constraints": {"max_nodes": 64, "objective": "cost"},
     }
     print(f"import linkwise: {import_time_ms():.1f} ms (median of 15 fresh interpreters)")
     linkwise.Catalog.default()
-    for top in (1, 10):
+    for top in (5,):
         linkwise.recommend(workload, top=top)
         number = 20
         times = timeit.repeat(lambda: linkwise.recommend(workload, top=top), number=number, repeat=7)

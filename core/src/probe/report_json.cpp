@@ -3,6 +3,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "linkwise/error.hpp"
 #include "linkwise/probe_report.hpp"
 

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "linkwise/catalog_db.hpp"
 #include "linkwise/error.hpp"
 #include "linkwise/probe_report.hpp"
@@ -306,12 +308,15 @@ ClaimVerdict check_pcie(const ProbeReport& report, const Gpu* gpu, const Thresho
   judge(v, expected, weakest->second, t.pcie_h2d,
         "pinned host-to-device copy, GPU " + std::to_string(weakest->first) + ", the weakest of " +
             std::to_string(per_gpu.size()) + ", median");
-  // Say why when the link itself trained below the claim.
+  // Say why when the GPU's link cannot carry the claim: its maximum generation or width (the
+  // current ones drop while a GPU idles, so they are not evidence).
   for (const GpuInfo& g : report.environment.gpus) {
     if (g.index != weakest->first) continue;
-    if ((g.pcie_link_gen && *g.pcie_link_gen < *gpu->pcie_gen) || (g.pcie_link_width && *g.pcie_link_width < 16)) {
-      v.reason += "; its link runs at gen " + (g.pcie_link_gen ? std::to_string(*g.pcie_link_gen) : "?") +
-                  " x" + (g.pcie_link_width ? std::to_string(*g.pcie_link_width) : "?");
+    if ((g.pcie_max_link_gen && *g.pcie_max_link_gen < *gpu->pcie_gen) ||
+        (g.pcie_max_link_width && *g.pcie_max_link_width < 16)) {
+      v.reason += "; its link can only reach gen " +
+                  (g.pcie_max_link_gen ? std::to_string(*g.pcie_max_link_gen) : "?") + " x" +
+                  (g.pcie_max_link_width ? std::to_string(*g.pcie_max_link_width) : "?");
     }
   }
   return v;

@@ -1,0 +1,157 @@
+// `linkwise probe` (measure this instance's links) and `linkwise validate` (the catalog's claims
+// against a probe report). The probes come from the probes library when this build has it.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/db_option.hpp"
+#include "linkwise/error.hpp"
+#include "linkwise/probe_registry.hpp"
+#include "linkwise/probe_report.hpp"
+
+#if LINKWISE_HAVE_PROBES
+#include "linkwise/probes.hpp"
+#endif
+
+namespace linkwise::cli {
+namespace {
+
+struct ProbeArgs {
+  bool quick = false;
+  std::string only;
+  bool list = false;
+  bool multi_node = false;
+  std::string out;
+};
+
+struct ValidateArgs {
+  std::string report;
+  std::string instance;
+  bool json = false;
+};
+
+std::string fixed(const std::optional<double>& value, int decimals = 1) {
+  if (!value) return "-";
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", decimals, *value);
+  return text;
+}
+
+void print_probe_list(bool gpu_built, bool mpi_built) {
+  for (const probe::ProbeInfo& p : probe::all_probes()) {
+    const bool built = (!p.needs_gpu || gpu_built) && (p.mode != probe::ProbeMode::multi_node || mpi_built);
+    std::string mode = p.mode == probe::ProbeMode::multi_node ? "multi-node" : "single-node";
+    if (p.mode == probe::ProbeMode::any) mode = "any";
+    std::printf("%-20s %-12s %-10s %s\n", p.name.c_str(), mode.c_str(), built ? "built" : "not built",
+                p.description.c_str());
+  }
+}
+
+void write_report(const nlohmann::json& report, const std::string& out) {
+  const std::string text = report.dump(2) + "\n";
+  if (out.empty()) {
+    std::cout << text;
+    return;
+  }
+  std::ofstream file(out);
+  if (!file || !(file << text)) throw Error(ErrorKind::io, "cannot write the report to " + out, "out");
+  std::cerr << "linkwise probe: wrote " << out << "\n";
+}
+
+void run_probe(const ProbeArgs& args) {
+  const auto only = probe::split_names(args.only);
+  if (!args.list) probe::select_probes(only, args.multi_node);  // a bad --only fails the same way in every build
+#if LINKWISE_HAVE_PROBES
+  const probe::BuiltProbes built = probe::built_probes();
+  if (args.list) {
+    print_probe_list(built.gpu, built.mpi);
+    return;
+  }
+  probe::ProbeOptions options;
+  options.quick = args.quick;
+  options.only = only;
+  options.multi_node = args.multi_node;
+  options.progress = [](std::string_view line) { std::cerr << "linkwise probe: " << line << std::endl; };
+  const nlohmann::json report = probe::run_probes(options);
+  if (!report.is_null()) write_report(report, args.out);  // null on MPI ranks other than 0
+#else
+  if (args.list) {
+    print_probe_list(false, false);
+    return;
+  }
+  throw Error(ErrorKind::unsupported,
+              "the probes were not built into this linkwise: install the CUDA toolkit (nvcc, NCCL) and "
+              "reconfigure with -DLINKWISE_CUDA=ON (Open MPI, libopenmpi-dev, adds the multi-node probes)");
+#endif
+}
+
+void print_validation(const probe::Validation& v) {
+  const auto& m = v.instance;
+  std::cout << "instance: " << m.instance_id.value_or("(not identified)")
+            << (m.gpu_model ? "  gpu: " + *m.gpu_model : std::string()) << "  (" << m.detected_by << ": " << m.reason
+            << ")\n\n";
+  std::printf("%-8s  %10s  %-9s  %10s  %10s  %-7s  %-12s  %s\n", "claim", "claimed", "unit", "expected", "measured",
+              "unit", "efficiency", "verdict");
+  for (const auto& c : v.verdicts) {
+    const std::string efficiency = c.efficiency ? fixed(*c.efficiency * 100, 0) + "%" : "-";
+    const std::string needed = fixed(c.min_efficiency * 100, 0) + "%";
+    std::printf("%-8s  %10s  %-9s  %10s  %10s  %-7s  %-12s  %s\n", c.claim.c_str(),
+                fixed(c.claimed, c.claimed_unit == "PCIe gen" ? 0 : 1).c_str(), c.claimed_unit.c_str(),
+                fixed(c.expected).c_str(), fixed(c.measured).c_str(), c.unit.c_str(),
+                (efficiency + " (>=" + needed + ")").c_str(), std::string(probe::to_string(c.verdict)).c_str());
+  }
+  std::cout << "\n";
+  for (const auto& c : v.verdicts) {
+    std::cout << c.claim << ": " << c.reason;
+    if (!c.measurement.empty()) std::cout << " [" << c.measurement << "]";
+    std::cout << "\n";
+  }
+}
+
+void run_validate(const ValidateArgs& args) {
+  const probe::ProbeReport report = probe::load_report(args.report);
+  const Catalog catalog = load_chosen_catalog();
+  std::optional<std::string> instance;
+  if (!args.instance.empty()) instance = args.instance;
+  const probe::Validation validation = probe::validate(report, catalog, instance);
+  if (args.json) {
+    std::cout << probe::to_json(validation).dump(2) << "\n";
+  } else {
+    print_validation(validation);
+  }
+  std::cout.flush();
+  if (validation.any_below()) throw CLI::RuntimeError(1);  // exit 1: a claim is not met
+}
+
+}  // namespace
+
+void register_probe_commands(CLI::App& app) {
+  auto probe_args = std::make_shared<ProbeArgs>();
+  CLI::App* probe = app.add_subcommand("probe", "Measure this instance's links and write a probe report (JSON)");
+  probe->add_flag("--quick", probe_args->quick, "Fewer samples and sizes: under 60 s on an 8-GPU node");
+  probe->add_option("--only", probe_args->only, "Comma-separated probe names (see --list)");
+  probe->add_flag("--list", probe_args->list, "List the probes and whether this build has them");
+  probe->add_flag("--multi-node", probe_args->multi_node,
+                  "Run the multi-node probes; start every rank with mpirun (one rank per GPU, or per node "
+                  "for mpi-host-bandwidth)");
+  probe->add_option("--out", probe_args->out, "Write the report here instead of standard output");
+  probe->callback([probe_args] { run_probe(*probe_args); });
+
+  auto validate_args = std::make_shared<ValidateArgs>();
+  CLI::App* validate = app.add_subcommand(
+      "validate", "Check the catalog's claims (NVLink, network, HBM, PCIe) against a probe report; exit 1 when one is below");
+  validate->add_option("report", validate_args->report, "Probe report (JSON) from `linkwise probe`")
+      ->required()
+      ->check(CLI::ExistingFile);
+  validate->add_option("--instance", validate_args->instance,
+                       "Catalog instance id (\"aws:p5.48xlarge\"); default: detected from the report");
+  validate->add_flag("--json", validate_args->json, "Print the verdicts as JSON");
+  validate->callback([validate_args] { run_validate(*validate_args); });
+}
+
+}  // namespace linkwise::cli
