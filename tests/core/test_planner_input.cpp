@@ -93,6 +93,8 @@ TEST_CASE("each bad input names its field") {
   CHECK(failing_field(d) == "hardware.custom.intra_node_fabric");
   d = good(); d["constraints"] = {{"objective", "fun"}};
   CHECK(failing_field(d) == "constraints.objective");
+  d = good(); d["job"].erase("tokens"); d["constraints"] = {{"deadline_hours", 100}};
+  CHECK(failing_field(d) == "job.tokens");  // a deadline needs the job's size
   d = good(); d.erase("layout");
   CHECK(failing_field(d) == "layout.tp");  // plan needs a layout
   d = good(); d["job"] = {{"kind", "inference"}, {"prompt_len", 100}};

@@ -103,8 +103,15 @@ PreparedHardware prepare_hardware(const Hardware& hw, const Job& job, const Plan
   p.peak_flops = peak_tflops * units::kFlopsPerTflop;
   p.attention_peak_flops = (job.precision == Precision::fp16 ? fp16 : bf16) * units::kFlopsPerTflop;
   double eta = k.gemm_efficiency_other;
-  if (gpu.architecture == "ampere") eta = k.gemm_efficiency_ampere;
-  if (gpu.architecture == "hopper") eta = k.gemm_efficiency_hopper;
+  p.attention_efficiency = k.attention_efficiency_other;
+  if (gpu.architecture == "ampere") {
+    eta = k.gemm_efficiency_ampere;
+    p.attention_efficiency = k.attention_efficiency_ampere;
+  }
+  if (gpu.architecture == "hopper") {
+    eta = k.gemm_efficiency_hopper;
+    p.attention_efficiency = k.attention_efficiency_hopper;
+  }
   if (job.precision == Precision::fp8) eta *= k.fp8_gemm_efficiency_ratio;
   p.gemm_efficiency = eta;
 

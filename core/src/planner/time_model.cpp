@@ -56,7 +56,7 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   const double h = m.hidden;
   const double layers_per_stage = std::ceil(m.layers / pp);
   const Rates rates{hw.peak_flops * hw.gemm_efficiency, hw.hbm_bytes_per_s, m.gemm_element_bytes};
-  const double attention_flops_per_s = hw.attention_peak_flops * k.attention_efficiency;
+  const double attention_flops_per_s = hw.attention_peak_flops * hw.attention_efficiency;
   const double sp_div = l.sequence_parallel ? tp : 1.0;
 
   // Link bandwidths for each parallel group (Megatron rank order: tp fastest, then cp, dp, pp).
@@ -127,7 +127,10 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   if (!m.flash)
     attention_fwd = 2.0 * attention_fwd +
                     4.0 * 2.0 * l.micro_batch * (m.heads / tp) * (m.seq_len / cp) * m.seq_len / hw.hbm_bytes_per_s;
-  const double elem_fwd = k.elementwise_passes * 2.0 * tokens * (h / sp_div + m.ffn / tp) / hw.hbm_bytes_per_s;
+  double elem_fwd = k.elementwise_passes * 2.0 * tokens * (h / sp_div + m.ffn / tp) / hw.hbm_bytes_per_s;
+  // fp8: each GEMM input is cast (read 16-bit, write 8-bit) before the GEMM.
+  if (m.precision == Precision::fp8)
+    elem_fwd += k.fp8_cast_passes * 3.0 * tokens * (2.0 * h + h / tp + m.ffn / tp) / hw.hbm_bytes_per_s;
   const double layer_fwd = gemm_fwd + attention_fwd + elem_fwd + k.layer_overhead_s;
   // Backward: data and weight gradients (frozen LoRA bases skip the weight gradient), 2.5x the
   // attention forward (FlashAttention-2's backward), element-wise twice.
@@ -236,7 +239,7 @@ double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int 
   const double gemm_rows = r.elem * tokens *
                            ((h + (h + 2 * m.kv_width) / tp) + (h / tp + h) + (h + m.mlp_in_width / tp) + (m.ffn / tp + h)) /
                            r.hbm;
-  double attention = 2.0 * sequences * (m.seq_len / cp) * m.seq_len * h / tp / (hw.attention_peak_flops * k.attention_efficiency);
+  double attention = 2.0 * sequences * (m.seq_len / cp) * m.seq_len * h / tp / (hw.attention_peak_flops * hw.attention_efficiency);
   if (!m.flash) attention = 2.0 * attention + 4.0 * 2.0 * sequences * (m.heads / tp) * (m.seq_len / cp) * m.seq_len / r.hbm;
   const double sp_div = sequence_parallel_possible ? tp : 1.0;
   const double elem = k.elementwise_passes * 2.0 * tokens * (h / sp_div + m.ffn / tp) / r.hbm;

@@ -270,6 +270,8 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     else throw_invalid("constraints.objective", "constraints.objective must be cost, time or cost_within_deadline; got '" + objective + "'");
     if (k.objective == Objective::cost_within_deadline && !k.deadline_hours)
       throw_invalid("constraints.deadline_hours", "objective cost_within_deadline needs constraints.deadline_hours");
+    if ((k.deadline_hours || k.budget_usd) && !w.job.tokens)
+      throw_invalid("job.tokens", "constraints.deadline_hours and constraints.budget_usd need job.tokens (the job's size)");
     for (const auto& p : k.providers) {
       const auto& known = known_providers();
       if (std::find(known.begin(), known.end(), p) == known.end())

@@ -16,7 +16,10 @@ struct PlannerConstants {
   double gemm_efficiency_hopper = 0;
   double gemm_efficiency_other = 0;   // generations without calibration data
   double fp8_gemm_efficiency_ratio = 0;  // fp8 GEMM efficiency relative to 16-bit, same generation
-  double attention_efficiency = 0;    // flash attention, fraction of 16-bit dense peak
+  double attention_efficiency_ampere = 0;  // FlashAttention forward+backward, fraction of 16-bit dense peak
+  double attention_efficiency_hopper = 0;  // (FlashAttention-2 does not use Hopper's wgmma/TMA: lower)
+  double attention_efficiency_other = 0;
+  double fp8_cast_passes = 0;         // fp8: casts of each GEMM input (read 16-bit, write 8-bit) per token
   double hbm_efficiency = 0;          // achievable fraction of HBM peak (claimed)
   double elementwise_passes = 0;      // memory passes of norm/activation/rotary/residual per token per layer
   double layer_overhead_s = 0;        // fixed per-layer per-pass time (kernel launches, syncs)

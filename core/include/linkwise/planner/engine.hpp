@@ -37,6 +37,7 @@ struct PreparedHardware {
   double peak_flops = 0;        // dense tensor peak at the job's precision, FLOP/s
   double attention_peak_flops = 0;  // 16-bit peak: attention runs in bf16 even for fp8 jobs
   double gemm_efficiency = 0;   // ceiling for large GEMMs at the job's precision on this generation
+  double attention_efficiency = 0;  // FlashAttention on this generation
   double hbm_bytes_per_s = 0;   // achievable
   double capacity_bytes = 0;    // per GPU, after the reserve
   double intra_busbw = 0;       // all-reduce bus bandwidth inside a node, bytes/s

@@ -1,0 +1,98 @@
+// Planner speed: layout evaluations per second (the search's inner loop) and a full recommend of
+// Llama-3.1-70B pre-training over the whole catalog. Run:
+//   cmake -S . -B build -DLINKWISE_BUILD_BENCHMARKS=ON && cmake --build build --target bench_planner
+//   build/bin/bench_planner
+#include <vector>
+
+#include <benchmark/benchmark.h>
+#include <nlohmann/json.hpp>
+
+#include "linkwise/catalog_db.hpp"
+#include "linkwise/planner.hpp"
+
+using namespace linkwise;
+
+namespace {
+
+const Catalog& catalog() {
+  static const Catalog c = Catalog::load_data_dir(LINKWISE_BENCH_DATA_DIR);
+  return c;
+}
+
+const nlohmann::json& llama70b_workload() {
+  static const nlohmann::json doc = nlohmann::json::parse(R"({
+    "model": {"preset": "llama3.1-70b"},
+    "job": {"kind": "pretrain", "seq_len": 8192, "global_batch": 512, "tokens": 2e12, "precision": "bf16"},
+    "constraints": {"max_nodes": 64, "objective": "cost"}})");
+  return doc;
+}
+
+// One core evaluating memory and time of many different layouts of Llama-3.1-70B on p5.48xlarge.
+void BM_LayoutEvaluation(benchmark::State& state) {
+  const planner::Workload w = planner::parse_workload(llama70b_workload(), catalog());
+  const Instance& in = catalog().instance("aws:p5.48xlarge");
+  const planner::Hardware hw{in, catalog().gpu(in.gpu_model), false};
+  const planner::PlannerConstants& k = planner::default_constants();
+  const planner::PreparedModel m = planner::prepare_model(w.model, w.job);
+  const planner::PreparedHardware p = planner::prepare_hardware(hw, w.job, k, nullptr, false);
+  struct Case { int nodes; planner::Layout layout; };
+  std::vector<Case> cases;
+  for (int nodes : {4, 8, 16, 32})
+    for (int tp : {1, 2, 4, 8})
+      for (int pp : {1, 2, 4, 8})
+        for (int zero : {0, 1, 3})
+          for (auto rc : {planner::Recompute::none, planner::Recompute::selective, planner::Recompute::full}) {
+            planner::Layout l;
+            l.tp = tp; l.pp = pp; l.dp = nodes * 8 / (tp * pp); l.zero = zero; l.recompute = rc;
+            l.sequence_parallel = tp > 1;
+            cases.push_back({nodes, l});
+          }
+  size_t i = 0;
+  for (auto _ : state) {
+    const Case& c = cases[i];
+    benchmark::DoNotOptimize(planner::estimate(m, p, c.nodes, c.layout, k));
+    if (++i == cases.size()) i = 0;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_LayoutEvaluation);
+
+// The full search over every catalog instance, node counts up to 64 and all layouts, top 5.
+void BM_RecommendLlama70B(benchmark::State& state) {
+  const planner::Workload w = planner::parse_workload(llama70b_workload(), catalog());
+  long long evaluated = 0;
+  for (auto _ : state) {
+    const planner::SearchResult r = planner::search(w, catalog(), 5);
+    evaluated = r.evaluated;
+    benchmark::DoNotOptimize(r.plans.data());
+  }
+  state.counters["layouts_evaluated"] = double(evaluated);
+  state.counters["instances"] = double(catalog().instances().size());
+}
+BENCHMARK(BM_RecommendLlama70B)->Unit(benchmark::kMillisecond);
+
+// The same search exhaustively (no pruning): what pruning saves.
+void BM_RecommendLlama70BExhaustive(benchmark::State& state) {
+  const planner::Workload w = planner::parse_workload(llama70b_workload(), catalog());
+  planner::SearchOptions exhaustive;
+  exhaustive.exhaustive = true;
+  long long evaluated = 0;
+  for (auto _ : state) {
+    const planner::SearchResult r = planner::search(w, catalog(), 5, nullptr, exhaustive);
+    evaluated = r.evaluated;
+    benchmark::DoNotOptimize(r.plans.data());
+  }
+  state.counters["layouts_evaluated"] = double(evaluated);
+  state.counters["layouts_per_s"] = benchmark::Counter(double(evaluated), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_RecommendLlama70BExhaustive)->Unit(benchmark::kMillisecond);
+
+// JSON in, JSON out, as the REST service calls it (parse + search + describe + serialize).
+void BM_RecommendJsonLlama70B(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(planner::recommend_json(llama70b_workload(), catalog(), 5));
+}
+BENCHMARK(BM_RecommendJsonLlama70B)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
