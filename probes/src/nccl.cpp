@@ -121,17 +121,22 @@ class CollectiveBench {
         if (held_) hold_.hold(*m->lane);
         LW_CUDA(cudaEventRecord(m->lane->start(), m->lane->stream()));
       }
-      for (int i = 0; i < iterations; ++i) {
-        LW_NCCL(ncclGroupStart());
+      try {
+        for (int i = 0; i < iterations; ++i) {
+          LW_NCCL(ncclGroupStart());
+          for (auto& m : members_) {
+            cuda::DeviceScope scope(m->device);
+            enqueue(c, *m, per_rank_floats);
+          }
+          LW_NCCL(ncclGroupEnd());
+        }
         for (auto& m : members_) {
           cuda::DeviceScope scope(m->device);
-          enqueue(c, *m, per_rank_floats);
+          LW_CUDA(cudaEventRecord(m->lane->stop(), m->lane->stream()));
         }
-        LW_NCCL(ncclGroupEnd());
-      }
-      for (auto& m : members_) {
-        cuda::DeviceScope scope(m->device);
-        LW_CUDA(cudaEventRecord(m->lane->stop(), m->lane->stream()));
+      } catch (...) {
+        if (held_) hold_.release();  // never leave a GPU spinning behind a failed enqueue
+        throw;
       }
       if (held_) hold_.release();
       double seconds = 0;
