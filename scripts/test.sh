@@ -11,6 +11,9 @@ cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release
 cmake --build "$BUILD" -j "$JOBS"
 (cd "$BUILD" && ctest --output-on-failure -j "$JOBS")
 
+# The REST service: the real `linkwise serve` under pytest, schemathesis against /openapi.json.
+LINKWISE_BIN="$PWD/$BUILD/bin/linkwise" .venv/bin/python -m pytest -q tests/service
+
 # The Python package, built by scikit-build-core from the same CMake (build dir build-py/), into the
 # venv; its pytest suite compares with the CLI's --json and runs every notebook in notebooks/.
 CMAKE_BUILD_PARALLEL_LEVEL="$JOBS" .venv/bin/python -m pip install -q .

@@ -90,6 +90,18 @@ void print_plan(const planner::Plan& p, std::ostream& out) {
   for (const auto& w : p.warnings) out << "warning: " << w << "\n";
 }
 
+// Errors name their field in the message too ("layout.tp: ..."), so a person sees what to fix.
+template <class F>
+void naming_field(F&& body) {
+  try {
+    body();
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    if (e.field().empty() || message.find(e.field()) != std::string::npos) throw;
+    throw Error(e.kind(), e.field() + ": " + message, e.field());
+  }
+}
+
 }  // namespace
 
 void register_planner_commands(CLI::App& app) {
@@ -105,14 +117,14 @@ void register_planner_commands(CLI::App& app) {
       ->required();
   plan->add_flag("--json", opts->json, "print the plan as JSON");
   plan->add_option("--report", opts->report, "probe report: use its measured bandwidths instead of the catalog's claims");
-  plan->callback([opts] {
+  plan->callback([opts] { naming_field([&] {
     const Catalog catalog = load_chosen_catalog();
     const auto measured = read_measured(opts->report);
     const planner::Workload w = planner::parse_workload(read_workload(opts->workload), catalog);
     const planner::Plan p = planner::plan(w, catalog, measured ? &*measured : nullptr);
     if (opts->json) std::cout << planner::to_json(p).dump(2) << "\n";
     else print_plan(p, std::cout);
-  });
+  }); });
 
   CLI::App* rec = app.add_subcommand("recommend", "Search instances, node counts and layouts; print the best");
   rec->add_option("WORKLOAD", opts->workload, "workload JSON (model, job, optional hardware/layout, constraints)")
@@ -120,7 +132,7 @@ void register_planner_commands(CLI::App& app) {
   rec->add_option("--top", opts->top, "how many results (default 5)")->check(CLI::Range(1, 1000));
   rec->add_flag("--json", opts->json, "print the results as JSON");
   rec->add_option("--report", opts->report, "probe report: use its measured bandwidths instead of the catalog's claims");
-  rec->callback([opts] {
+  rec->callback([opts] { naming_field([&] {
     const Catalog catalog = load_chosen_catalog();
     const auto measured = read_measured(opts->report);
     const nlohmann::json doc = read_workload(opts->workload);
@@ -142,7 +154,7 @@ void register_planner_commands(CLI::App& app) {
       if (p.cost_usd) std::cout << fmt(", $%.0f", *p.cost_usd);
       std::cout << "\n  why: " << p.why << "\n";
     }
-  });
+  }); });
 }
 
 }  // namespace linkwise::cli

@@ -2,6 +2,7 @@
 // serving, so reads take no lock), the database with the keys and reports in it, and the metrics.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "server/database.hpp"
 #include "server/metrics.hpp"
 #include "server/report_store.hpp"
+#include "server/response_cache.hpp"
 
 namespace linkwise::server {
 
@@ -18,15 +20,19 @@ struct Context {
 
   const Catalog catalog;
   // Each instance's JSON, serialized once; index i belongs to catalog.instances()[i].
-  std::vector<std::string> instance_json;
-  std::string gpus_body;  // the whole GET /v1/gpus response
+  std::vector<std::shared_ptr<const std::string>> instance_json;
+  std::shared_ptr<const std::string> gpus_body;  // the whole GET /v1/gpus response
+  ResponseCache instance_queries{32 * 1024 * 1024};  // GET /v1/instances bodies by target
+  // Planner answers by target and SHA-256 of the workload: a pure function of the request, the
+  // catalog snapshot and a stored report (reports never change once stored).
+  ResponseCache planner_answers{32 * 1024 * 1024};
 
   Database& db;
   KeyStore keys;
   ReportStore reports;
   Metrics metrics;
 
-  const std::string& json_of(const Instance& instance) const {
+  const std::shared_ptr<const std::string>& json_of(const Instance& instance) const {
     return instance_json[static_cast<std::size_t>(&instance - catalog.instances().data())];
   }
 };

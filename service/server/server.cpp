@@ -45,11 +45,19 @@ Server::Server(Context& ctx, ServerOptions options)
   add_system_routes(router_, ctx_);
   add_catalog_routes(router_, ctx_);
   add_report_routes(router_, ctx_);
+  add_planner_routes(router_, ctx_);
 
   auto& http = *http_;
   const int threads = options_.threads;
   http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
   http.set_tcp_nodelay(true);  // small JSON responses must not wait for Nagle's algorithm
+  // cpp-httplib's default sets SO_REUSEPORT, which lets a second server (or any process of this
+  // user) bind the same port and take a share of the connections; SO_REUSEADDR alone restarts
+  // cleanly over TIME_WAIT and refuses a port that is in use.
+  http.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   http.set_keep_alive_max_count(100000);
   http.set_keep_alive_timeout(2);  // also bounds how long an idle connection delays shutdown
   http.set_read_timeout(10);

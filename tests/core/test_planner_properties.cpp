@@ -59,6 +59,31 @@ TEST_CASE("more NVLink bandwidth never slows a plan") {
   }
 }
 
+TEST_CASE("more NVLink bandwidth never slows decoding") {
+  Job job;
+  job.kind = JobKind::inference;
+  job.prompt_len = 2048;
+  job.output_len = 512;
+  job.concurrent = 32;
+  job.seq_len = 2560;
+  for (int tp : {2, 4, 8}) {
+    Layout l;
+    l.tp = tp;
+    l.dp = 8 / tp;
+    const Case c{"llama3.1-70b", 1, l};
+    double previous_tpot = 1e300, previous_ttft = 1e300;
+    for (double nvlink : {100.0, 300.0, 900.0, 1800.0}) {
+      auto hw = planner_test::dgx(planner_test::h100_80());
+      hw.instance.nvlink_gbytes_per_s = nvlink;
+      const Estimate e = run(c, hw, job);
+      CHECK(e.tpot <= previous_tpot);
+      CHECK(e.ttft <= previous_ttft);
+      previous_tpot = e.tpot;
+      previous_ttft = e.ttft;
+    }
+  }
+}
+
 TEST_CASE("more network bandwidth never slows a plan") {
   for (const Case& c : cases()) {
     double previous = 1e300;

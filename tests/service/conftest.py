@@ -41,8 +41,9 @@ def free_port() -> int:
 class Server:
     """One `linkwise serve` process on its own database."""
 
-    def __init__(self, db: Path, log: Path, threads: int = 16):
-        self.db, self.log_path, self.threads = db, log, threads
+    def __init__(self, db, log: Path, threads: int = 16, env=None):
+        """db: the --db file, or None to run without --db (the embedded catalog, the per-user store)."""
+        self.db, self.log_path, self.threads, self.env = db, log, threads, env
         self.port = None
         self.proc = None
 
@@ -53,9 +54,10 @@ class Server:
     def start(self):
         self.port = free_port()
         self.log = open(self.log_path, "ab")
+        db = ["--db", str(self.db)] if self.db else []
         self.proc = subprocess.Popen(
-            [linkwise_bin(), "serve", "--port", str(self.port), "--db", str(self.db), "--threads", str(self.threads)],
-            stdout=self.log, stderr=subprocess.STDOUT)
+            [linkwise_bin(), "serve", "--port", str(self.port), "--threads", str(self.threads), *db],
+            stdout=self.log, stderr=subprocess.STDOUT, env=self.env)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

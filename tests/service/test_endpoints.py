@@ -110,6 +110,7 @@ def test_openapi_document(server):
         ("/healthz", "GET"), ("/metrics", "GET"), ("/openapi.json", "GET"), ("/v1/gpus", "GET"),
         ("/v1/instances", "GET"), ("/v1/instances/{id}", "GET"), ("/v1/instances/{id}/validation", "GET"),
         ("/v1/probe-reports", "GET"), ("/v1/probe-reports", "POST"), ("/v1/probe-reports/{id}", "GET"),
+        ("/v1/plans", "POST"), ("/v1/recommendations", "POST"),
     }
     params = {p["name"] for p in doc["paths"]["/v1/instances"]["get"]["parameters"]}
     assert params == {"provider", "gpu", "min_gpus", "min_gpu_memory_gb", "fabric", "min_nvlink_gbytes_per_s",

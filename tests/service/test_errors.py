@@ -83,6 +83,7 @@ def test_unknown_instance_is_404(server):
     ("POST", "/healthz", "GET, HEAD"),
     ("PUT", "/v1/instances/aws:p5.48xlarge", "GET, HEAD"),
     ("PATCH", "/v1/gpus", "GET, HEAD"),
+    ("GET", "/v1/plans", "POST"),
     ("DELETE", "/v1/probe-reports", "GET, HEAD, POST"),
 ])
 def test_wrong_method_is_405_with_allow(server, method, path, allowed):

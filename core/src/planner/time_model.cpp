@@ -52,7 +52,6 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
                    const PlannerConstants& k, Estimate& out) noexcept {
   const double tp = l.tp, pp = l.pp, cp = l.cp, dp = l.dp, v = l.virtual_stages;
   const double gpn = hw.gpus_per_node;
-  const double gpus = tp * pp * cp * dp;
   const double h = m.hidden;
   const double layers_per_stage = std::ceil(m.layers / pp);
   const Rates rates{hw.peak_flops * hw.gemm_efficiency, hw.hbm_bytes_per_s, m.gemm_element_bytes};
@@ -217,7 +216,6 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   if (l.recompute == Recompute::full) recompute_per_token = fwd_per_token - 2.0 * h * m.vocab;
   if (l.recompute == Recompute::selective) recompute_per_token = 4.0 * m.layers * m.seq_len * h;
   out.hardware_flops_per_step = out.model_flops_per_step + recompute_per_token * out.tokens_per_step;
-  (void)gpus;
 }
 
 double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int nodes, int tp_, int pp_, int cp_, int dp_,

@@ -1,0 +1,73 @@
+// POST /v1/plans (one layout) and POST /v1/recommendations (the search): the workload JSON of the
+// planner's contract in, the planner's JSON out, exactly as `linkwise plan|recommend --json`.
+// ?probe_report=ID plans with the link bandwidths measured in a stored probe report instead of
+// the catalog's claims (as the CLI's --report does with a file). Answers are cached by request
+// (Context::planner_answers): a repeated workload is answered without planning it again.
+#include <limits>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "linkwise/error.hpp"
+#include "linkwise/planner.hpp"
+#include "linkwise/probe_report.hpp"
+#include "server/auth.hpp"
+#include "server/handlers.hpp"
+#include "server/request.hpp"
+
+namespace linkwise::server {
+namespace {
+
+constexpr long long kDefaultTop = 5;
+constexpr long long kMaxTop = 100;
+
+std::optional<MeasuredLinks> measured_from(const QueryParams& query, ReportStore& reports) {
+  const auto id = query.integer("probe_report", 1, std::numeric_limits<std::int64_t>::max());
+  if (!id) return std::nullopt;
+  const auto stored = reports.get(*id);
+  if (!stored) {
+    throw_invalid("probe_report", "probe_report: no stored probe report with id " + std::to_string(*id) +
+                                      " (see GET /v1/probe-reports)");
+  }
+  MeasuredLinks links = probe::measured_links(probe::parse_report(stored->report));
+  links.source = "stored probe report " + std::to_string(stored->id) + ": " + links.source;
+  return links;
+}
+
+// The planner's answer for this request: from the cache, or computed by `compute` and cached.
+template <typename Compute>
+void answer(Context& ctx, const httplib::Request& req, httplib::Response& res, Compute compute) {
+  const std::string key = req.target + '\n' + sha256(req.body);
+  if (auto cached = ctx.planner_answers.find(key)) return send_shared_json(res, std::move(cached));
+  auto body = std::make_shared<const std::string>(compute());
+  ctx.planner_answers.insert(key, body);
+  send_shared_json(res, std::move(body));
+}
+
+}  // namespace
+
+void add_planner_routes(Router& router, Context& ctx) {
+  router.add("POST", "/v1/plans", [&ctx](const httplib::Request& req, httplib::Response& res, const PathParams&) {
+    require_json_content_type(req);
+    answer(ctx, req, res, [&] {
+      const QueryParams query(req, {"probe_report"});
+      const auto measured = measured_from(query, ctx.reports);
+      const nlohmann::json workload = json_body(req);
+      return planner::plan_json(workload, ctx.catalog, measured ? &*measured : nullptr).dump();
+    });
+  });
+
+  router.add("POST", "/v1/recommendations",
+             [&ctx](const httplib::Request& req, httplib::Response& res, const PathParams&) {
+               require_json_content_type(req);
+               answer(ctx, req, res, [&] {
+                 const QueryParams query(req, {"top", "probe_report"});
+                 const int top = static_cast<int>(query.integer("top", 1, kMaxTop).value_or(kDefaultTop));
+                 const auto measured = measured_from(query, ctx.reports);
+                 const nlohmann::json workload = json_body(req);
+                 return planner::recommend_json(workload, ctx.catalog, top, measured ? &*measured : nullptr).dump();
+               });
+             });
+}
+
+}  // namespace linkwise::server

@@ -1,0 +1,24 @@
+#include "server/response_cache.hpp"
+
+#include <mutex>
+
+namespace linkwise::server {
+
+std::shared_ptr<const std::string> ResponseCache::find(const std::string& target) const {
+  std::shared_lock lock(mutex_);
+  auto it = bodies_.find(target);
+  return it == bodies_.end() ? nullptr : it->second;
+}
+
+void ResponseCache::insert(const std::string& target, std::shared_ptr<const std::string> body) {
+  const std::size_t size = target.size() + body->size();
+  if (size > budget_bytes_) return;
+  std::unique_lock lock(mutex_);
+  if (bytes_ + size > budget_bytes_) {
+    bodies_.clear();
+    bytes_ = 0;
+  }
+  if (bodies_.emplace(target, std::move(body)).second) bytes_ += size;
+}
+
+}  // namespace linkwise::server
