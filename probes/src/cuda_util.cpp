@@ -103,12 +103,17 @@ void Hold::rearm() {
 std::vector<double> time_lanes(Hold& hold, const std::vector<Lane*>& lanes,
                                const std::vector<std::function<void(cudaStream_t)>>& enqueue) {
   hold.rearm();
-  for (std::size_t i = 0; i < lanes.size(); ++i) {
-    DeviceScope scope(lanes[i]->device());
-    hold.hold(*lanes[i]);
-    LW_CUDA(cudaEventRecord(lanes[i]->start(), lanes[i]->stream()));
-    enqueue[i](lanes[i]->stream());
-    LW_CUDA(cudaEventRecord(lanes[i]->stop(), lanes[i]->stream()));
+  try {
+    for (std::size_t i = 0; i < lanes.size(); ++i) {
+      DeviceScope scope(lanes[i]->device());
+      hold.hold(*lanes[i]);
+      LW_CUDA(cudaEventRecord(lanes[i]->start(), lanes[i]->stream()));
+      enqueue[i](lanes[i]->stream());
+      LW_CUDA(cudaEventRecord(lanes[i]->stop(), lanes[i]->stream()));
+    }
+  } catch (...) {
+    hold.release();  // never leave a GPU spinning behind a failed enqueue
+    throw;
   }
   hold.release();
   std::vector<double> seconds;

@@ -121,17 +121,22 @@ class CollectiveBench {
         if (held_) hold_.hold(*m->lane);
         LW_CUDA(cudaEventRecord(m->lane->start(), m->lane->stream()));
       }
-      for (int i = 0; i < iterations; ++i) {
-        LW_NCCL(ncclGroupStart());
+      try {
+        for (int i = 0; i < iterations; ++i) {
+          LW_NCCL(ncclGroupStart());
+          for (auto& m : members_) {
+            cuda::DeviceScope scope(m->device);
+            enqueue(c, *m, per_rank_floats);
+          }
+          LW_NCCL(ncclGroupEnd());
+        }
         for (auto& m : members_) {
           cuda::DeviceScope scope(m->device);
-          enqueue(c, *m, per_rank_floats);
+          LW_CUDA(cudaEventRecord(m->lane->stop(), m->lane->stream()));
         }
-        LW_NCCL(ncclGroupEnd());
-      }
-      for (auto& m : members_) {
-        cuda::DeviceScope scope(m->device);
-        LW_CUDA(cudaEventRecord(m->lane->stop(), m->lane->stream()));
+      } catch (...) {
+        if (held_) hold_.release();  // never leave a GPU spinning behind a failed enqueue
+        throw;
       }
       if (held_) hold_.release();
       double seconds = 0;
@@ -163,9 +168,26 @@ class CollectiveBench {
   bool held_ = true;
 };
 
-Sweep sweep_for(bool quick) {
-  if (quick) return {{1u << 20, 16u << 20, 256u << 20}, 5, 5};
-  return {{64u << 10, 1u << 20, 8u << 20, 64u << 20, 256u << 20, 1u << 30}, 20, 10};
+// Large sizes matter: NCCL's busbw still grows past 512 MiB (nccl-tests issue #149, #212), so
+// even --quick ends at 1 GiB. Sizes that do not fit twice in a quarter of the smallest free GPU
+// memory (`limit_bytes`, agreed over all ranks) are dropped.
+Sweep sweep_for(bool quick, double limit_bytes) {
+  Sweep sweep = quick ? Sweep{{1u << 20, 32u << 20, 1u << 30}, 5, 5}
+                      : Sweep{{64u << 10, 1u << 20, 16u << 20, 256u << 20, 1u << 30, 4ull << 30}, 20, 10};
+  std::erase_if(sweep.sizes, [&](std::size_t size) { return static_cast<double>(size) > limit_bytes; });
+  if (sweep.sizes.empty()) throw Skip{"less than 4 MiB of free GPU memory"};
+  return sweep;
+}
+
+double free_memory_quarter(const std::vector<int>& devices) {
+  double smallest = 1e30;
+  for (int d : devices) {
+    cuda::DeviceScope scope(d);
+    std::size_t free = 0, total = 0;
+    LW_CUDA(cudaMemGetInfo(&free, &total));
+    smallest = std::min(smallest, static_cast<double>(free) / 4.0);
+  }
+  return smallest;
 }
 
 std::size_t largest(const Sweep& sweep) { return *std::max_element(sweep.sizes.begin(), sweep.sizes.end()); }
@@ -183,10 +205,10 @@ class NcclSingleNode final : public Probe {
   std::vector<Result> run(RunContext& context) override {
     const int gpus = cuda::device_count();
     if (gpus < 2) throw Skip{"needs 2 GPUs, found " + std::to_string(gpus)};
-    const Sweep sweep = sweep_for(context.quick);
     std::vector<ncclComm_t> comms(gpus);
     std::vector<int> devices(gpus);
     for (int d = 0; d < gpus; ++d) devices[d] = d;
+    const Sweep sweep = sweep_for(context.quick, free_memory_quarter(devices));
     context.say("nccl: ncclCommInitAll over " + std::to_string(gpus) + " GPUs");
     LW_NCCL(ncclCommInitAll(comms.data(), gpus, devices.data()));
     std::vector<std::unique_ptr<Member>> members;
@@ -211,7 +233,8 @@ class NcclMultiNode final : public Probe {
     const int gpus = cuda::device_count();
     if (!mpi.all(gpus > 0)) throw Skip{"a rank found no GPU; run one rank per GPU on GPU nodes"};
     if (mpi.size() < 2) throw Skip{"needs at least 2 MPI ranks; run it under mpirun with one rank per GPU"};
-    const Sweep sweep = sweep_for(context.quick);
+    const int device = mpi.local_rank() % gpus;
+    const Sweep sweep = sweep_for(context.quick, -mpi.max(-free_memory_quarter({device})));
     ncclUniqueId id{};
     if (mpi.rank() == 0) LW_NCCL(ncclGetUniqueId(&id));
     mpi.broadcast(&id, sizeof id, 0);
@@ -219,7 +242,7 @@ class NcclMultiNode final : public Probe {
     std::vector<std::unique_ptr<Member>> members;
     members.push_back(std::make_unique<Member>());
     Member& m = *members.back();
-    m.device = mpi.local_rank() % gpus;
+    m.device = device;
     {
       cuda::DeviceScope scope(m.device);
       context.say("nccl-multi-node: ncclCommInitRank over " + std::to_string(mpi.size()) + " ranks on " +

@@ -1,5 +1,6 @@
 // topology: the GPUs, their links and versions, written into the report's environment.
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <nccl.h>
 
 #include <cstdio>
@@ -128,14 +129,17 @@ class Topology final : public Probe {
 int require_gpus() {
   int count = 0;
   const cudaError_t code = cudaGetDeviceCount(&count);
-  if (code != cudaSuccess || count == 0) {
-    throw Error(ErrorKind::unsupported,
-                "no CUDA-capable GPU found (" +
-                    (code != cudaSuccess ? "cudaGetDeviceCount: " + cuda::error_text(code)
-                                         : std::string("cudaGetDeviceCount returned 0 devices")) +
-                    ")");
+  if (code == cudaSuccess && count > 0) return count;
+  std::string why;
+  if (code == cudaSuccess) {
+    why = "cudaGetDeviceCount returned 0 devices";
+  } else if (void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL); !driver) {
+    why = "no NVIDIA driver: libcuda.so.1 is not installed";  // CUDA would say "driver too old"
+  } else {
+    dlclose(driver);
+    why = "cudaGetDeviceCount: " + cuda::error_text(code);
   }
-  return count;
+  throw Error(ErrorKind::unsupported, "no CUDA-capable GPU found (" + why + ")");
 }
 
 std::unique_ptr<Probe> make_topology_probe() { return std::make_unique<Topology>(); }

@@ -103,7 +103,7 @@ struct Result {
   std::string metric;
   Unit unit = Unit::gbytes_per_s;
   std::optional<Counting> counting;    // required for GB/s, absent for latencies
-  std::optional<std::uint64_t> bytes;  // bytes moved per sample (message or buffer size)
+  std::optional<std::uint64_t> bytes;  // size of one transfer: buffer, copy or message (a sample may repeat it)
   // What the figure is about: "gpu", "src", "dst", "memory" (pinned|pageable), "method"
   // (copy-engine|sm), "direction" (unidirectional|bidirectional), "p2p" (on|off), "collective",
   // "ranks", "nodes", "pair", "same_node" (true|false), "scope" (one-gpu|all-gpus).

@@ -21,10 +21,11 @@ std::vector<int> divisors(int n, int limit) {
   return out;
 }
 
+// "H100" matches every H100 variant; a full id matches itself.
 bool gpu_matches(const std::string& gpu_id, const std::vector<std::string>& wanted) {
   if (wanted.empty()) return true;
   for (const auto& w : wanted)
-    if (gpu_id == w || gpu_id.rfind(w + "-", 0) == 0 || gpu_id.rfind(w, 0) == 0) return true;
+    if (gpu_id.rfind(w, 0) == 0) return true;
   return false;
 }
 
