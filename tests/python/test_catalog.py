@@ -177,6 +177,12 @@ def test_to_pandas_columns_are_the_contract(catalog):
     assert list(empty.columns) == INSTANCE_FIELDS and len(empty) == 0
 
 
+def test_to_pandas_without_pandas_says_how_to_get_it(catalog, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "pandas", None)  # import pandas now fails
+    with pytest.raises(ImportError, match="pip install pandas"):
+        catalog.instances(gpu="H100").to_pandas()
+
+
 def test_to_dict_and_to_json_round_trip(catalog):
     p5 = catalog["aws:p5.48xlarge"]
     as_dict = p5.to_dict()

@@ -158,7 +158,11 @@ class RecordList(Sequence[R]):
     def to_pandas(self) -> Any:
         """A pandas DataFrame, one row per item, columns named as the JSON contract.
         pandas is imported here, not when linkwise is imported."""
-        import pandas as pd
+        try:
+            import pandas as pd
+        except ImportError as error:
+            raise ImportError("to_pandas() needs pandas: pip install pandas "
+                              "(or pip install 'linkwise[pandas]')") from error
 
         records = [item._data for item in self._items]
         if self._flatten:
