@@ -198,6 +198,13 @@ def test_to_dict_and_to_json_round_trip(catalog):
     assert json.loads(found.to_json()) == found.to_dict()
 
 
+def test_whole_catalog_to_dict(catalog):
+    whole = catalog.to_dict()
+    assert whole["instances"] == catalog.instances().to_dict()
+    assert whole["gpus"] == catalog.gpus().to_dict()
+    assert json.loads(catalog.to_json()) == whole
+
+
 def test_html_and_text_representations(catalog):
     found = catalog.instances(gpu="H100", min_gpus=8)
     table = found._repr_html_()
