@@ -1,6 +1,7 @@
 // linkwise._core: the pybind11 module under the Python package. Thin on purpose: it converts
 // arguments, calls core/, converts results (JSON contract -> dicts) and maps linkwise::Error to
 // the Python exceptions of linkwise._errors. Every rule lives in core/.
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +34,8 @@ namespace linkwise {
 namespace {
 
 // ---- arguments: a None means "not given"; a wrong type is invalid_input naming the argument ----
+// The filters are lower or upper bounds on sizes, bandwidths and prices: negative values are
+// refused as the REST service refuses them.
 
 std::string type_name(py::handle value) { return py::str(py::type::handle_of(value).attr("__name__")); }
 
@@ -47,11 +50,14 @@ std::optional<int> optional_int(py::handle value, const char* field) {
   if (value.is_none()) return std::nullopt;
   if (py::isinstance<py::bool_>(value) || !py::isinstance<py::int_>(value))
     throw_invalid(field, std::string(field) + ": expected an integer, got " + type_name(value));
+  int number = 0;
   try {
-    return value.cast<int>();
+    number = value.cast<int>();
   } catch (const py::cast_error&) {
     throw_invalid(field, std::string(field) + ": integer out of range");
   }
+  if (number < 0) throw_invalid(field, std::string(field) + ": expected an integer >= 0, got " + std::to_string(number));
+  return number;
 }
 
 std::optional<double> optional_number(py::handle value, const char* field) {
@@ -59,7 +65,10 @@ std::optional<double> optional_number(py::handle value, const char* field) {
   if (py::isinstance<py::bool_>(value) ||
       !(py::isinstance<py::int_>(value) || py::isinstance<py::float_>(value)))
     throw_invalid(field, std::string(field) + ": expected a number, got " + type_name(value));
-  return value.cast<double>();
+  const double number = value.cast<double>();
+  if (!std::isfinite(number) || number < 0)
+    throw_invalid(field, std::string(field) + ": expected a finite number >= 0, got " + py::repr(value).cast<std::string>());
+  return number;
 }
 
 std::optional<bool> optional_bool(py::handle value, const char* field) {

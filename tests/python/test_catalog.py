@@ -96,6 +96,10 @@ def test_sort_ascending_descending_nulls_last(catalog):
     ({"fabric": 3}, "fabric"),
     ({"min_gpus": "8"}, "min_gpus"),
     ({"min_gpus": 2.5}, "min_gpus"),
+    ({"min_gpus": -1}, "min_gpus"),
+    ({"max_price": -3.0}, "max_price"),
+    ({"max_price": float("nan")}, "max_price"),
+    ({"min_gpu_memory_gb": float("inf")}, "min_gpu_memory_gb"),
     ({"max_price": "cheap"}, "max_price"),
     ({"min_gpu_memory_gb": True}, "min_gpu_memory_gb"),
     ({"min_nvlink_gbytes_per_s": "900 GB/s"}, "min_nvlink_gbytes_per_s"),
@@ -177,6 +181,12 @@ def test_to_pandas_columns_are_the_contract(catalog):
     assert list(empty.columns) == INSTANCE_FIELDS and len(empty) == 0
 
 
+def test_to_pandas_without_pandas_says_how_to_get_it(catalog, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "pandas", None)  # import pandas now fails
+    with pytest.raises(ImportError, match="pip install pandas"):
+        catalog.instances(gpu="H100").to_pandas()
+
+
 def test_to_dict_and_to_json_round_trip(catalog):
     p5 = catalog["aws:p5.48xlarge"]
     as_dict = p5.to_dict()
@@ -186,6 +196,13 @@ def test_to_dict_and_to_json_round_trip(catalog):
     assert p5.gpu_count == 8
     found = catalog.instances(provider="gcp")
     assert json.loads(found.to_json()) == found.to_dict()
+
+
+def test_whole_catalog_to_dict(catalog):
+    whole = catalog.to_dict()
+    assert whole["instances"] == catalog.instances().to_dict()
+    assert whole["gpus"] == catalog.gpus().to_dict()
+    assert json.loads(catalog.to_json()) == whole
 
 
 def test_html_and_text_representations(catalog):

@@ -8,6 +8,11 @@ import pytest
 NOTEBOOKS = sorted((pathlib.Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
 
 
+def test_the_notebooks_are_found():
+    names = {path.name for path in NOTEBOOKS}
+    assert {"finetune-and-serve-llama-3.1-70b.ipynb", "what-the-interconnect-buys.ipynb"} <= names
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_runs(path, monkeypatch):
     nbformat = pytest.importorskip("nbformat")

@@ -100,7 +100,7 @@ class Record:
         return sorted(set(super().__dir__()) | set(self._data))
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other._data == self._data  # type: ignore[attr-defined]
+        return type(other) is type(self) and other._data == self._data
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -143,7 +143,7 @@ class RecordList(Sequence[R]):
         return iter(self._items)
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and list(other) == self._items  # type: ignore[arg-type]
+        return type(other) is type(self) and list(other) == self._items
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -158,7 +158,11 @@ class RecordList(Sequence[R]):
     def to_pandas(self) -> Any:
         """A pandas DataFrame, one row per item, columns named as the JSON contract.
         pandas is imported here, not when linkwise is imported."""
-        import pandas as pd
+        try:
+            import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+        except ImportError as error:
+            raise ImportError("to_pandas() needs pandas: pip install pandas "
+                              "(or pip install 'linkwise[pandas]')") from error
 
         records = [item._data for item in self._items]
         if self._flatten:

@@ -140,6 +140,15 @@ class Catalog:
         """One GPU model by id; ``linkwise.NotFoundError`` (a KeyError) when unknown."""
         return Gpu(self._core.gpu(_require_str(gpu_id)))
 
+    def to_dict(self) -> Dict[str, Any]:
+        """{"gpus": [...], "instances": [...]}: the whole catalog in the contract's field names."""
+        return {"gpus": self._core.gpus(), "instances": self._core.instances()}
+
+    def to_json(self, indent: Optional[int] = None) -> str:
+        """The whole catalog as a JSON string (see ``to_dict``)."""
+        import json
+        return json.dumps(self.to_dict(), indent=indent)
+
     def __getitem__(self, instance_id: str) -> Instance:
         """One instance by id ('aws:p5.48xlarge'); ``linkwise.NotFoundError`` (a KeyError) when unknown."""
         return Instance(self._core.instance(_require_str(instance_id)))
