@@ -139,3 +139,22 @@ def test_sigterm_finishes_the_request_in_flight_and_closes_cleanly(fresh_server)
     with sqlite3.connect(srv.db) as db:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert db.execute("SELECT count(*) FROM probe_reports").fetchone()[0] == 1
+
+
+def test_concurrent_uploads_are_all_stored(fresh_server):
+    """Uploads from many clients at once: every one answered 201 with its own id, every one stored."""
+    from concurrent.futures import ThreadPoolExecutor
+    srv = fresh_server.start()
+    report = h100_node_report(380, 3000)
+
+    def one(_):
+        return upload(srv, report, instance=P5)
+
+    with ThreadPoolExecutor(max_workers=12) as pool:
+        answers = list(pool.map(one, range(60)))
+    assert [a.status_code for a in answers] == [201] * 60
+    ids = {a.json()["id"] for a in answers}
+    assert len(ids) == 60
+    listing = requests.get(srv.url + "/v1/probe-reports", params={"instance": P5, "limit": 1000}, timeout=10).json()
+    assert listing["total"] == 60 and {i["id"] for i in listing["items"]} == ids
+    assert srv.stop() == 0
