@@ -21,6 +21,18 @@ def test_probe_without_cuda_build_or_gpu_is_unsupported():
     assert "LINKWISE_CUDA=ON" in str(error)
 
 
+def test_probe_in_a_cuda_build_runs_or_says_there_is_no_gpu():
+    if not linkwise.has_probes():
+        pytest.skip("built without the CUDA probes (pip install . -Ccmake.define.LINKWISE_CUDA=ON)")
+    try:
+        report = linkwise.probe(quick=True, only=["topology"])
+    except linkwise.UnsupportedError as error:
+        assert "GPU" in str(error)
+        return
+    assert isinstance(report, linkwise.ProbeReport) and report.environment["gpus"]
+    assert [p["name"] for p in report.probes] == ["topology"]
+
+
 def test_probe_with_an_unknown_name_is_a_value_error_naming_only():
     with pytest.raises(ValueError) as caught:
         linkwise.probe(only=["no-such-probe"])
