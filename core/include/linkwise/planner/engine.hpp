@@ -77,7 +77,9 @@ struct PreparedLinksInfo {
 };
 
 // Throws invalid_input naming "job.precision" when the GPU lacks the precision (fp8 on Ampere).
-PreparedHardware prepare_hardware(const Hardware& hw, const Job& job, const PlannerConstants& k,
+// The words of `info` (where each bandwidth comes from) are built only when info is given: the
+// search prepares every machine without them and describes only the plans it returns.
+PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerConstants& k,
                                   const MeasuredLinks* measured, bool spot, PreparedLinksInfo* info = nullptr);
 
 // Whether the GPU can run the job's precision on its tensor cores.
