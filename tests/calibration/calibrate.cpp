@@ -199,11 +199,13 @@ void fit(const std::vector<Run>& runs, planner::PlannerConstants& k) {
       // FlashAttention-2 forward+backward reaches ~50-70% of A100 peak (Dao 2023, Fig. 4-6) and
       // ~30-37% of H100's (Shah et al. 2024, FlashAttention-3 paper, Fig. 5-6); FA3/cuDNN up to ~75%.
       {"attention_efficiency_ampere", &k.attention_efficiency_ampere, 0.3, 0.75},
-      {"attention_efficiency_hopper", &k.attention_efficiency_hopper, 0.3, 0.75},
+      {"attention_efficiency_hopper", &k.attention_efficiency_hopper, 0.15, 0.75},
       {"fp8_cast_passes", &k.fp8_cast_passes, 0.0, 8.0},
       {"elementwise_passes", &k.elementwise_passes, 2.0, 40.0},
       {"layer_overhead_s", &k.layer_overhead_s, 1e-6, 100e-6},
       {"zero3_overlap", &k.zero3_overlap, 0.3, 1.0},
+      // fp8 bookkeeping per GEMM: an amax reduction and a scale update are a few small kernels.
+      {"fp8_gemm_overhead_s", &k.fp8_gemm_overhead_s, 1e-6, 100e-6},
   };
   // A fixed start (the pre-calibration guesses), so the fit does not depend on the shipped values.
   k.gemm_efficiency_ampere = 0.80;
@@ -215,6 +217,8 @@ void fit(const std::vector<Run>& runs, planner::PlannerConstants& k) {
   k.elementwise_passes = 12.0;
   k.layer_overhead_s = 20e-6;
   k.zero3_overlap = 0.8;
+  k.fp8_gemm_overhead_s = 10e-6;
+  k.tp_overlap = 0.0;  // not fit: the 2021-2022 Megatron runs of the check set did not overlap TP
   for (Param& p : params) *p.value = std::clamp(*p.value, p.lo, p.hi);
   double best = loss(runs, k);
   for (double step = 0.3; step > 0.002; step *= 0.5) {
