@@ -14,8 +14,15 @@
 #include "linkwise/catalog.hpp"
 #include "linkwise/catalog_db.hpp"
 #include "linkwise/error.hpp"
+#include "linkwise/planner.hpp"
 #include "linkwise/probe_registry.hpp"
 #include "linkwise/probe_report.hpp"
+#ifdef LINKWISE_WITH_PROBES
+#include <iostream>
+#include <string_view>
+
+#include "linkwise/probes.hpp"
+#endif
 
 namespace py = pybind11;
 using nlohmann::json;
@@ -150,7 +157,7 @@ void bind_catalog(py::module_& m) {
 // ---- probe reports ----
 
 probe::ProbeReport report_from_python(py::handle document) {
-  const json parsed = from_python(document, "report");
+  const json parsed = from_python(document, "");
   py::gil_scoped_release release;
   return probe::parse_report(parsed);
 }
@@ -176,17 +183,62 @@ py::object validate_report(py::handle document, const Catalog& catalog, std::opt
   return to_python(verdicts);
 }
 
+// ---- planner: JSON in, JSON out; a probe report's measured links replace the catalog's claims ----
+
+std::optional<MeasuredLinks> measured_from(py::handle report) {
+  if (report.is_none()) return std::nullopt;
+  const probe::ProbeReport parsed = report_from_python(report);
+  return probe::measured_links(parsed);
+}
+
+void check_workload(py::handle workload, const Catalog& catalog) {
+  const json document = from_python(workload, "");
+  py::gil_scoped_release release;
+  (void)planner::parse_workload(document, catalog);
+}
+
+py::object plan(py::handle workload, const Catalog& catalog, py::handle report) {
+  const json document = from_python(workload, "");
+  const std::optional<MeasuredLinks> measured = measured_from(report);
+  json result;
+  {
+    py::gil_scoped_release release;
+    result = planner::plan_json(document, catalog, measured ? &*measured : nullptr);
+  }
+  return to_python(result);
+}
+
+py::object recommend(py::handle workload, const Catalog& catalog, int top_k, py::handle report) {
+  const json document = from_python(workload, "");
+  const std::optional<MeasuredLinks> measured = measured_from(report);
+  json result;
+  {
+    py::gil_scoped_release release;
+    result = planner::recommend_json(document, catalog, top_k, measured ? &*measured : nullptr);
+  }
+  return to_python(result);
+}
+
 // ---- probes: run on this machine where the build has them ----
 
 py::object run_probes_here(bool quick, std::optional<std::vector<std::string>> only) {
   // The names are checked first, so a typo is reported as such in every build.
-  const auto chosen = probe::select_probes(only.value_or(std::vector<std::string>{}), false);
-  (void)chosen;
+  (void)probe::select_probes(only.value_or(std::vector<std::string>{}), false);
 #ifdef LINKWISE_WITH_PROBES
-  // --- probes with CUDA: filled in when probes/ lands ---
+  probe::ProbeOptions options;
+  options.quick = quick;
+  options.only = only.value_or(std::vector<std::string>{});
+  options.progress = [](std::string_view line) { std::cerr << "linkwise probe: " << line << "\n"; };
+  json report;
+  {
+    // Minutes of GPU work: other Python threads keep running. Without a GPU this throws
+    // unsupported ("no CUDA-capable GPU found ...").
+    py::gil_scoped_release release;
+    report = probe::run_probes(options);
+  }
+  return to_python(report);
 #else
   (void)quick;
-  (void)only;
   throw Error(ErrorKind::unsupported,
               "linkwise was built without the CUDA probes; on a machine with nvcc and a GPU, "
               "reinstall with: pip install . -Ccmake.define.LINKWISE_CUDA=ON");
@@ -220,6 +272,12 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "linkwise's compiled core; use the linkwise package, not this module.";
   linkwise::register_error_translator();
   linkwise::bind_catalog(m);
+  m.def("check_workload", &linkwise::check_workload, py::arg("workload"), py::arg("catalog"),
+        "Checks a workload document as plan/recommend read it; raises naming the field.");
+  m.def("plan", &linkwise::plan, py::arg("workload"), py::arg("catalog"), py::arg("report") = py::none(),
+        "Evaluates the workload's layout (linkwise plan --json).");
+  m.def("recommend", &linkwise::recommend, py::arg("workload"), py::arg("catalog"), py::arg("top"),
+        py::arg("report") = py::none(), "Searches instances and layouts (linkwise recommend --json).");
   m.def("load_report", &linkwise::load_report, py::arg("path"),
         "Reads and checks a probe report file; returns its JSON document.");
   m.def("parse_report", &linkwise::parse_report, py::arg("document"),

@@ -44,6 +44,9 @@ py::object to_python(const json& value) { return convert(value); }
 py::object to_python(const nlohmann::ordered_json& value) { return convert(value); }
 
 json from_python(py::handle value, const std::string& field) {
+  // Paths are relative to the document, as the core names fields ("job.seq_len"); the root is
+  // called "document" in messages.
+  const std::string where = field.empty() ? std::string("document") : field;
   if (value.is_none()) return nullptr;
   // bool before int: Python's bool is an int subclass.
   if (py::isinstance<py::bool_>(value)) return value.cast<bool>();
@@ -51,13 +54,13 @@ json from_python(py::handle value, const std::string& field) {
     try {
       return value.cast<std::int64_t>();
     } catch (const py::cast_error&) {
-      throw_invalid(field, field + ": integer " + py::str(value).cast<std::string>() +
+      throw_invalid(field, where + ": integer " + py::str(value).cast<std::string>() +
                                " is out of the 64-bit range");
     }
   }
   if (py::isinstance<py::float_>(value)) {
     const double number = value.cast<double>();
-    if (!std::isfinite(number)) throw_invalid(field, field + ": expected a finite number, got " +
+    if (!std::isfinite(number)) throw_invalid(field, where + ": expected a finite number, got " +
                                                          py::repr(value).cast<std::string>());
     return number;
   }
@@ -66,7 +69,7 @@ json from_python(py::handle value, const std::string& field) {
     json out = json::object();
     for (const auto& [key, item] : value.cast<py::dict>()) {
       if (!py::isinstance<py::str>(key))
-        throw_invalid(field, field + ": object keys must be strings, got " +
+        throw_invalid(field, where + ": object keys must be strings, got " +
                                  py::repr(key).cast<std::string>());
       const auto name = key.cast<std::string>();
       out[name] = from_python(item, field.empty() ? name : field + "." + name);
@@ -77,10 +80,10 @@ json from_python(py::handle value, const std::string& field) {
     json out = json::array();
     std::size_t i = 0;
     for (const auto& item : value)
-      out.push_back(from_python(item, field + "[" + std::to_string(i++) + "]"));
+      out.push_back(from_python(item, where + "[" + std::to_string(i++) + "]"));
     return out;
   }
-  throw_invalid(field, field + ": expected a JSON value (dict, list, str, number, bool or None), got " +
+  throw_invalid(field, where + ": expected a JSON value (dict, list, str, number, bool or None), got " +
                            std::string(py::str(py::type::handle_of(value).attr("__name__"))));
 }
 

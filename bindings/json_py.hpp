@@ -14,8 +14,8 @@ namespace linkwise::bindings {
 pybind11::object to_python(const nlohmann::json& value);
 pybind11::object to_python(const nlohmann::ordered_json& value);
 
-// `field` names the argument in an invalid_input error ("workload.job.seq_len"), so a bad value
-// deep inside a dict is reported where it is. Accepts dict (str keys), list, tuple, str, int,
+// `field` is the path of `value` in an invalid_input error, "" for a whole document, so a bad
+// value deep inside a dict is reported where the core would name it ("job.seq_len"). Accepts dict (str keys), list, tuple, str, int,
 // float (finite), bool and None; anything else is invalid_input.
 nlohmann::json from_python(pybind11::handle value, const std::string& field);
 

@@ -9,7 +9,7 @@ APT_PACKAGES=(
   nlohmann-json3-dev libcpp-httplib-dev libsqlite3-dev sqlite3 catch2 libcli11-dev
   libbenchmark-dev libopenmpi-dev openmpi-bin wrk curl
   python3-venv python3-dev
-  libssl-dev  # service: SHA-256 of API keys (OpenSSL EVP)
+  libssl-dev zlib1g-dev  # service: SHA-256 of API keys (OpenSSL EVP), gzip of responses
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

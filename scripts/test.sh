@@ -14,6 +14,7 @@ cmake --build "$BUILD" -j "$JOBS"
 # The REST service: the real `linkwise serve` under pytest, schemathesis against /openapi.json.
 LINKWISE_BIN="$PWD/$BUILD/bin/linkwise" .venv/bin/python -m pytest -q tests/service
 
-# The Python package, built by scikit-build-core from the same CMake, into the venv.
-.venv/bin/python -m pip install -q . 
-LINKWISE_BIN="$PWD/$BUILD/bin/linkwise" .venv/bin/python -m pytest -q tests/python
+# The Python package, built by scikit-build-core from the same CMake (build dir build-py/), into the
+# venv; its pytest suite compares with the CLI's --json and runs every notebook in notebooks/.
+CMAKE_BUILD_PARALLEL_LEVEL="$JOBS" .venv/bin/python -m pip install -q .
+LINKWISE_BIN="$PWD/$BUILD/bin/linkwise" MPLBACKEND=Agg .venv/bin/python -m pytest -q tests/python

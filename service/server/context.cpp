@@ -8,11 +8,10 @@ Context::Context(Catalog catalog_snapshot, Database& database)
     : catalog(std::move(catalog_snapshot)), db(database), keys(database), reports(database) {
   // ordered_json keeps the contract's field order, the same as `linkwise instances --json`.
   instance_json.reserve(catalog.instances().size());
-  for (const auto& instance : catalog.instances()) instance_json.push_back(std::make_shared<const std::string>(nlohmann::ordered_json(instance).dump()));
+  for (const auto& instance : catalog.instances()) instance_json.push_back(encode_body(nlohmann::ordered_json(instance).dump()));
   auto gpus = nlohmann::ordered_json::array();
   for (const auto& gpu : catalog.gpus()) gpus.push_back(gpu);
-  gpus_body = std::make_shared<const std::string>(
-      nlohmann::ordered_json{{"total", catalog.gpus().size()}, {"items", std::move(gpus)}}.dump());
+  gpus_body = encode_body(nlohmann::ordered_json{{"total", catalog.gpus().size()}, {"items", std::move(gpus)}}.dump());
 
   metrics.set_gauge("linkwise_catalog_instances", "Instance types in the served catalog.",
                     static_cast<double>(catalog.instances().size()));

@@ -4,10 +4,12 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "linkwise/catalog_db.hpp"
 #include "server/auth.hpp"
+#include "server/compute_gate.hpp"
 #include "server/database.hpp"
 #include "server/metrics.hpp"
 #include "server/report_store.hpp"
@@ -20,19 +22,20 @@ struct Context {
 
   const Catalog catalog;
   // Each instance's JSON, serialized once; index i belongs to catalog.instances()[i].
-  std::vector<std::shared_ptr<const std::string>> instance_json;
-  std::shared_ptr<const std::string> gpus_body;  // the whole GET /v1/gpus response
+  std::vector<std::shared_ptr<const EncodedBody>> instance_json;
+  std::shared_ptr<const EncodedBody> gpus_body;  // the whole GET /v1/gpus response
   ResponseCache instance_queries{32 * 1024 * 1024};  // GET /v1/instances bodies by target
   // Planner answers by target and SHA-256 of the workload: a pure function of the request, the
   // catalog snapshot and a stored report (reports never change once stored).
   ResponseCache planner_answers{32 * 1024 * 1024};
+  ComputeGate planner_gate{std::thread::hardware_concurrency()};  // one search per core at a time
 
   Database& db;
   KeyStore keys;
   ReportStore reports;
   Metrics metrics;
 
-  const std::shared_ptr<const std::string>& json_of(const Instance& instance) const {
+  const std::shared_ptr<const EncodedBody>& json_of(const Instance& instance) const {
     return instance_json[static_cast<std::size_t>(&instance - catalog.instances().data())];
   }
 };

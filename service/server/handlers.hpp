@@ -7,6 +7,7 @@
 #include <httplib.h>
 
 #include "server/context.hpp"
+#include "server/encoded_body.hpp"
 #include "server/router.hpp"
 
 namespace linkwise::server {
@@ -19,17 +20,6 @@ void add_report_routes(Router& router, Context& ctx);   // /v1/probe-reports, /v
 inline void send_json(httplib::Response& res, std::string body, int status = 200) {
   res.status = status;
   res.set_content(std::move(body), "application/json");
-}
-
-// Sends a body that outlives the response (the catalog's pre-serialized JSON, a cached body)
-// without copying it into the response.
-inline void send_shared_json(httplib::Response& res, std::shared_ptr<const std::string> body) {
-  res.status = 200;
-  const std::size_t size = body->size();
-  res.set_content_provider(size, "application/json",
-                           [body = std::move(body)](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
-                             return sink.write(body->data() + offset, length);
-                           });
 }
 
 // The OpenAPI 3.1 document (service/openapi.json, embedded at build time).

@@ -32,7 +32,7 @@ InstanceFilter filter_from(const QueryParams& query) {
 
 void add_catalog_routes(Router& router, Context& ctx) {
   router.add("GET", "/v1/instances", [&ctx](const httplib::Request& req, httplib::Response& res, const PathParams&) {
-    if (auto cached = ctx.instance_queries.find(req.target)) return send_shared_json(res, std::move(cached));
+    if (auto cached = ctx.instance_queries.find(req.target)) return send_encoded(req, res, std::move(cached));
     const QueryParams query(req, {"provider", "gpu", "min_gpus", "min_gpu_memory_gb", "fabric",
                                   "min_nvlink_gbytes_per_s", "min_network_gbits_per_s", "rdma", "max_price",
                                   "region", "sort", "limit", "offset"});
@@ -47,16 +47,16 @@ void add_catalog_routes(Router& router, Context& ctx) {
     std::string body = R"({"total":)" + std::to_string(matches.size()) + R"(,"limit":)" + std::to_string(limit) +
                        R"(,"offset":)" + std::to_string(offset) + R"(,"items":[)";
     std::size_t size = body.size() + 2;
-    for (std::size_t i = first; i < last; ++i) size += ctx.json_of(*matches[i])->size() + 1;
+    for (std::size_t i = first; i < last; ++i) size += ctx.json_of(*matches[i])->identity.size() + 1;
     body.reserve(size);
     for (std::size_t i = first; i < last; ++i) {
       if (i != first) body += ',';
-      body += *ctx.json_of(*matches[i]);
+      body += ctx.json_of(*matches[i])->identity;
     }
     body += "]}";
-    auto shared = std::make_shared<const std::string>(std::move(body));
-    ctx.instance_queries.insert(req.target, shared);
-    send_shared_json(res, std::move(shared));
+    auto encoded = encode_body(std::move(body));
+    ctx.instance_queries.insert(req.target, encoded);
+    send_encoded(req, res, std::move(encoded));
   });
 
   router.add("GET", "/v1/instances/{id}",
@@ -65,12 +65,12 @@ void add_catalog_routes(Router& router, Context& ctx) {
                const std::string& id = params.find("id")->second;
                const Instance* instance = ctx.catalog.find_instance(id);
                if (!instance) throw_not_found("id", "no instance type \"" + id + "\" in the catalog");
-               send_shared_json(res, ctx.json_of(*instance));
+               send_encoded(req, res, ctx.json_of(*instance));
              });
 
   router.add("GET", "/v1/gpus", [&ctx](const httplib::Request& req, httplib::Response& res, const PathParams&) {
     QueryParams(req, {});
-    send_shared_json(res, ctx.gpus_body);
+    send_encoded(req, res, ctx.gpus_body);
   });
 }
 

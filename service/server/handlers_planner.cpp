@@ -38,10 +38,13 @@ std::optional<MeasuredLinks> measured_from(const QueryParams& query, ReportStore
 template <typename Compute>
 void answer(Context& ctx, const httplib::Request& req, httplib::Response& res, Compute compute) {
   const std::string key = req.target + '\n' + sha256(req.body);
-  if (auto cached = ctx.planner_answers.find(key)) return send_shared_json(res, std::move(cached));
-  auto body = std::make_shared<const std::string>(compute());
+  if (auto cached = ctx.planner_answers.find(key)) return send_encoded(req, res, std::move(cached));
+  auto body = [&] {
+    ComputeGate::Pass pass(ctx.planner_gate);
+    return encode_body(compute());
+  }();
   ctx.planner_answers.insert(key, body);
-  send_shared_json(res, std::move(body));
+  send_encoded(req, res, std::move(body));
 }
 
 }  // namespace

@@ -4,14 +4,14 @@
 
 namespace linkwise::server {
 
-std::shared_ptr<const std::string> ResponseCache::find(const std::string& target) const {
+std::shared_ptr<const EncodedBody> ResponseCache::find(const std::string& target) const {
   std::shared_lock lock(mutex_);
   auto it = bodies_.find(target);
   return it == bodies_.end() ? nullptr : it->second;
 }
 
-void ResponseCache::insert(const std::string& target, std::shared_ptr<const std::string> body) {
-  const std::size_t size = target.size() + body->size();
+void ResponseCache::insert(const std::string& target, std::shared_ptr<const EncodedBody> body) {
+  const std::size_t size = target.size() + body->identity.size() + body->gzip.size();
   if (size > budget_bytes_) return;
   std::unique_lock lock(mutex_);
   if (bytes_ + size > budget_bytes_) {

@@ -9,19 +9,21 @@
 #include <string>
 #include <unordered_map>
 
+#include "server/encoded_body.hpp"
+
 namespace linkwise::server {
 
 class ResponseCache {
  public:
   explicit ResponseCache(std::size_t budget_bytes) : budget_bytes_(budget_bytes) {}
 
-  std::shared_ptr<const std::string> find(const std::string& target) const;
-  void insert(const std::string& target, std::shared_ptr<const std::string> body);
+  std::shared_ptr<const EncodedBody> find(const std::string& target) const;
+  void insert(const std::string& target, std::shared_ptr<const EncodedBody> body);
 
  private:
   std::size_t budget_bytes_;
   mutable std::shared_mutex mutex_;
-  std::unordered_map<std::string, std::shared_ptr<const std::string>> bodies_;
+  std::unordered_map<std::string, std::shared_ptr<const EncodedBody>> bodies_;
   std::size_t bytes_ = 0;
 };
 

@@ -190,7 +190,8 @@ void Server::log(const httplib::Request& req, const httplib::Response& res) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';  // no forged log lines
   }
   const int n = std::snprintf(line, sizeof line, "%s %s %s %d %zuB %.3fms\n", req.remote_addr.c_str(),
-                              req.method.c_str(), target.c_str(), res.status, res.body.size(), seconds * 1e3);
+                              req.method.c_str(), target.c_str(), res.status,
+                              res.body.empty() ? res.content_length_ : res.body.size(), seconds * 1e3);
   if (n > 0) std::fwrite(line, 1, static_cast<std::size_t>(std::min<int>(n, sizeof line - 1)), stderr);
 }
 

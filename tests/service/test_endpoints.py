@@ -140,3 +140,20 @@ def test_openapi_probe_report_schema_is_the_data_schema(server):
 def test_head_is_get_without_body(server):
     r = requests.head(server.url + "/v1/gpus", timeout=10)
     assert r.status_code == 200 and r.content == b""
+
+
+def test_gzip_when_accepted(server):
+    """Catalog bodies are sent gzip-compressed to clients that accept it, as is otherwise."""
+    import gzip as gz
+    plain = requests.get(server.url + "/v1/instances", params={"gpu": "H100"}, timeout=10,
+                         headers={"Accept-Encoding": "identity"})
+    assert "Content-Encoding" not in plain.headers and plain.headers["Vary"] == "Accept-Encoding"
+    raw = requests.get(server.url + "/v1/instances", params={"gpu": "H100"}, timeout=10, stream=True,
+                       headers={"Accept-Encoding": "br, gzip;q=0.8"})
+    assert raw.headers["Content-Encoding"] == "gzip"
+    compressed = raw.raw.read()
+    assert len(compressed) < len(plain.content) / 3
+    assert gz.decompress(compressed) == plain.content
+    refused = requests.get(server.url + "/v1/instances", params={"gpu": "H100"}, timeout=10,
+                           headers={"Accept-Encoding": "gzip;q=0"})
+    assert "Content-Encoding" not in refused.headers and refused.content == plain.content

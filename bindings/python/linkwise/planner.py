@@ -193,7 +193,7 @@ class Plan(Record):
     layout = Field[Layout]("The layout evaluated.", Layout)
     fits = Field[bool]("Whether the layout fits in GPU memory.")
     memory_margin_gb = Field[float]("Capacity minus total memory per GPU, GB (negative: does not fit).")
-    why_not = Field[Optional[str]]("Why it does not fit or run, in words; None when it does.")
+    why_not = Field[List[str]]("Why it does not fit or meet the constraints, in words; empty when it does.")
     memory_gb = Field[MemoryBreakdown]("Memory per GPU, GB.", MemoryBreakdown)
     step_time_s = Field[float]("Time of one optimizer step (training) or one batch, s.")
     time_s = Field[TimeBreakdown]("The step's time by part, s.", TimeBreakdown)
@@ -217,7 +217,6 @@ class Plan(Record):
     tpot_s = Field[Optional[float]]("Inference: time per output token, s.")
     decode_tokens_per_s = Field[Optional[float]]("Inference: decode throughput, tokens/s.")
     meets_latency_target = Field[Optional[bool]]("Inference: whether the latency target is met.")
-    rank = Field[Optional[int]]("recommend(): position in the ranking, 1 = best.")
     why = Field[Optional[str]]("recommend(): why this plan ranks here, in words.")
 
 
@@ -227,7 +226,7 @@ class PlanList(RecordList[Plan]):
 
     _item = Plan
     _flatten = True
-    _columns = ("rank", "instance", "nodes", "layout.tp", "layout.pp", "layout.dp", "layout.zero",
+    _columns = ("instance", "nodes", "layout.tp", "layout.pp", "layout.dp", "layout.zero",
                 "fits", "job_hours", "cost_usd", "bottleneck")
 
     def __init__(self, items: Sequence[Any], search: Optional[Mapping[str, Any]] = None) -> None:

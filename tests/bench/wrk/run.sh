@@ -3,7 +3,9 @@
 # 10 s each on GET /healthz, GET /v1/instances?gpu=H100 and POST /v1/recommendations (Llama 3.1 70B
 # pre-training searched over the whole catalog, data/examples/recommend-llama3.1-70b.json): once
 # with the same body every time (answered from the service's cache after the first), once with a
-# distinct body per request (every one planned).
+# distinct body per request (every one planned). GET /v1/instances runs twice too: as wrk asks
+# (no Accept-Encoding: 51 KB of JSON per answer) and as curl --compressed, Python requests and
+# browsers ask (Accept-Encoding: gzip: 7 KB).
 #
 #   bash tests/bench/wrk/run.sh            # after building build/bin/linkwise
 #
@@ -33,9 +35,10 @@ curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null || { cat "$tmp/server.log";
 
 echo "linkwise REST benchmark: $(nproc) cores, wrk -t$WRK_THREADS -c$CONNECTIONS -d$DURATION, server --threads $SERVER_THREADS"
 printf '%-38s %12s %10s %10s %8s\n' "endpoint" "requests/s" "p50 ms" "p99 ms" "failed"
-bench() {  # name, url, [body file], [1: a different body each request]
+bench() {  # name, url, [body file], [1: a different body each request], [wrk options...]
   local line
-  line=$(WRK_BODY=${3:-} WRK_VARY=${4:-} wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "$SCRIPT" "$2" | grep '^RESULT')
+  line=$(WRK_BODY=${3:-} WRK_VARY=${4:-} wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"$DURATION" -s "$SCRIPT" "${@:5}" "$2" |
+         grep '^RESULT')
   # shellcheck disable=SC2086
   local $(echo "${line#RESULT }")
   printf '%-38s %12s %10s %10s %8s\n' "$1" "$requests_per_s" "$p50_ms" "$p99_ms" "$failed"
@@ -43,5 +46,7 @@ bench() {  # name, url, [body file], [1: a different body each request]
 }
 bench "GET /healthz" "http://127.0.0.1:$PORT/healthz"
 bench "GET /v1/instances?gpu=H100" "http://127.0.0.1:$PORT/v1/instances?gpu=H100"
+bench "GET /v1/instances?gpu=H100 (gzip)" "http://127.0.0.1:$PORT/v1/instances?gpu=H100" "" "" \
+  -H "Accept-Encoding: gzip"
 bench "POST /v1/recommendations" "http://127.0.0.1:$PORT/v1/recommendations" "$WORKLOAD"
 bench "POST /v1/recommendations (distinct)" "http://127.0.0.1:$PORT/v1/recommendations" "$WORKLOAD" 1
