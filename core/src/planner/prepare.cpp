@@ -112,6 +112,9 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
     eta = k.gemm_efficiency_hopper;
     p.attention_efficiency = k.attention_efficiency_hopper;
   }
+  // fp8 runs only the transformer's linear layers in fp8 (Transformer Engine, torchao float8); the
+  // output layer, attention, norms and activations stay 16-bit.
+  p.logits_flops = p.attention_peak_flops * eta;
   if (job.precision == Precision::fp8) eta *= k.fp8_gemm_efficiency_ratio;
   p.gemm_efficiency = eta;
 

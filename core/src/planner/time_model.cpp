@@ -130,16 +130,20 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   // fp8: each GEMM input is cast (read 16-bit, write 8-bit) before the GEMM.
   if (m.precision == Precision::fp8)
     elem_fwd += k.fp8_cast_passes * 3.0 * tokens * (2.0 * h + h / tp + m.ffn / tp) / hw.hbm_bytes_per_s;
-  const double layer_fwd = gemm_fwd + attention_fwd + elem_fwd + k.layer_overhead_s;
+  // fp8 also pays a fixed cost per linear GEMM (amax reduction, scaling-factor update, cast kernel
+  // launches) that does not shrink with the GEMM: it is what keeps small models from gaining.
+  const double fp8_fixed = m.precision == Precision::fp8 ? 4.0 * k.fp8_gemm_overhead_s : 0.0;
+  const double layer_fwd = gemm_fwd + attention_fwd + elem_fwd + k.layer_overhead_s + fp8_fixed;
   // Backward: data and weight gradients (frozen LoRA bases skip the weight gradient), 2.5x the
   // attention forward (FlashAttention-2's backward), element-wise twice.
-  const double layer_bwd = (lora ? 1.0 : 2.0) * gemm_fwd + 2.5 * attention_fwd + 2.0 * elem_fwd + k.layer_overhead_s;
+  const double layer_bwd = (lora ? 1.0 : 2.0) * (gemm_fwd + fp8_fixed) + 2.5 * attention_fwd + 2.0 * elem_fwd + k.layer_overhead_s;
   double layer_recompute = 0;
   if (l.recompute == Recompute::full) layer_recompute = layer_fwd;
   if (l.recompute == Recompute::selective) layer_recompute = attention_fwd;
   const double layer_total = layer_fwd + layer_bwd + layer_recompute;
   // Output layer and loss on the last stage: forward and both gradients, fp32 softmax traffic.
-  const double logits = 3.0 * gemm_s(tokens, h, m.vocab / tp, rates) + 3.0 * tokens * m.vocab / tp * 6.0 / hw.hbm_bytes_per_s;
+  const Rates logits_rates{hw.logits_flops, hw.hbm_bytes_per_s, 2.0};
+  const double logits = 3.0 * gemm_s(tokens, h, m.vocab / tp, logits_rates) + 3.0 * tokens * m.vocab / tp * 6.0 / hw.hbm_bytes_per_s;
   const double stage_compute_mb = layers_per_stage * layer_total + logits;
   const double stage_bwd_mb = layers_per_stage * layer_bwd;
 

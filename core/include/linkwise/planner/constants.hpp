@@ -20,6 +20,7 @@ struct PlannerConstants {
   double attention_efficiency_hopper = 0;  // (FlashAttention-2 does not use Hopper's wgmma/TMA: lower)
   double attention_efficiency_other = 0;
   double fp8_cast_passes = 0;         // fp8: casts of each GEMM input (read 16-bit, write 8-bit) per token
+  double fp8_gemm_overhead_s = 0;     // fp8: fixed cost per linear GEMM per pass (amax reduction, scale update, cast launches)
   double hbm_efficiency = 0;          // achievable fraction of HBM peak (claimed)
   double elementwise_passes = 0;      // memory passes of norm/activation/rotary/residual per token per layer
   double layer_overhead_s = 0;        // fixed per-layer per-pass time (kernel launches, syncs)

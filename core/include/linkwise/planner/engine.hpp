@@ -36,6 +36,7 @@ struct PreparedHardware {
   int gpus_per_node = 1;
   double peak_flops = 0;        // dense tensor peak at the job's precision, FLOP/s
   double attention_peak_flops = 0;  // 16-bit peak: attention runs in bf16 even for fp8 jobs
+  double logits_flops = 0;      // achievable FLOP/s of the output layer: 16-bit even for fp8 jobs (TE, torchao keep it in bf16)
   double gemm_efficiency = 0;   // ceiling for large GEMMs at the job's precision on this generation
   double attention_efficiency = 0;  // FlashAttention on this generation
   double hbm_bytes_per_s = 0;   // achievable
