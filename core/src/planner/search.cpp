@@ -303,7 +303,7 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
   std::vector<Option> opts;
   for (Hardware& hw : machines) {
     if (!supports_precision(hw.gpu, w.job.precision)) {
-      result.skipped.push_back(hw.instance.id + ": no " + std::string(to_string(w.job.precision)) + " tensor cores");
+      result.skipped.push_back(hw.instance.id + ": " + missing_peak_reason(hw.gpu, w.job.precision));
       continue;
     }
     Option o{hw, {}, {}, {}};
