@@ -132,20 +132,19 @@ TEST_CASE("presets carry their published shapes and sources") {
 // A null tensor-core peak means two things the planner must not confuse: the T4 (Turing) has no
 // bf16 tensor cores; the A10G (Ampere, GA102) has them, but NVIDIA publishes no A10G figure.
 // Figures: NVIDIA T4 datasheet (65 TFLOPS FP16, 320 GB/s); Baseten A10 vs A10G (24 GB, 600 GB/s).
-TEST_CASE("an unknown tensor-core peak is reported as unknown, not as missing tensor cores") {
-  Gpu t4;
-  t4.id = "T4";
-  t4.vendor = "nvidia";
-  t4.architecture = "turing";
-  t4.memory_gb = 16;
-  t4.hbm_gbytes_per_s = 320;
+TEST_CASE("an unknown tensor-core peak is reported as unknown and not as missing tensor cores") {
+  const auto gpu = [](std::string id, std::string architecture, double memory_gb, double hbm_gbytes_per_s) {
+    Gpu g;
+    g.id = std::move(id);
+    g.vendor = "nvidia";
+    g.architecture = std::move(architecture);
+    g.memory_gb = memory_gb;
+    g.hbm_gbytes_per_s = hbm_gbytes_per_s;
+    return g;
+  };
+  Gpu t4 = gpu("T4", "turing", 16, 320);
   t4.fp16_dense_tflops = 65;
-  Gpu a10g;
-  a10g.id = "A10G";
-  a10g.vendor = "nvidia";
-  a10g.architecture = "ampere";
-  a10g.memory_gb = 24;
-  a10g.hbm_gbytes_per_s = 600;
+  const Gpu a10g = gpu("A10G", "ampere", 24, 600);  // every tensor peak null
   const Gpu a100 = planner_test::a100_80();
 
   using planner::PeakAvailability;
@@ -181,6 +180,7 @@ TEST_CASE("an unknown tensor-core peak is reported as unknown, not as missing te
   const auto plan_error = [&](const char* instance) -> std::string {
     json doc = workload;
     doc["hardware"] = {{"instance", instance}, {"nodes", 1}};
+    doc["layout"] = {{"tp", 1}, {"pp", 1}};
     try {
       planner::plan_json(doc, catalog);
     } catch (const Error& e) {
