@@ -1,11 +1,13 @@
 // Admits at most `slots` CPU-bound computations (planner searches) at once, in arrival order.
 // Without it, 64 connections asking at once time-slice 64 searches over a few cores: every answer
 // comes late and the unluckiest very late. With it, searches run one per core and the rest wait
-// their turn, so the slowest answer is near the typical one.
+// their turn, so the slowest answer is near the typical one. A finished search hands its slot to
+// the longest-waiting request and wakes that one only (waking every waiter to let one through made
+// 60 threads take turns at the lock for each search).
 #pragma once
 
 #include <condition_variable>
-#include <cstdint>
+#include <deque>
 #include <mutex>
 
 namespace linkwise::server {
@@ -26,24 +28,37 @@ class ComputeGate {
   };
 
  private:
+  struct Waiter {
+    std::condition_variable turn;
+    bool admitted = false;
+  };
+
   void enter() {
     std::unique_lock lock(mutex_);
-    const std::uint64_t ticket = next_ticket_++;
-    turn_.wait(lock, [&] { return ticket < finished_ + slots_; });
+    if (running_ < slots_ && waiting_.empty()) {
+      ++running_;
+      return;
+    }
+    Waiter me;
+    waiting_.push_back(&me);
+    me.turn.wait(lock, [&] { return me.admitted; });
   }
   void leave() {
-    {
-      std::lock_guard lock(mutex_);
-      ++finished_;
+    std::lock_guard lock(mutex_);
+    if (waiting_.empty()) {
+      --running_;
+      return;
     }
-    turn_.notify_all();
+    Waiter* next = waiting_.front();  // the slot passes on: running_ stays
+    waiting_.pop_front();
+    next->admitted = true;
+    next->turn.notify_one();  // under the lock: `next` lives on the waiter's stack until it wakes
   }
 
-  const std::uint64_t slots_;
+  const unsigned slots_;
   std::mutex mutex_;
-  std::condition_variable turn_;
-  std::uint64_t next_ticket_ = 0;
-  std::uint64_t finished_ = 0;
+  unsigned running_ = 0;
+  std::deque<Waiter*> waiting_;  // arrival order
 };
 
 }  // namespace linkwise::server

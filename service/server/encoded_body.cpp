@@ -13,7 +13,7 @@ namespace {
 
 constexpr std::size_t kMinCompressBytes = 1024;
 
-std::string gzip(const std::string& data) {
+std::string gzip_compress(const std::string& data) {
   z_stream stream{};
   // windowBits 15 + 16: a gzip header and trailer rather than a bare zlib stream.
   if (deflateInit2(&stream, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
@@ -59,19 +59,23 @@ bool accepts_gzip(const httplib::Request& req) {
 
 }  // namespace
 
+const std::string& EncodedBody::gzip() const {
+  std::call_once(gzip_once_, [this] {
+    if (identity_.size() >= kMinCompressBytes) gzip_ = gzip_compress(identity_);
+  });
+  return gzip_;
+}
+
 std::shared_ptr<const EncodedBody> encode_body(std::string json) {
-  auto body = std::make_shared<EncodedBody>();
-  if (json.size() >= kMinCompressBytes) body->gzip = gzip(json);
-  body->identity = std::move(json);
-  return body;
+  return std::make_shared<const EncodedBody>(std::move(json));
 }
 
 void send_encoded(const httplib::Request& req, httplib::Response& res, std::shared_ptr<const EncodedBody> body) {
   res.status = 200;
   res.set_header("Vary", "Accept-Encoding");
-  const bool compressed = !body->gzip.empty() && accepts_gzip(req);
+  const bool compressed = accepts_gzip(req) && !body->gzip().empty();
   if (compressed) res.set_header("Content-Encoding", "gzip");
-  const std::string& bytes = compressed ? body->gzip : body->identity;
+  const std::string& bytes = compressed ? body->gzip() : body->identity();
   res.set_content_provider(bytes.size(), "application/json",
                            [body = std::move(body), &bytes](std::size_t offset, std::size_t length,
                                                             httplib::DataSink& sink) {

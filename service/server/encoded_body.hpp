@@ -1,9 +1,12 @@
 // A response body kept for many responses (the catalog's JSON, cached answers), stored as is and
-// gzip-compressed once, so a client that accepts gzip (curl --compressed, Python requests, every
-// browser) gets a body about 7x smaller without the server compressing per request.
+// gzip-compressed at most once, on the first request that accepts gzip (curl --compressed, Python
+// requests, every browser): such clients get a body about 7x smaller without the server compressing
+// per request, and an answer no client asks compressed (a planner answer fetched once) costs no
+// compression at all.
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 
 namespace httplib {
@@ -13,12 +16,21 @@ struct Response;
 
 namespace linkwise::server {
 
-struct EncodedBody {
-  std::string identity;
-  std::string gzip;  // empty when the body is too small to gain from compression
+class EncodedBody {
+ public:
+  explicit EncodedBody(std::string json) : identity_(std::move(json)) {}
+
+  const std::string& identity() const { return identity_; }
+  // The gzip form (level 6), compressed on the first call; thread-safe. Empty for bodies under
+  // 1 KiB, which gain too little from compression.
+  const std::string& gzip() const;
+
+ private:
+  std::string identity_;
+  mutable std::once_flag gzip_once_;
+  mutable std::string gzip_;
 };
 
-// Compresses bodies of 1 KiB and more (gzip, level 6).
 std::shared_ptr<const EncodedBody> encode_body(std::string json);
 
 // Sends the body as application/json with status 200, gzip-encoded when the request accepts it,

@@ -52,11 +52,11 @@ void add_catalog_routes(Router& router, Context& ctx) {
     std::string body = R"({"total":)" + std::to_string(matches.size()) + R"(,"limit":)" + std::to_string(limit) +
                        R"(,"offset":)" + std::to_string(offset) + R"(,"items":[)";
     std::size_t size = body.size() + 2;
-    for (std::size_t i = first; i < last; ++i) size += ctx.json_of(*matches[i])->identity.size() + 1;
+    for (std::size_t i = first; i < last; ++i) size += ctx.json_of(*matches[i])->identity().size() + 1;
     body.reserve(size);
     for (std::size_t i = first; i < last; ++i) {
       if (i != first) body += ',';
-      body += ctx.json_of(*matches[i])->identity;
+      body += ctx.json_of(*matches[i])->identity();
     }
     body += "]}";
     auto encoded = encode_body(std::move(body));

@@ -19,20 +19,20 @@ std::string fmt(const char* format, double v) {
 
 std::string percent(double part, double whole) { return fmt("%.0f%%", whole > 0 ? 100.0 * part / whole : 0.0); }
 
-std::string network_words(const Hardware& hw) {
+std::string network_words(HardwareRef hw) {
   const Instance& in = hw.instance;
   if (!in.network_gbits_per_s) return "the network";
   return fmt("%.0f", *in.network_gbits_per_s) + " Gbit/s " + std::string(to_string(in.network_type));
 }
 
-std::string intra_words(const Hardware& hw) {
+std::string intra_words(HardwareRef hw) {
   const Instance& in = hw.instance;
   if (in.nvlink_gbytes_per_s && in.intra_node_fabric != Fabric::pcie)
     return std::string(to_string(in.intra_node_fabric)) + fmt(" %.0f GB/s", *in.nvlink_gbytes_per_s);
   return std::string(to_string(in.intra_node_fabric));
 }
 
-std::string bottleneck_words(const Workload& w, const Hardware& hw, int nodes, const Layout& l, const Estimate& e,
+std::string bottleneck_words(const Workload& w, HardwareRef hw, int nodes, const Layout& l, const Estimate& e,
                              const PreparedHardware& p) {
   const double step = e.step;
   if (w.job.kind == JobKind::inference) {
@@ -67,7 +67,7 @@ std::string bottleneck_words(const Workload& w, const Hardware& hw, int nodes, c
 
 }  // namespace
 
-Plan describe(const Workload& w, const Hardware& hw, int nodes, const Layout& l, const Estimate& e,
+Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, const Estimate& e,
               const PreparedHardware& p, const PreparedLinksInfo& links, const PlannerConstants& k) {
   Plan plan;
   plan.model = w.model.name;

@@ -75,7 +75,7 @@ std::string fmt(double v) {
 
 }  // namespace
 
-PreparedHardware prepare_hardware(const Hardware& hw, const Job& job, const PlannerConstants& k,
+PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerConstants& k,
                                   const MeasuredLinks* measured, bool spot, PreparedLinksInfo* info) {
   const Gpu& gpu = hw.gpu;
   const Instance& in = hw.instance;
@@ -120,29 +120,22 @@ PreparedHardware prepare_hardware(const Hardware& hw, const Job& job, const Plan
   const double nvlink_both = in.nvlink_gbytes_per_s.value_or(gpu.nvlink_gbytes_per_s.value_or(0));
   const int pcie_gen = gpu.pcie_gen.value_or(4);
   const double pcie_per_direction = 15.75 * std::pow(2.0, pcie_gen - 3);  // x16 lanes, GB/s
+  const bool nvlink_fabric = nvlink_both > 0 && (in.intra_node_fabric == Fabric::nvswitch ||
+                                                 in.intra_node_fabric == Fabric::nvlink ||
+                                                 in.intra_node_fabric == Fabric::infinity_fabric);
   double intra_base = pcie_per_direction, intra_fraction = k.pcie_busbw_fraction;
-  std::string intra_words = "PCIe Gen" + std::to_string(pcie_gen) + " x16 (" + fmt(pcie_per_direction) + " GB/s per direction)";
   p.intra_latency_s = k.latency_pcie_s;
-  if (nvlink_both > 0 && (in.intra_node_fabric == Fabric::nvswitch || in.intra_node_fabric == Fabric::nvlink ||
-                          in.intra_node_fabric == Fabric::infinity_fabric)) {
+  if (nvlink_fabric) {
     intra_base = nvlink_both / 2.0;
     intra_fraction = in.intra_node_fabric == Fabric::nvswitch ? k.nvswitch_busbw_fraction
                      : in.intra_node_fabric == Fabric::nvlink ? k.nvlink_busbw_fraction
                                                               : k.infinity_fabric_busbw_fraction;
-    intra_words = std::string(to_string(in.intra_node_fabric)) + " " + fmt(nvlink_both) + " GB/s per GPU (" +
-                  fmt(intra_base) + " GB/s per direction)";
     p.intra_latency_s = k.latency_intra_s;
   }
   p.intra_busbw = intra_base * intra_fraction * units::kBytesPerGB;
   p.intra_p2p = intra_base * k.p2p_fraction * units::kBytesPerGB;
-  std::string intra_source = "claimed: catalog " + source_of(in.sources, {"interconnect", "spec", "specs", "gpu"});
-  if (hw.custom) intra_source = "claimed: custom hardware in the workload";
-  intra_source += ", " + intra_words + " x " + fmt(intra_fraction) + " achievable busbw fraction";
-  if (measured && measured->intra_node_allreduce_busbw_gbytes_per_s) {
-    p.intra_busbw = *measured->intra_node_allreduce_busbw_gbytes_per_s * units::kBytesPerGB;
-    intra_source = "measured: " + measured->source + " (all-reduce busbw " +
-                   fmt(*measured->intra_node_allreduce_busbw_gbytes_per_s) + " GB/s)";
-  }
+  const bool intra_measured = measured && measured->intra_node_allreduce_busbw_gbytes_per_s;
+  if (intra_measured) p.intra_busbw = *measured->intra_node_allreduce_busbw_gbytes_per_s * units::kBytesPerGB;
   if (measured && measured->p2p_unidirectional_gbytes_per_s)
     p.intra_p2p = *measured->p2p_unidirectional_gbytes_per_s * units::kBytesPerGB;
 
@@ -152,30 +145,45 @@ PreparedHardware prepare_hardware(const Hardware& hw, const Job& job, const Plan
   p.inter_latency_s = k.latency_inter_s;
   p.has_network = net_gbits > 0;
   p.nic_per_gpu = units::gbits_to_gbytes(net_gbits) * net_fraction * units::kBytesPerGB / std::max(1, in.gpu_count);
-  std::string inter_source =
-      net_gbits > 0 ? (hw.custom ? std::string("claimed: custom hardware in the workload")
-                                 : "claimed: catalog " + source_of(in.sources, {"network", "specs"})) +
-                          ", " + std::string(to_string(in.network_type)) + " " + fmt(net_gbits) + " Gbit/s per node x " +
-                          fmt(net_fraction) + " achievable fraction"
-                    : std::string("none: the catalog states no network bandwidth between nodes");
-  if (measured && measured->inter_node_allreduce_busbw_gbytes_per_s) {
+  const bool inter_measured = measured && measured->inter_node_allreduce_busbw_gbytes_per_s;
+  if (inter_measured) {
     p.nic_per_gpu = *measured->inter_node_allreduce_busbw_gbytes_per_s * units::kBytesPerGB / std::max(1, in.gpu_count);
     p.has_network = true;
-    inter_source = "measured: " + measured->source + " (all-reduce busbw " +
-                   fmt(*measured->inter_node_allreduce_busbw_gbytes_per_s) + " GB/s across nodes)";
   }
 
   // Price per node-hour.
   if (spot && in.spot_price_usd_per_hour) p.price_per_node_hour = *in.spot_price_usd_per_hour;
   else if (!spot && in.price_usd_per_hour) p.price_per_node_hour = *in.price_usd_per_hour;
 
-  if (info) {
-    info->intra_node = intra_source;
-    info->inter_node = inter_source;
-    info->hbm = hbm_measured ? "measured: " + measured->source
-                             : "claimed: catalog " + source_of(gpu.sources, {"spec", "gpu", "specs", "memory"}) + ", " +
-                                   fmt(gpu.hbm_gbytes_per_s) + " GB/s x " + fmt(k.hbm_efficiency);
+  if (!info) return p;
+
+  // Where each bandwidth comes from, in words (only for plans that are shown).
+  if (intra_measured) {
+    info->intra_node = "measured: " + measured->source + " (all-reduce busbw " +
+                       fmt(*measured->intra_node_allreduce_busbw_gbytes_per_s) + " GB/s)";
+  } else {
+    const std::string intra_words =
+        nvlink_fabric ? std::string(to_string(in.intra_node_fabric)) + " " + fmt(nvlink_both) + " GB/s per GPU (" +
+                            fmt(intra_base) + " GB/s per direction)"
+                      : "PCIe Gen" + std::to_string(pcie_gen) + " x16 (" + fmt(pcie_per_direction) + " GB/s per direction)";
+    info->intra_node = (hw.custom ? std::string("claimed: custom hardware in the workload")
+                                  : "claimed: catalog " + source_of(in.sources, {"interconnect", "spec", "specs", "gpu"})) +
+                       ", " + intra_words + " x " + fmt(intra_fraction) + " achievable busbw fraction";
   }
+  if (inter_measured) {
+    info->inter_node = "measured: " + measured->source + " (all-reduce busbw " +
+                       fmt(*measured->inter_node_allreduce_busbw_gbytes_per_s) + " GB/s across nodes)";
+  } else if (net_gbits > 0) {
+    info->inter_node = (hw.custom ? std::string("claimed: custom hardware in the workload")
+                                  : "claimed: catalog " + source_of(in.sources, {"network", "specs"})) +
+                       ", " + std::string(to_string(in.network_type)) + " " + fmt(net_gbits) + " Gbit/s per node x " +
+                       fmt(net_fraction) + " achievable fraction";
+  } else {
+    info->inter_node = "none: the catalog states no network bandwidth between nodes";
+  }
+  info->hbm = hbm_measured ? "measured: " + measured->source
+                           : "claimed: catalog " + source_of(gpu.sources, {"spec", "gpu", "specs", "memory"}) + ", " +
+                                 fmt(gpu.hbm_gbytes_per_s) + " GB/s x " + fmt(k.hbm_efficiency);
   return p;
 }
 

@@ -29,10 +29,9 @@ bool gpu_matches(const std::string& gpu_id, const std::vector<std::string>& want
   return false;
 }
 
-struct Option {  // one machine the search may use
-  Hardware hardware;
+struct Option {  // one machine the search may use: the catalog's records, not copies of them
+  HardwareRef hardware;
   PreparedHardware prepared;
-  PreparedLinksInfo links;
   std::vector<int> node_counts;
 };
 
@@ -114,15 +113,50 @@ std::vector<T> allowed(const std::optional<T>& fixed, std::vector<T> all) {
   return all;
 }
 
+// The choices of each layout dimension, worked out once per search so the loops below allocate
+// nothing: the tp candidates (divisors of the heads, ascending; filtered by the node size in the
+// loop), pp (divisors of the layers), virtual stages per pp, micro-batches (divisors of the global
+// batch up to 64: those of one replica's share are among them, the loop keeps the ones that divide it).
+struct TrainingChoices {
+  std::vector<int> tps;
+  bool tp_fixed = false;
+  std::vector<int> cps, pps;
+  std::vector<std::vector<int>> virtual_stages;  // per entry of pps
+  std::vector<int> micro_batches, zeros;
+  std::vector<Recompute> recomputes;
+  int max_zero = 0;
+};
+
+TrainingChoices training_choices(const Workload& w) {
+  const LayoutSpec& spec = w.layout;
+  const ModelShape& shape = w.model;
+  TrainingChoices c;
+  c.tp_fixed = spec.tp.has_value();
+  c.tps = allowed<int>(spec.tp, divisors(shape.heads, shape.heads));
+  c.cps = allowed<int>(spec.cp, {1});
+  c.pps = allowed<int>(spec.pp, divisors(shape.layers, shape.layers));
+  for (int pp : c.pps) {
+    // Virtual stages: 1, and with pp > 1 every divisor of the layers per stage.
+    std::vector<int> vs = {1};
+    if (pp > 1)
+      for (int v : divisors(shape.layers / pp, shape.layers)) if (v > 1) vs.push_back(v);
+    if (spec.virtual_stages) vs = {*spec.virtual_stages};
+    c.virtual_stages.push_back(std::move(vs));
+  }
+  c.micro_batches = allowed<int>(spec.micro_batch, divisors(w.job.global_batch, 64));
+  c.zeros = allowed<int>(spec.zero, {0, 1, 2, 3});
+  c.recomputes = allowed<Recompute>(spec.recompute, {Recompute::none, Recompute::selective, Recompute::full});
+  c.max_zero = *std::max_element(c.zeros.begin(), c.zeros.end());
+  return c;
+}
+
 void search_training(const Context& cx, const std::vector<Option>& options, TopK& top) {
   const Workload& w = cx.w;
   const LayoutSpec& spec = w.layout;
   const ModelShape& shape = w.model;
   const int batch = w.job.global_batch;
-  const std::vector<int> zeros = allowed<int>(spec.zero, {0, 1, 2, 3});
-  const std::vector<Recompute> recomputes =
-      allowed<Recompute>(spec.recompute, {Recompute::none, Recompute::selective, Recompute::full});
-  const int max_zero = *std::max_element(zeros.begin(), zeros.end());
+  const TrainingChoices choices = training_choices(w);
+  const int max_zero = choices.max_zero;
 
   // Visit machines and node counts in order of their bound so good results come early.
   struct Unit { int option, nodes; double bound; };
@@ -143,26 +177,23 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
     const PreparedHardware& hw = opt.prepared;
     const int gpn = hw.gpus_per_node, gpus = u.nodes * gpn;
     const int tp_limit = w.constraints.tp_across_nodes ? gpus : gpn;
-    for (int tp : allowed<int>(spec.tp, divisors(shape.heads, tp_limit))) {
+    for (int tp : choices.tps) {
+      if (!choices.tp_fixed && tp > tp_limit) break;  // ascending
       if (gpus % tp != 0 || shape.heads % tp != 0) continue;
-      for (int cp : allowed<int>(spec.cp, {1})) {
+      for (int cp : choices.cps) {
         if (gpus % (tp * cp) != 0 || w.job.seq_len % cp != 0) continue;
-        for (int pp : allowed<int>(spec.pp, divisors(shape.layers, shape.layers))) {
+        for (std::size_t pp_index = 0; pp_index < choices.pps.size(); ++pp_index) {
+          const int pp = choices.pps[pp_index];
           if (gpus % (tp * cp * pp) != 0) continue;
           const int dp = gpus / (tp * cp * pp);
           if (spec.dp && *spec.dp != dp) continue;
           if (batch % dp != 0) continue;
           const int sequences = batch / dp;
-          const std::vector<bool> sps = allowed<bool>(spec.sequence_parallel, {tp > 1});
-          // Virtual stages: 1, and with pp > 1 every divisor of the layers per stage.
-          std::vector<int> vs = {1};
-          if (pp > 1)
-            for (int v : divisors(shape.layers / pp, shape.layers)) if (v > 1) vs.push_back(v);
-          if (spec.virtual_stages) vs = {*spec.virtual_stages};
+          const bool sps[] = {spec.sequence_parallel.value_or(tp > 1)};
+          const std::vector<int>& vs = choices.virtual_stages[pp_index];
           const int max_v = *std::max_element(vs.begin(), vs.end());
-          const std::vector<int> mbs = allowed<int>(spec.micro_batch, divisors(sequences, 64));
           if (!cx.exhaustive) {
-            const double lb = step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, max_v, sps.front() || sps.back(), cx.k);
+            const double lb = step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, max_v, sps[0], cx.k);
             if (!(objective_bound(cx, hw, u.nodes, lb) <= top.threshold())) { ++cx.stats.pruned_subtrees; continue; }
           }
           l.tp = tp; l.cp = cp; l.pp = pp; l.dp = dp;
@@ -171,21 +202,27 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
             for (int v : vs) {
               if (v > 1 && (sequences % pp != 0)) continue;  // interleaving needs micro-batches in multiples of pp
               l.virtual_stages = v;
-              for (int mb : mbs) {
-                if (sequences % mb != 0) continue;
+              for (int mb : choices.micro_batches) {
+                if (sequences % mb != 0) continue;  // divisors of the batch that are not of this replica's share
                 if (v > 1 && (sequences / mb) % pp != 0) continue;
                 l.micro_batch = mb;
                 Candidate best;
                 bool any_fit_at_min = false;
-                for (Recompute rc : recomputes) {
-                  for (int zero : zeros) {
+                for (Recompute rc : choices.recomputes) {
+                  l.recompute = rc;
+                  // Deepest ZeRO stage first: memory never grows with the stage, so when it does
+                  // not fit, no shallower stage does.
+                  for (auto zero_it = choices.zeros.rbegin(); zero_it != choices.zeros.rend(); ++zero_it) {
+                    const int zero = *zero_it;
                     l.zero = zero;
-                    l.recompute = rc;
                     Estimate e;
                     estimate_memory(cx.model, hw, l, cx.k, e);
                     ++cx.stats.evaluated;
                     if (zero == max_zero && e.fits) any_fit_at_min = true;
-                    if (!e.fits) continue;
+                    if (!e.fits) {
+                      if (!cx.exhaustive && zero == max_zero) break;
+                      continue;
+                    }
                     estimate_time(cx.model, hw, u.nodes, l, cx.k, e);
                     if (!meets_constraints(cx, hw, u.nodes, e)) continue;
                     ++cx.stats.feasible;
@@ -210,15 +247,18 @@ void search_inference(const Context& cx, const std::vector<Option>& options, Top
   const Workload& w = cx.w;
   const LayoutSpec& spec = w.layout;
   const ModelShape& shape = w.model;
+  const std::vector<int> tps = allowed<int>(spec.tp, divisors(shape.heads, shape.heads));
+  const std::vector<int> pps = allowed<int>(spec.pp, divisors(shape.layers, shape.layers));
   Layout l;
   for (int o = 0; o < int(options.size()); ++o) {
     const PreparedHardware& hw = options[o].prepared;
     for (int nodes : options[o].node_counts) {
       const int gpus = nodes * hw.gpus_per_node;
       const int tp_limit = w.constraints.tp_across_nodes ? gpus : hw.gpus_per_node;
-      for (int tp : allowed<int>(spec.tp, divisors(shape.heads, tp_limit))) {
+      for (int tp : tps) {
+        if (!spec.tp && tp > tp_limit) break;  // ascending
         if (gpus % tp != 0) continue;
-        for (int pp : allowed<int>(spec.pp, divisors(shape.layers, shape.layers))) {
+        for (int pp : pps) {
           if (gpus % (tp * pp) != 0) continue;
           const int dp = gpus / (tp * pp);
           if ((spec.dp && *spec.dp != dp) || w.job.concurrent % dp != 0) continue;
@@ -285,29 +325,32 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
   SearchResult result;
   const PreparedModel model = prepare_model(w.model, w.job);
 
-  // The machines: the workload's own, or the catalog's filtered by the constraints.
-  std::vector<Hardware> machines;
+  // The machines: the workload's own, or the catalog's filtered by the constraints (seen in place,
+  // never copied).
+  std::vector<HardwareRef> machines;
   if (w.hardware) {
-    machines.push_back(*w.hardware);
+    machines.emplace_back(*w.hardware);
   } else {
     const Constraints& c = w.constraints;
+    machines.reserve(catalog.instances().size());
     for (const Instance& in : catalog.instances()) {
       if (!c.providers.empty() && std::find(c.providers.begin(), c.providers.end(), in.provider) == c.providers.end()) continue;
       if (!c.instances.empty() && std::find(c.instances.begin(), c.instances.end(), in.id) == c.instances.end()) continue;
       if (!gpu_matches(in.gpu_model, c.gpu_models)) continue;
       const Gpu* gpu = catalog.find_gpu(in.gpu_model);
       if (!gpu) continue;
-      machines.push_back(Hardware{in, *gpu, false});
+      machines.emplace_back(in, *gpu, false);
     }
   }
   std::vector<Option> opts;
-  for (Hardware& hw : machines) {
+  opts.reserve(machines.size());
+  for (const HardwareRef& hw : machines) {
     if (!supports_precision(hw.gpu, w.job.precision)) {
       result.skipped.push_back(hw.instance.id + ": " + missing_peak_reason(hw.gpu, w.job.precision));
       continue;
     }
-    Option o{hw, {}, {}, {}};
-    o.prepared = prepare_hardware(hw, w.job, k, measured, w.constraints.spot, &o.links);
+    Option o{hw, {}, {}};
+    o.prepared = prepare_hardware(hw, w.job, k, measured, w.constraints.spot);
     if (w.constraints.objective != Objective::time && o.prepared.price_per_node_hour < 0) {
       result.skipped.push_back(hw.instance.id + (w.constraints.spot ? ": no spot price" : ": no price"));
       continue;
@@ -331,7 +374,9 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
   int rank = 0;
   for (const Candidate& c : top.items()) {
     const Option& o = opts[c.option];
-    Plan p = describe(w, o.hardware, c.nodes, c.layout, c.estimate, o.prepared, o.links, k);
+    PreparedLinksInfo links;  // the words, for the plans shown only
+    prepare_hardware(o.hardware, w.job, k, measured, w.constraints.spot, &links);
+    Plan p = describe(w, o.hardware, c.nodes, c.layout, c.estimate, o.prepared, links, k);
     p.why = why_words(w, p, ++rank);
     result.plans.push_back(std::move(p));
   }

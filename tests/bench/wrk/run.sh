@@ -49,4 +49,4 @@ bench "GET /v1/instances?gpu=H100" "http://127.0.0.1:$PORT/v1/instances?gpu=H100
 bench "GET /v1/instances?gpu=H100 (gzip)" "http://127.0.0.1:$PORT/v1/instances?gpu=H100" "" "" \
   -H "Accept-Encoding: gzip"
 bench "POST /v1/recommendations" "http://127.0.0.1:$PORT/v1/recommendations" "$WORKLOAD"
-bench "POST /v1/recommendations (distinct)" "http://127.0.0.1:$PORT/v1/recommendations" "$WORKLOAD" 1
+bench "POST /v1/recommendations (varied)" "http://127.0.0.1:$PORT/v1/recommendations" "" 1

@@ -79,7 +79,9 @@ struct PreparedLinksInfo {
 
 // Throws invalid_input naming "job.precision" when the catalog has no peak for the job's precision
 // (missing_peak_reason says whether the GPU lacks it, as Ampere lacks fp8, or the figure is unknown).
-PreparedHardware prepare_hardware(const Hardware& hw, const Job& job, const PlannerConstants& k,
+// The words of `info` (where each bandwidth comes from) are built only when info is given: the
+// search prepares every machine without them and describes only the plans it returns.
+PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerConstants& k,
                                   const MeasuredLinks* measured, bool spot, PreparedLinksInfo* info = nullptr);
 
 // Whether the catalog gives the dense tensor-core peaks a job at `precision` needs. A null peak is

@@ -61,7 +61,7 @@ struct Plan {
 };
 
 // Turns an engine estimate into a Plan (words, GB, cost); used by plan() and recommend().
-Plan describe(const Workload& w, const Hardware& hw, int nodes, const Layout& layout, const Estimate& e,
+Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& layout, const Estimate& e,
               const PreparedHardware& prepared, const PreparedLinksInfo& links, const PlannerConstants& k);
 
 Plan plan(const Workload& w, const Catalog& catalog, const MeasuredLinks* measured = nullptr);

@@ -48,6 +48,18 @@ struct Hardware {
   bool custom = false;
 };
 
+// One machine seen without copying it: what the engine and describe() read. A Hardware converts to
+// it implicitly; the search makes them over the catalog's own records, so a request copies no
+// instance or GPU (their strings and source maps made each search allocate thousands of times).
+struct HardwareRef {
+  const Instance& instance;
+  const Gpu& gpu;
+  bool custom = false;
+
+  HardwareRef(const Instance& instance_, const Gpu& gpu_, bool custom_) : instance(instance_), gpu(gpu_), custom(custom_) {}
+  HardwareRef(const Hardware& hw) : instance(hw.instance), gpu(hw.gpu), custom(hw.custom) {}  // NOLINT: implicit by design
+};
+
 // A layout as given (fields may be absent: the search fills them).
 struct LayoutSpec {
   std::optional<int> tp, pp, cp, dp, micro_batch, zero, virtual_stages;
