@@ -1,7 +1,6 @@
 // linkwise._core: the pybind11 module under the Python package. Thin on purpose: it converts
 // arguments, calls core/, converts results (JSON contract -> dicts) and maps linkwise::Error to
 // the Python exceptions of linkwise._errors. Every rule lives in core/.
-#include <cmath>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,8 +33,8 @@ namespace linkwise {
 namespace {
 
 // ---- arguments: a None means "not given"; a wrong type is invalid_input naming the argument ----
-// The filters are lower or upper bounds on sizes, bandwidths and prices: negative values are
-// refused as the REST service refuses them.
+// Only types are checked here; the values (bounds >= 0, finite) are checked by core's
+// validate(InstanceFilter), whose field names are these keyword names.
 
 std::string type_name(py::handle value) { return py::str(py::type::handle_of(value).attr("__name__")); }
 
@@ -56,7 +55,6 @@ std::optional<int> optional_int(py::handle value, const char* field) {
   } catch (const py::cast_error&) {
     throw_invalid(field, std::string(field) + ": integer out of range");
   }
-  if (number < 0) throw_invalid(field, std::string(field) + ": expected an integer >= 0, got " + std::to_string(number));
   return number;
 }
 
@@ -65,10 +63,7 @@ std::optional<double> optional_number(py::handle value, const char* field) {
   if (py::isinstance<py::bool_>(value) ||
       !(py::isinstance<py::int_>(value) || py::isinstance<py::float_>(value)))
     throw_invalid(field, std::string(field) + ": expected a number, got " + type_name(value));
-  const double number = value.cast<double>();
-  if (!std::isfinite(number) || number < 0)
-    throw_invalid(field, std::string(field) + ": expected a finite number >= 0, got " + py::repr(value).cast<std::string>());
-  return number;
+  return value.cast<double>();
 }
 
 std::optional<bool> optional_bool(py::handle value, const char* field) {

@@ -1,6 +1,8 @@
 // The in-memory Catalog: construction checks, lookups, filters and sorting.
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdio>
 #include <functional>
 #include <set>
 #include <variant>
@@ -145,6 +147,27 @@ bool gpu_id_matches(std::string_view gpu_id, std::string_view wanted) {
   return gpu_matches_impl(gpu_id, wanted);
 }
 
+namespace {
+
+void require_non_negative(const std::optional<double>& bound, const char* field) {
+  if (!bound || (std::isfinite(*bound) && *bound >= 0)) return;
+  char shown[32];
+  std::snprintf(shown, sizeof shown, "%g", *bound);
+  throw_invalid(field, std::string(field) + ": expected a finite number >= 0, got " + shown);
+}
+
+}  // namespace
+
+void validate(const InstanceFilter& filter) {
+  if (filter.min_gpus && *filter.min_gpus < 0) {
+    throw_invalid("min_gpus", "min_gpus: expected an integer >= 0, got " + std::to_string(*filter.min_gpus));
+  }
+  require_non_negative(filter.min_gpu_memory_gb, "min_gpu_memory_gb");
+  require_non_negative(filter.min_nvlink_gbytes_per_s, "min_nvlink_gbytes_per_s");
+  require_non_negative(filter.min_network_gbits_per_s, "min_network_gbits_per_s");
+  require_non_negative(filter.max_price, "max_price");
+}
+
 bool instance_matches(const Instance& instance, const InstanceFilter& filter) {
   if (filter.provider && lower(instance.provider) != lower(*filter.provider)) return false;
   if (filter.gpu && !gpu_id_matches(instance.gpu_model, *filter.gpu)) return false;
@@ -173,6 +196,7 @@ bool instance_matches(const Instance& instance, const InstanceFilter& filter) {
 }
 
 std::vector<const Instance*> Catalog::query(const InstanceFilter& filter, const InstanceSort& sort) const {
+  validate(filter);
   const KeyFunction* key = find_sort_field(sort.field);
   if (!key) InstanceSort::parse(sort.field);  // throws the message listing the fields
 

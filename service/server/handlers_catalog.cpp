@@ -1,5 +1,7 @@
 // GET /v1/instances (filters, sort, paging), GET /v1/instances/{id}, GET /v1/gpus: answered from
 // the in-memory catalog snapshot with each instance's JSON serialized once at startup.
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 #include "linkwise/error.hpp"
@@ -12,18 +14,21 @@ namespace {
 constexpr long long kDefaultLimit = 100;
 constexpr long long kMaxLimit = 1000;
 
-// The query parameters carry InstanceFilter's field names, as the CLI's options do.
+// The query parameters carry InstanceFilter's field names, as the CLI's options do, so the
+// errors of core's validate(InstanceFilter) (bounds >= 0, finite) name the parameter as sent.
 InstanceFilter filter_from(const QueryParams& query) {
   InstanceFilter filter;
   filter.provider = query.text("provider");
   filter.gpu = query.text("gpu");
-  if (auto v = query.integer("min_gpus", 0, 1'000'000)) filter.min_gpus = static_cast<int>(*v);
-  filter.min_gpu_memory_gb = query.number("min_gpu_memory_gb", 0);
+  if (auto v = query.integer("min_gpus", std::numeric_limits<int>::min(), std::numeric_limits<int>::max())) {
+    filter.min_gpus = static_cast<int>(*v);
+  }
+  filter.min_gpu_memory_gb = query.number("min_gpu_memory_gb");
   if (auto v = query.text("fabric")) filter.fabric = parse_fabric(*v, "fabric");
-  filter.min_nvlink_gbytes_per_s = query.number("min_nvlink_gbytes_per_s", 0);
-  filter.min_network_gbits_per_s = query.number("min_network_gbits_per_s", 0);
+  filter.min_nvlink_gbytes_per_s = query.number("min_nvlink_gbytes_per_s");
+  filter.min_network_gbits_per_s = query.number("min_network_gbits_per_s");
   filter.rdma = query.boolean("rdma");
-  filter.max_price = query.number("max_price", 0);
+  filter.max_price = query.number("max_price");
   filter.region = query.text("region");
   return filter;
 }

@@ -23,7 +23,8 @@ class QueryParams {
 
   std::optional<std::string> text(std::string_view name) const;
   std::optional<long long> integer(std::string_view name, long long min, long long max) const;
-  std::optional<double> number(std::string_view name, double min) const;  // finite, >= min
+  // Any number, as written (nan and inf included): ranges are the business of whoever uses it.
+  std::optional<double> number(std::string_view name) const;
   std::optional<bool> boolean(std::string_view name) const;                // "true" / "false"
 
  private:

@@ -236,12 +236,9 @@ void fit(const std::vector<Run>& runs, planner::PlannerConstants& k) {
       if (!improved) break;
     }
   }
-  k.gemm_efficiency_other = 0.5 * (k.gemm_efficiency_ampere + k.gemm_efficiency_hopper);
-  k.attention_efficiency_other = 0.5 * (k.attention_efficiency_ampere + k.attention_efficiency_hopper);
+  planner::derive_uncalibrated_efficiencies(k);
   std::printf("\nfitted (loss %.4f = mean |log(pred/meas)| over GPU/precision groups):\n", best);
   for (const Param& p : params) std::printf("    c.%s = %.4g;\n", p.name, *p.value);
-  std::printf("    c.gemm_efficiency_other = %.4g;  // mean of ampere and hopper\n", k.gemm_efficiency_other);
-  std::printf("    c.attention_efficiency_other = %.4g;  // mean of ampere and hopper\n", k.attention_efficiency_other);
 }
 
 // Memory against Korthikanti et al. 2022 Figure 1 (Megatron-LM, tp 8, first pipeline stage,

@@ -60,6 +60,17 @@ inline linkwise::Instance node(const linkwise::Gpu& gpu, std::string provider, s
   return in;
 }
 
+// An inference job: `concurrent` sequences of prompt + output tokens.
+inline linkwise::planner::Job inference(int prompt_len, int output_len, int concurrent) {
+  linkwise::planner::Job job;
+  job.kind = linkwise::planner::JobKind::inference;
+  job.prompt_len = prompt_len;
+  job.output_len = output_len;
+  job.concurrent = concurrent;
+  job.seq_len = prompt_len + output_len;
+  return job;
+}
+
 inline linkwise::planner::Hardware dgx(const linkwise::Gpu& gpu, double network_gbits = 1600) {
   return {node(gpu, "custom", "dgx", linkwise::Fabric::nvswitch, network_gbits, 30.0), gpu, true};
 }

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <limits>
 
 #include "catalog_test_util.hpp"
 #include "linkwise/catalog_db.hpp"
@@ -152,4 +153,42 @@ TEST_CASE("lookups by id", "[catalog][query]") {
   CHECK_THROWS_MATCHES(fixture().instance("aws:nope"), Error,
                        Catch::Matchers::Predicate<Error>([](const Error& e) { return e.kind() == ErrorKind::not_found; }));
   CHECK_THROWS_AS(fixture().gpu("H100"), Error);
+}
+
+TEST_CASE("a filter bound below zero or not finite is refused naming the field", "[catalog][query]") {
+  const auto refused_field = [](const InstanceFilter& filter) -> std::string {
+    try {
+      fixture().query(filter);
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::invalid_input);
+      CHECK_THAT(e.what(), Catch::Matchers::StartsWith(e.field() + ": expected"));
+      return e.field();
+    }
+    return "(accepted)";
+  };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  InstanceFilter filter;
+  filter.min_gpus = -1;
+  CHECK(refused_field(filter) == "min_gpus");
+  filter = {};
+  filter.min_gpu_memory_gb = inf;
+  CHECK(refused_field(filter) == "min_gpu_memory_gb");
+  filter = {};
+  filter.min_nvlink_gbytes_per_s = -0.5;
+  CHECK(refused_field(filter) == "min_nvlink_gbytes_per_s");
+  filter = {};
+  filter.min_network_gbits_per_s = nan;
+  CHECK(refused_field(filter) == "min_network_gbits_per_s");
+  filter = {};
+  filter.max_price = -3;
+  CHECK(refused_field(filter) == "max_price");
+  CHECK_THROWS_AS(validate(filter), Error);
+
+  // Zero is a bound like any other: it is accepted.
+  filter = {};
+  filter.min_gpus = 0;
+  filter.max_price = 0;
+  CHECK_NOTHROW(validate(filter));
+  CHECK(ids(filter).empty());  // no instance is free
 }

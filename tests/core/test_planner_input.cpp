@@ -1,5 +1,7 @@
 // Bad input: every error names the field at fault.
 #include <catch2/catch.hpp>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "linkwise/error.hpp"
@@ -125,4 +127,69 @@ TEST_CASE("presets carry their published shapes and sources") {
   CHECK(planner::preset("gpt3-175b").total_params() / 1e9 == Approx(174.6).epsilon(0.01));
   CHECK(planner::preset("mistral-7b").total_params() / 1e9 == Approx(7.24).epsilon(0.01));
   CHECK(planner::preset("qwen2.5-72b").total_params() / 1e9 == Approx(72.7).epsilon(0.01));
+}
+
+// A null tensor-core peak means two things the planner must not confuse: the T4 (Turing) has no
+// bf16 tensor cores; the A10G (Ampere, GA102) has them, but NVIDIA publishes no A10G figure.
+// Figures: NVIDIA T4 datasheet (65 TFLOPS FP16, 320 GB/s); Baseten A10 vs A10G (24 GB, 600 GB/s).
+TEST_CASE("an unknown tensor-core peak is reported as unknown and not as missing tensor cores") {
+  const auto gpu = [](std::string id, std::string architecture, double memory_gb, double hbm_gbytes_per_s) {
+    Gpu g;
+    g.id = std::move(id);
+    g.vendor = "nvidia";
+    g.architecture = std::move(architecture);
+    g.memory_gb = memory_gb;
+    g.hbm_gbytes_per_s = hbm_gbytes_per_s;
+    return g;
+  };
+  Gpu t4 = gpu("T4", "turing", 16, 320);
+  t4.fp16_dense_tflops = 65;
+  const Gpu a10g = gpu("A10G", "ampere", 24, 600);  // every tensor peak null
+  const Gpu a100 = planner_test::a100_80();
+
+  using planner::PeakAvailability;
+  CHECK(planner::tensor_peak_availability(a10g, planner::Precision::bf16) == PeakAvailability::unknown);
+  CHECK(planner::tensor_peak_availability(a10g, planner::Precision::fp16) == PeakAvailability::unknown);
+  CHECK(planner::tensor_peak_availability(a10g, planner::Precision::fp8) == PeakAvailability::absent);
+  CHECK(planner::tensor_peak_availability(t4, planner::Precision::bf16) == PeakAvailability::absent);
+  CHECK(planner::tensor_peak_availability(t4, planner::Precision::fp16) == PeakAvailability::known);
+  CHECK(planner::tensor_peak_availability(a100, planner::Precision::fp8) == PeakAvailability::absent);
+  CHECK(planner::tensor_peak_availability(a100, planner::Precision::bf16) == PeakAvailability::known);
+  Gpu unlisted = a10g;
+  unlisted.architecture = "some-future-architecture";
+  CHECK(planner::tensor_peak_availability(unlisted, planner::Precision::fp8) == PeakAvailability::unknown);
+  CHECK(planner::missing_peak_reason(a100, planner::Precision::bf16).empty());
+
+  const Catalog catalog({t4, a10g, a100}, {planner_test::node(t4, "azure", "t4-node", Fabric::none, 0, 0.5),
+                                           planner_test::node(a10g, "aws", "g5.xlarge", Fabric::none, 0, 1.0),
+                                           planner_test::node(a100, "lambda", "gpu_1x_a100", Fabric::none, 0, 1.3)});
+  const json workload = json::parse(R"({
+    "model": {"preset": "llama2-7b"},
+    "job": {"kind": "lora", "seq_len": 2048, "global_batch": 8, "tokens": 1e7, "precision": "bf16", "lora_base": "4bit"},
+    "constraints": {"max_nodes": 1}})");
+
+  // recommend: the skip reasons tell the two apart.
+  const json found = planner::recommend_json(workload, catalog, 3);
+  const std::vector<std::string> skipped = found["skipped"];
+  CHECK(std::find(skipped.begin(), skipped.end(), "azure:t4-node: no bf16 tensor cores (turing)") != skipped.end());
+  CHECK(std::find(skipped.begin(), skipped.end(),
+                  "aws:g5.xlarge: bf16 tensor-core peak of A10G unknown in the catalog (no published figure): "
+                  "time cannot be estimated") != skipped.end());
+
+  // plan: the error names job.precision and says which it is.
+  const auto plan_error = [&](const char* instance) -> std::string {
+    json doc = workload;
+    doc["hardware"] = {{"instance", instance}, {"nodes", 1}};
+    doc["layout"] = {{"tp", 1}, {"pp", 1}};
+    try {
+      planner::plan_json(doc, catalog);
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::invalid_input);
+      CHECK(e.field() == "job.precision");
+      return e.what();
+    }
+    return "<no error>";
+  };
+  CHECK_THAT(plan_error("aws:g5.xlarge"), Catch::Matchers::Contains("peak of A10G unknown in the catalog"));
+  CHECK_THAT(plan_error("azure:t4-node"), Catch::Matchers::Contains("no bf16 tensor cores"));
 }

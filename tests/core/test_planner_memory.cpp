@@ -73,12 +73,7 @@ TEST_CASE("ZeRO stages shard model states over DP as in the ZeRO paper's 7.5B, 6
 
 TEST_CASE("KV cache bytes: 2 x layers x KV heads x head size x bytes x tokens x sequences") {
   const ModelShape m = preset("llama2-70b");  // 80 layers, 8 KV heads of 128
-  Job job;
-  job.kind = JobKind::inference;
-  job.prompt_len = 3072;
-  job.output_len = 1024;
-  job.concurrent = 8;
-  job.seq_len = 4096;
+  const Job job = planner_test::inference(3072, 1024, 8);
   Layout l;
   l.tp = 8;  // one KV head per GPU
   const Estimate e = memory_of(m, job, l);

@@ -60,12 +60,7 @@ TEST_CASE("more NVLink bandwidth never slows a plan") {
 }
 
 TEST_CASE("more NVLink bandwidth never slows decoding") {
-  Job job;
-  job.kind = JobKind::inference;
-  job.prompt_len = 2048;
-  job.output_len = 512;
-  job.concurrent = 32;
-  job.seq_len = 2560;
+  const Job job = planner_test::inference(2048, 512, 32);
   for (int tp : {2, 4, 8}) {
     Layout l;
     l.tp = tp;
@@ -130,12 +125,7 @@ TEST_CASE("the search's step lower bound never exceeds the estimate") {
 }
 
 TEST_CASE("a PCIe-only node decodes slower than an NVSwitch node at tp 8") {
-  Job job;
-  job.kind = JobKind::inference;
-  job.prompt_len = 1024;
-  job.output_len = 256;
-  job.concurrent = 16;
-  job.seq_len = 1280;
+  const Job job = planner_test::inference(1024, 256, 16);
   Layout l;
   l.tp = 8;
   const Case c{"llama3.1-70b", 1, l};

@@ -29,7 +29,7 @@ struct Gpu {
   std::string architecture;  // "hopper"
   double memory_gb = 0;      // nominal, as on the spec sheet (binary: see units.hpp)
   double hbm_gbytes_per_s = 0;
-  std::optional<double> bf16_dense_tflops;  // dense tensor-core peak, no sparsity; null where none
+  std::optional<double> bf16_dense_tflops;  // dense tensor-core peak, no sparsity; null where none or unpublished
   std::optional<double> fp16_dense_tflops;
   std::optional<double> fp8_dense_tflops;
   std::optional<double> nvlink_gbytes_per_s;  // per GPU, both directions added; null without NVLink

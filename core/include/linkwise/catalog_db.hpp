@@ -35,6 +35,11 @@ struct InstanceSort {
   static InstanceSort parse(std::string_view spec);  // throws invalid_input naming "sort"
 };
 
+// Throws invalid_input naming the first bad field (by its name above, which is also the REST
+// query parameter and the Python keyword): every bound must be >= 0, every number finite.
+// Catalog::query calls it; front ends need not check the bounds themselves.
+void validate(const InstanceFilter& filter);
+
 // The filter test of Catalog::query, for front ends that filter their own lists.
 bool instance_matches(const Instance& instance, const InstanceFilter& filter);
 // The GPU filter: an exact id, or a leading part ending at a '-' ("H100", "H100-SXM5"),
@@ -63,6 +68,7 @@ class Catalog {
   const Gpu& gpu(std::string_view id) const;            // throws not_found
   const Instance& instance(std::string_view id) const;  // throws not_found
 
+  // Throws invalid_input for a bad filter (see validate) or sort field.
   std::vector<const Instance*> query(const InstanceFilter& filter, const InstanceSort& sort = {}) const;
 
  private:

@@ -6,6 +6,11 @@
 
 namespace linkwise::planner {
 
+void derive_uncalibrated_efficiencies(PlannerConstants& k) noexcept {
+  k.gemm_efficiency_other = 0.5 * (k.gemm_efficiency_ampere + k.gemm_efficiency_hopper);
+  k.attention_efficiency_other = 0.5 * (k.attention_efficiency_ampere + k.attention_efficiency_hopper);
+}
+
 const PlannerConstants& default_constants() {
   static const PlannerConstants k = [] {
     PlannerConstants c;
@@ -30,11 +35,10 @@ const PlannerConstants& default_constants() {
     // end to end at long sequences; Megatron-Core with cuDNN fused attention is faster (README).
     c.gemm_efficiency_ampere = 0.8261;
     c.gemm_efficiency_hopper = 0.7066;
-    c.gemm_efficiency_other = 0.7663;  // no data (Volta, Ada, Blackwell, CDNA): mean of Ampere and Hopper
     c.fp8_gemm_efficiency_ratio = 1.0;
     c.attention_efficiency_ampere = 0.3165;
     c.attention_efficiency_hopper = 0.174;
-    c.attention_efficiency_other = 0.2452;  // mean of Ampere and Hopper
+    derive_uncalibrated_efficiencies(c);  // Volta, Ada, Blackwell, CDNA: no data
     c.fp8_cast_passes = 1.258;
     c.fp8_gemm_overhead_s = 1e-6;
     c.elementwise_passes = 7.737;

@@ -45,15 +45,6 @@ PreparedModel prepare_model(const ModelShape& s, const Job& job) {
   return m;
 }
 
-bool supports_precision(const Gpu& gpu, Precision precision) {
-  switch (precision) {
-    case Precision::bf16: return gpu.bf16_dense_tflops.has_value();
-    case Precision::fp16: return gpu.fp16_dense_tflops.has_value() || gpu.bf16_dense_tflops.has_value();
-    case Precision::fp8: return gpu.fp8_dense_tflops.has_value();
-  }
-  return false;
-}
-
 namespace {
 
 double network_fraction(NetworkType type, const PlannerConstants& k) {
@@ -95,8 +86,7 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
   const double bf16 = gpu.bf16_dense_tflops.value_or(gpu.fp16_dense_tflops.value_or(0));
   const double fp16 = gpu.fp16_dense_tflops.value_or(bf16);
   if (!supports_precision(gpu, job.precision))
-    throw_invalid("job.precision", "GPU " + gpu.id + " has no dense " + std::string(to_string(job.precision)) +
-                                       " tensor-core peak in the catalog");
+    throw_invalid("job.precision", "GPU " + gpu.id + ": " + missing_peak_reason(gpu, job.precision));
   double peak_tflops = bf16;
   if (job.precision == Precision::fp16) peak_tflops = fp16;
   if (job.precision == Precision::fp8) peak_tflops = *gpu.fp8_dense_tflops;

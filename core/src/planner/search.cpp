@@ -346,7 +346,7 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
   opts.reserve(machines.size());
   for (const HardwareRef& hw : machines) {
     if (!supports_precision(hw.gpu, w.job.precision)) {
-      result.skipped.push_back(hw.instance.id + ": no " + std::string(to_string(w.job.precision)) + " tensor cores");
+      result.skipped.push_back(hw.instance.id + ": " + missing_peak_reason(hw.gpu, w.job.precision));
       continue;
     }
     Option o{hw, {}, {}};

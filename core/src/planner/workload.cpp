@@ -7,6 +7,7 @@
 
 #include "linkwise/error.hpp"
 #include "linkwise/planner/workload.hpp"
+#include "../json_read.hpp"
 
 namespace linkwise::planner {
 
@@ -67,38 +68,34 @@ const json& object_at(const json& doc, const char* key, const std::string& field
   return v;
 }
 
-// A positive integer (JSON integer, or a float with no fraction such as 2e3).
+// A positive integer (JSON integer, or a float with no fraction such as 2e3); absent or null: unset.
 std::optional<int> opt_int(const json& obj, const char* key, const std::string& field, int min_value = 1) {
-  if (!obj.contains(key) || obj[key].is_null()) return std::nullopt;
-  const json& v = obj[key];
-  if (!v.is_number()) throw_invalid(field, field + " must be an integer, got " + v.dump());
-  const double d = v.get<double>();
-  if (std::floor(d) != d) throw_invalid(field, field + " must be an integer, got " + v.dump());
-  if (d < min_value) throw_invalid(field, field + " must be at least " + std::to_string(min_value) + ", got " + v.dump());
-  if (d > 1e9) throw_invalid(field, field + " is out of range: " + v.dump());
+  const json* v = json_read::member_or_null(obj, key);
+  if (!v) return std::nullopt;
+  const double d = json_read::number(*v, field);
+  if (std::floor(d) != d) json_read::fail(field, "an integer", *v);
+  if (d < min_value) json_read::fail(field, "an integer >= " + std::to_string(min_value), *v);
+  if (d > 1e9) json_read::fail(field, "an integer up to 10^9", *v);
   return int(d);
 }
 
+// A number > 0 (>= 0 with allow_zero); absent or null: unset.
 std::optional<double> opt_number(const json& obj, const char* key, const std::string& field, bool allow_zero = false) {
-  if (!obj.contains(key) || obj[key].is_null()) return std::nullopt;
-  const json& v = obj[key];
-  if (!v.is_number()) throw_invalid(field, field + " must be a number, got " + v.dump());
-  const double d = v.get<double>();
-  if (!std::isfinite(d) || d < 0 || (!allow_zero && d == 0))
-    throw_invalid(field, field + " must be a positive number, got " + v.dump());
+  const json* v = json_read::member_or_null(obj, key);
+  if (!v) return std::nullopt;
+  const double d = json_read::number(*v, field);
+  if (d < 0 || (!allow_zero && d == 0)) json_read::fail(field, allow_zero ? "a number >= 0" : "a number > 0", *v);
   return d;
 }
 
 std::optional<bool> opt_bool(const json& obj, const char* key, const std::string& field) {
-  if (!obj.contains(key) || obj[key].is_null()) return std::nullopt;
-  if (!obj[key].is_boolean()) throw_invalid(field, field + " must be true or false, got " + obj[key].dump());
-  return obj[key].get<bool>();
+  const json* v = json_read::member_or_null(obj, key);
+  return v ? std::optional<bool>(json_read::boolean(*v, field)) : std::nullopt;
 }
 
 std::optional<std::string> opt_string(const json& obj, const char* key, const std::string& field) {
-  if (!obj.contains(key) || obj[key].is_null()) return std::nullopt;
-  if (!obj[key].is_string()) throw_invalid(field, field + " must be a string, got " + obj[key].dump());
-  return obj[key].get<std::string>();
+  const json* v = json_read::member_or_null(obj, key);
+  return v ? std::optional<std::string>(json_read::string(*v, field)) : std::nullopt;
 }
 
 std::vector<std::string> string_list(const json& obj, const char* key, const std::string& field) {

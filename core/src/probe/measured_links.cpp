@@ -31,13 +31,7 @@ MeasuredLinks measured_links(const ProbeReport& report) {
 
   // Peer copies: with P2P where the report has it, otherwise what the staged path gave.
   for (const char* p2p : {"on", "off"}) {
-    std::vector<double> pairs;
-    for_each_result(report, [&](const Result& r) {
-      if (r.metric == metric::p2p_bandwidth && has_label(r, "method", "copy-engine") &&
-          has_label(r, "direction", "unidirectional") && has_label(r, "p2p", p2p)) {
-        pairs.push_back(r.stats.median);
-      }
-    });
+    const std::vector<double> pairs = peer_copy_medians(report, p2p);
     if (!pairs.empty()) {
       links.p2p_unidirectional_gbytes_per_s = median_of(pairs);
       break;

@@ -7,6 +7,7 @@
 
 #include "linkwise/error.hpp"
 #include "linkwise/probe_report.hpp"
+#include "../json_read.hpp"
 
 namespace linkwise::probe {
 
@@ -92,37 +93,19 @@ class Reader {
     return value.is_null() ? nullptr : &value;
   }
 
-  std::string string(std::string_view key) const {
-    const json& value = required(key);
-    if (!value.is_string()) throw_invalid(field(key), "expected a string");
-    return value.get<std::string>();
-  }
+  std::string string(std::string_view key) const { return json_read::string(required(key), field(key)); }
   std::optional<std::string> optional_string(std::string_view key) const {
     const json* value = nullable(key);
     if (!value) return std::nullopt;
-    if (!value->is_string()) throw_invalid(field(key), "expected a string or null");
-    return value->get<std::string>();
+    return json_read::string(*value, field(key));
   }
-  double number(std::string_view key) const {
-    const json& value = required(key);
-    if (!value.is_number()) throw_invalid(field(key), "expected a number");
-    const double x = value.get<double>();
-    if (!std::isfinite(x)) throw_invalid(field(key), "expected a finite number");
-    return x;
-  }
+  double number(std::string_view key) const { return json_read::number(required(key), field(key)); }
   std::optional<double> optional_number(std::string_view key) const {
     if (!nullable(key)) return std::nullopt;
     return number(key);
   }
   long long integer(std::string_view key, long long minimum) const {
-    const json& value = required(key);
-    if (!value.is_number_integer()) throw_invalid(field(key), "expected an integer");
-    const long long x = value.get<long long>();
-    if (x < minimum) {
-      throw_invalid(field(key), "expected an integer >= " + std::to_string(minimum) + ", got " +
-                                    std::to_string(x));
-    }
-    return x;
+    return json_read::integer(required(key), field(key), minimum);
   }
   std::optional<int> optional_int(std::string_view key, long long minimum) const {
     if (!nullable(key)) return std::nullopt;
@@ -132,18 +115,14 @@ class Reader {
     if (!nullable(key)) return std::nullopt;
     return static_cast<std::uint64_t>(integer(key, 0));
   }
-  bool boolean(std::string_view key) const {
-    const json& value = required(key);
-    if (!value.is_boolean()) throw_invalid(field(key), "expected true or false");
-    return value.get<bool>();
-  }
+  bool boolean(std::string_view key) const { return json_read::boolean(required(key), field(key)); }
   std::optional<bool> optional_bool(std::string_view key) const {
     if (!nullable(key)) return std::nullopt;
     return boolean(key);
   }
   const json& array(std::string_view key) const {
     const json& value = required(key);
-    if (!value.is_array()) throw_invalid(field(key), "expected an array");
+    if (!value.is_array()) json_read::fail(field(key), "an array", value);
     return value;
   }
   // Rejects keys the schema does not know, so a typo never passes silently.

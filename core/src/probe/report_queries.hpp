@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "linkwise/probe_report.hpp"
 
@@ -59,6 +60,19 @@ inline Picked allreduce_busbw(const ProbeReport& report, bool multi_node) {
     }
   });
   return best;
+}
+
+// The medians of the copy-engine peer copies, one direction, one per GPU pair, with peer access
+// `p2p` ("on", or "off" for the staged path).
+inline std::vector<double> peer_copy_medians(const ProbeReport& report, std::string_view p2p) {
+  std::vector<double> medians;
+  for_each_result(report, [&](const Result& r) {
+    if (r.metric == metric::p2p_bandwidth && has_label(r, "method", "copy-engine") &&
+        has_label(r, "direction", "unidirectional") && has_label(r, "p2p", p2p)) {
+      medians.push_back(r.stats.median);
+    }
+  });
+  return medians;
 }
 
 // For each GPU (labels.gpu), the best median among results of `metric_name` (e.g. the better of

@@ -80,6 +80,25 @@ void judge(ClaimVerdict& v, double expected, double measured, double threshold, 
              format(threshold * 100, 0) + "%";
 }
 
+// A verdict not judged yet: the claim, how the catalog counts it, the measurement's unit and the
+// efficiency a healthy system reaches.
+ClaimVerdict unjudged(std::string claim, std::string claimed_unit, std::string convention, std::string unit,
+                      double min_efficiency) {
+  ClaimVerdict v;
+  v.claim = std::move(claim);
+  v.claimed_unit = std::move(claimed_unit);
+  v.claim_convention = std::move(convention);
+  v.unit = std::move(unit);
+  v.min_efficiency = min_efficiency;
+  return v;
+}
+
+// The GPU with the lowest figure of a per-GPU map (best_median_per_gpu); the map is not empty.
+std::pair<int, double> weakest_gpu(const std::map<int, double>& per_gpu) {
+  return *std::min_element(per_gpu.begin(), per_gpu.end(),
+                           [](const auto& a, const auto& b) { return a.second < b.second; });
+}
+
 ClaimVerdict cannot(ClaimVerdict v, std::string reason) {
   v.verdict = Verdict::cannot_check;
   v.reason = std::move(reason);
@@ -161,12 +180,7 @@ InstanceMatch match_instance(const ProbeReport& report, const Catalog& catalog,
 }
 
 ClaimVerdict check_nvlink(const ProbeReport& report, const Instance* instance, const Thresholds& t) {
-  ClaimVerdict v;
-  v.claim = "nvlink";
-  v.claimed_unit = "GB/s";
-  v.claim_convention = "per GPU, both directions added";
-  v.unit = "GB/s";
-  v.min_efficiency = t.nvlink_busbw;
+  ClaimVerdict v = unjudged("nvlink", "GB/s", "per GPU, both directions added", "GB/s", t.nvlink_busbw);
   if (!instance) return cannot(v, "the instance is not identified");
   if (!instance->nvlink_gbytes_per_s) {
     return cannot(v, "the catalog claims no NVLink for " + instance->id);
@@ -189,13 +203,7 @@ ClaimVerdict check_nvlink(const ProbeReport& report, const Instance* instance, c
   // Without NCCL: behind an NVSwitch any pair can use a GPU's full NVLink bandwidth, so a peer
   // copy is comparable. In a direct mesh a pair has only some of the links: not comparable.
   if (instance->intra_node_fabric == Fabric::nvswitch) {
-    std::vector<double> pairs;
-    for_each_result(report, [&](const Result& r) {
-      if (r.metric == metric::p2p_bandwidth && has_label(r, "method", "copy-engine") &&
-          has_label(r, "direction", "unidirectional") && has_label(r, "p2p", "on")) {
-        pairs.push_back(r.stats.median);
-      }
-    });
+    const std::vector<double> pairs = peer_copy_medians(report, "on");
     if (!pairs.empty()) {
       const double median = compute_stats(pairs).median;
       judge(v, per_direction, median, t.nvlink_copy,
@@ -216,12 +224,7 @@ ClaimVerdict check_nvlink(const ProbeReport& report, const Instance* instance, c
 }
 
 ClaimVerdict check_network(const ProbeReport& report, const Instance* instance, const Thresholds& t) {
-  ClaimVerdict v;
-  v.claim = "network";
-  v.claimed_unit = "Gbit/s";
-  v.claim_convention = "instance total, one direction";
-  v.unit = "Gbit/s";
-  v.min_efficiency = t.network_busbw;
+  ClaimVerdict v = unjudged("network", "Gbit/s", "instance total, one direction", "Gbit/s", t.network_busbw);
   if (!instance) return cannot(v, "the instance is not identified");
   if (!instance->network_gbits_per_s) return cannot(v, "the catalog has no network figure for " + instance->id);
   v.claimed = instance->network_gbits_per_s;
@@ -268,33 +271,23 @@ ClaimVerdict check_network(const ProbeReport& report, const Instance* instance, 
 }
 
 ClaimVerdict check_hbm(const ProbeReport& report, const Gpu* gpu, const Thresholds& t) {
-  ClaimVerdict v;
-  v.claim = "hbm";
-  v.claimed_unit = "GB/s";
-  v.claim_convention = "peak device memory bandwidth, read+write";
-  v.unit = "GB/s";
-  v.min_efficiency = t.hbm_copy;
+  ClaimVerdict v = unjudged("hbm", "GB/s", "peak device memory bandwidth, read+write", "GB/s", t.hbm_copy);
   if (!gpu) return cannot(v, "the GPU model is not identified");
   v.claimed = gpu->hbm_gbytes_per_s;
   const auto per_gpu = best_median_per_gpu(report, metric::device_copy);
   if (per_gpu.empty()) {
     return cannot(v, "the report has no device-memory copy; run `linkwise probe --only device-memory`");
   }
-  auto weakest = std::min_element(per_gpu.begin(), per_gpu.end(),
-                                  [](const auto& a, const auto& b) { return a.second < b.second; });
-  judge(v, gpu->hbm_gbytes_per_s, weakest->second, t.hbm_copy,
-        "device copy (read+write counted), GPU " + std::to_string(weakest->first) +
+  const auto [weakest, weakest_value] = weakest_gpu(per_gpu);
+  judge(v, gpu->hbm_gbytes_per_s, weakest_value, t.hbm_copy,
+        "device copy (read+write counted), GPU " + std::to_string(weakest) +
             ", the weakest of " + std::to_string(per_gpu.size()) + ", best method, median");
   return v;
 }
 
 ClaimVerdict check_pcie(const ProbeReport& report, const Gpu* gpu, const Thresholds& t) {
-  ClaimVerdict v;
-  v.claim = "pcie";
-  v.claimed_unit = "PCIe gen";
-  v.claim_convention = "GPU's PCIe generation, x16 assumed, one direction";
-  v.unit = "GB/s";
-  v.min_efficiency = t.pcie_h2d;
+  ClaimVerdict v =
+      unjudged("pcie", "PCIe gen", "GPU's PCIe generation, x16 assumed, one direction", "GB/s", t.pcie_h2d);
   if (!gpu) return cannot(v, "the GPU model is not identified");
   if (!gpu->pcie_gen) return cannot(v, "the catalog has no PCIe generation for " + gpu->id);
   v.claimed = *gpu->pcie_gen;
@@ -303,15 +296,14 @@ ClaimVerdict check_pcie(const ProbeReport& report, const Gpu* gpu, const Thresho
   if (per_gpu.empty()) {
     return cannot(v, "the report has no pinned host-to-device copy; run `linkwise probe --only host-device`");
   }
-  auto weakest = std::min_element(per_gpu.begin(), per_gpu.end(),
-                                  [](const auto& a, const auto& b) { return a.second < b.second; });
-  judge(v, expected, weakest->second, t.pcie_h2d,
-        "pinned host-to-device copy, GPU " + std::to_string(weakest->first) + ", the weakest of " +
+  const auto [weakest, weakest_value] = weakest_gpu(per_gpu);
+  judge(v, expected, weakest_value, t.pcie_h2d,
+        "pinned host-to-device copy, GPU " + std::to_string(weakest) + ", the weakest of " +
             std::to_string(per_gpu.size()) + ", median");
   // Say why when the GPU's link cannot carry the claim: its maximum generation or width (the
   // current ones drop while a GPU idles, so they are not evidence).
   for (const GpuInfo& g : report.environment.gpus) {
-    if (g.index != weakest->first) continue;
+    if (g.index != weakest) continue;
     if ((g.pcie_max_link_gen && *g.pcie_max_link_gen < *gpu->pcie_gen) ||
         (g.pcie_max_link_width && *g.pcie_max_link_width < 16)) {
       v.reason += "; its link can only reach gen " +

@@ -77,14 +77,23 @@ struct PreparedLinksInfo {
   std::string hbm;
 };
 
-// Throws invalid_input naming "job.precision" when the GPU lacks the precision (fp8 on Ampere).
+// Throws invalid_input naming "job.precision" when the catalog has no peak for the job's precision
+// (missing_peak_reason says whether the GPU lacks it, as Ampere lacks fp8, or the figure is unknown).
 // The words of `info` (where each bandwidth comes from) are built only when info is given: the
 // search prepares every machine without them and describes only the plans it returns.
 PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerConstants& k,
                                   const MeasuredLinks* measured, bool spot, PreparedLinksInfo* info = nullptr);
 
-// Whether the GPU can run the job's precision on its tensor cores.
-bool supports_precision(const Gpu& gpu, Precision precision);
+// Whether the catalog gives the dense tensor-core peaks a job at `precision` needs. A null peak is
+// `absent` where the architecture's tensor cores lack the precision (bf16 on Volta and Turing, fp8
+// on Ampere) and `unknown` where they have it but no figure is published (the A10G), or where the
+// architecture is not one the planner knows. An fp8 job needs the 16-bit peak as well (attention).
+enum class PeakAvailability { known, absent, unknown };
+PeakAvailability tensor_peak_availability(const Gpu& gpu, Precision precision);
+bool supports_precision(const Gpu& gpu, Precision precision);  // availability is known
+// Why the time cannot be estimated, for messages: "no bf16 tensor cores (volta)", or "bf16
+// tensor-core peak of A10G unknown in the catalog (...)"; empty when the peaks are known.
+std::string missing_peak_reason(const Gpu& gpu, Precision precision);
 
 // Memory per GPU (fills the memory fields of `out`).
 void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const Layout& l, const PlannerConstants& k,
