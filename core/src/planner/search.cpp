@@ -201,6 +201,10 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
             l.sequence_parallel = sp;
             for (int v : vs) {
               if (v > 1 && (sequences % pp != 0)) continue;  // interleaving needs micro-batches in multiples of pp
+              if (!cx.exhaustive && v != max_v) {  // the subtree's bound, now for this many virtual stages
+                const double lb = step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k);
+                if (!(objective_bound(cx, hw, u.nodes, lb) <= top.threshold())) { ++cx.stats.pruned_subtrees; continue; }
+              }
               l.virtual_stages = v;
               for (int mb : choices.micro_batches) {
                 if (sequences % mb != 0) continue;  // divisors of the batch that are not of this replica's share
