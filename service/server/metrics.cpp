@@ -15,7 +15,10 @@ std::string number(double value) {
 
 void Metrics::observe(const std::string& route, const std::string& method, int status, double seconds) {
   std::lock_guard lock(mutex_);
-  ++requests_[{route, method, status}];
+  const std::tuple<std::string_view, std::string_view, int> labels{route, method, status};
+  auto counter = requests_.find(labels);
+  if (counter == requests_.end()) counter = requests_.emplace(std::tuple{route, method, status}, 0).first;
+  ++counter->second;
   auto& histogram = latency_[route];
   for (std::size_t i = 0; i < kBuckets.size(); ++i) {
     if (seconds <= kBuckets[i]) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <tuple>
 
 namespace linkwise::server {
@@ -35,7 +36,8 @@ class Metrics {
   };
 
   mutable std::mutex mutex_;
-  std::map<std::tuple<std::string, std::string, int>, std::uint64_t> requests_;
+  // Transparent comparator: observe() looks the labels up by view, copying them only the first time.
+  std::map<std::tuple<std::string, std::string, int>, std::uint64_t, std::less<>> requests_;
   std::map<std::string, Histogram> latency_;
   std::map<std::string, Gauge> gauges_;
 };

@@ -71,3 +71,39 @@ def test_bad_workloads_name_the_field(server):
     r = requests.post(server.url + "/v1/recommendations", data="{", timeout=10,
                       headers={"Content-Type": "application/json"})
     assert r.status_code == 400 and r.json()["field"] == "body", r.text
+
+
+def test_cached_answer_is_compressed_for_a_later_gzip_client(server):
+    """An answer first sent plain is compressed when a client later accepts gzip, and is the same JSON."""
+    import gzip as gz
+    workload = json.loads(RECOMMEND_FILE.read_text())
+    workload["description"] = "first asked without gzip"
+    body = json.dumps(workload)
+    plain = requests.post(server.url + "/v1/recommendations", data=body, timeout=60,
+                          headers={"Content-Type": "application/json", "Accept-Encoding": "identity"})
+    assert plain.status_code == 200 and "Content-Encoding" not in plain.headers
+    raw = requests.post(server.url + "/v1/recommendations", data=body, timeout=60, stream=True,
+                        headers={"Content-Type": "application/json", "Accept-Encoding": "gzip"})
+    assert raw.status_code == 200 and raw.headers["Content-Encoding"] == "gzip"
+    compressed = raw.raw.read()
+    assert len(compressed) < len(plain.content) / 3
+    assert gz.decompress(compressed) == plain.content
+
+
+def test_concurrent_distinct_recommendations_all_answered(server):
+    """More searches than cores at once: every one is answered (the search gate lets each through)
+    with the answer the same workload gets alone."""
+    from concurrent.futures import ThreadPoolExecutor
+    presets = ["llama3.1-8b", "llama2-13b", "mistral-7b", "qwen2.5-72b"]
+
+    def workload(i):
+        return {"description": f"concurrent {i}", "model": {"preset": presets[i % len(presets)]},
+                "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 256, "tokens": 1e11, "precision": "bf16"},
+                "constraints": {"max_nodes": 8}}
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        answers = list(pool.map(lambda i: post(server, "/v1/recommendations", workload(i), top=2), range(32)))
+    assert all(r.status_code == 200 for r in answers), [r.text for r in answers if r.status_code != 200]
+    for i in range(len(presets)):
+        alone = post(server, "/v1/recommendations", dict(workload(i), description="alone"), top=2).json()
+        assert answers[i].json()["results"] == alone["results"]

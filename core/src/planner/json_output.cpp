@@ -87,7 +87,7 @@ nlohmann::json recommend_json(const nlohmann::json& workload, const Catalog& cat
   const SearchResult r = search(w, catalog, top_k, measured);
   nlohmann::json results = nlohmann::json::array();
   for (const Plan& p : r.plans) results.push_back(to_json(p));
-  return {{"results", results},
+  return {{"results", std::move(results)},  // moved: an initializer list copies lvalues deeply
           {"evaluated", r.evaluated},
           {"feasible", r.feasible},
           {"pruned_subtrees", r.pruned_subtrees},

@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # The REST service benchmark: wrk against a real `linkwise serve` on loopback, 64 connections for
-# 10 s each on GET /healthz, GET /v1/instances?gpu=H100 and POST /v1/recommendations (Llama 3.1 70B
-# pre-training searched over the whole catalog, data/examples/recommend-llama3.1-70b.json): once
-# with the same body every time (answered from the service's cache after the first), once with a
-# distinct body per request (every one planned). GET /v1/instances runs twice too: as wrk asks
-# (no Accept-Encoding: 51 KB of JSON per answer) and as curl --compressed, Python requests and
-# browsers ask (Accept-Encoding: gzip: 7 KB).
+# 10 s each on GET /healthz, GET /v1/instances?gpu=H100 and POST /v1/recommendations: once with the
+# same body every time (Llama 3.1 70B pre-training searched over the whole catalog,
+# data/examples/recommend-llama3.1-70b.json; answered from the service's cache after the first), once
+# with a different workload per request (linkwise.lua's WRK_VARY mix: model presets, sequence
+# lengths and node limits in turn, every body numbered, so every request is planned). GET
+# /v1/instances runs twice too: as wrk asks (no Accept-Encoding: 51 KB of JSON per answer) and as
+# curl --compressed, Python requests and browsers ask (Accept-Encoding: gzip: 7 KB).
 #
 #   bash tests/bench/wrk/run.sh            # after building build/bin/linkwise
 #
 # Knobs (environment): LINKWISE_BIN (build/bin/linkwise), CONNECTIONS (64), DURATION (10s),
 # WRK_THREADS (1: wrk and the server share this machine's cores), SERVER_THREADS (64: one per
-# connection, as cpp-httplib serves a kept-alive connection on one pool thread), PORT (18090).
+# connection, as cpp-httplib serves a kept-alive connection on one pool thread; planner searches
+# still run one per core), PORT (18090). Note `uptime`'s load with the figures: the cores are shared.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 BIN=${LINKWISE_BIN:-build/bin/linkwise}
@@ -33,7 +35,7 @@ for _ in $(seq 100); do
 done
 curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null || { cat "$tmp/server.log"; exit 1; }
 
-echo "linkwise REST benchmark: $(nproc) cores, wrk -t$WRK_THREADS -c$CONNECTIONS -d$DURATION, server --threads $SERVER_THREADS"
+echo "linkwise REST benchmark: $(nproc) cores, load $(cut -d" " -f1-3 /proc/loadavg), wrk -t$WRK_THREADS -c$CONNECTIONS -d$DURATION, server --threads $SERVER_THREADS"
 printf '%-38s %12s %10s %10s %8s\n' "endpoint" "requests/s" "p50 ms" "p99 ms" "failed"
 bench() {  # name, url, [body file], [1: a different body each request], [wrk options...]
   local line
