@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "json_fields.hpp"
 #include "linkwise/error.hpp"
 
 namespace linkwise {
@@ -49,10 +50,7 @@ Enum parse_enum(const Names& names, std::string_view text, std::string_view fiel
                                         "\"; accepted: " + accepted_list(names));
 }
 
-template <typename Json>
-Json optional_json(const auto& value) {
-  return value ? Json(*value) : Json(nullptr);
-}
+using json_fields::optional_json;
 
 // One writer for both JSON flavours: nlohmann::json sorts keys, ordered_json keeps this order.
 template <typename Json>

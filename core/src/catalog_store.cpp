@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <functional>
 
 #include "catalog_store_internal.hpp"
 #include "linkwise/catalog_db.hpp"
@@ -26,6 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 using sqlite::Database;
 using sqlite::Statement;
+using sqlite::in_transaction;
 
 constexpr const char* kCatalogTables[] = {"instance_regions", "sources", "instances", "gpus"};
 
@@ -135,8 +137,7 @@ void migrate(Database& db) {
   const int version = stored_schema_version(db);
   refuse_newer(db, version);
   if (version == kCatalogSchemaVersion) return;
-  db.exec("BEGIN IMMEDIATE", "begin migration");
-  try {
+  in_transaction(db, "migration", [&] {
     for (int v = version; v < kCatalogSchemaVersion; ++v) {
       if (v - 1 >= kMigrationCount || !kMigrations[v - 1]) {
         throw Error(ErrorKind::internal, db.label() + ": no migration from schema version " + std::to_string(v));
@@ -144,11 +145,7 @@ void migrate(Database& db) {
       db.exec(kMigrations[v - 1], "migrate schema from version " + std::to_string(v));
     }
     set_schema_version(db, kCatalogSchemaVersion);
-    db.exec("COMMIT", "commit migration");
-  } catch (...) {
-    sqlite3_exec(db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
-    throw;
-  }
+  });
 }
 
 void insert_sources(Statement& statement, std::string_view kind, const std::string& owner,
@@ -164,10 +161,19 @@ void insert_sources(Statement& statement, std::string_view kind, const std::stri
   }
 }
 
+// An instance's regions, in order (the statement inserts instance_id, position, region).
+void insert_regions(Statement& statement, const std::string& instance_id, const std::vector<std::string>& regions) {
+  for (std::size_t r = 0; r < regions.size(); ++r) {
+    statement.bind(1, instance_id);
+    statement.bind(2, static_cast<int>(r));
+    statement.bind(3, regions[r]);
+    statement.run();
+  }
+}
+
 // Drops the catalog tables (if any) and writes `catalog` at the current schema version.
 void write_catalog_tables(Database& db, const Catalog& catalog) {
-  db.exec("BEGIN IMMEDIATE", "begin writing the catalog");
-  try {
+  in_transaction(db, "writing the catalog", [&] {
     for (const char* table : kCatalogTables) {
       db.exec(std::string("DROP TABLE IF EXISTS ") + table, "drop old catalog table");
     }
@@ -223,19 +229,10 @@ void write_catalog_tables(Database& db, const Catalog& catalog) {
       instance.bind(17, i.price_as_of);
       instance.bind(18, i.spot_price_usd_per_hour);
       instance.run();
-      for (std::size_t r = 0; r < i.regions.size(); ++r) {
-        region.bind(1, i.id);
-        region.bind(2, static_cast<int>(r));
-        region.bind(3, i.regions[r]);
-        region.run();
-      }
+      insert_regions(region, i.id, i.regions);
       insert_sources(source, "instance", i.id, i.sources);
     }
-    db.exec("COMMIT", "commit the catalog");
-  } catch (...) {
-    sqlite3_exec(db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
-    throw;
-  }
+  });
 }
 
 // A temporary name beside `target`, unique within this process and across processes.
@@ -255,6 +252,24 @@ void remove_quietly(const fs::path& path) {
   fs::remove(path.string() + "-journal", ignored);
   fs::remove(path.string() + "-wal", ignored);
   fs::remove(path.string() + "-shm", ignored);
+}
+
+// Replaces `target` through a temporary file beside it: `fill` writes the temporary (and may throw
+// to abandon it), then it is renamed over `target`. On any failure the temporary is removed and
+// `target` stays as it was; a filesystem error becomes io, its message prefixed with `failure`.
+void replace_atomically(const fs::path& target, const std::function<void(const fs::path&)>& fill,
+                        const std::string& failure) {
+  const fs::path temporary = temporary_beside(target);
+  try {
+    fill(temporary);
+    fs::rename(temporary, target);
+  } catch (const fs::filesystem_error& e) {
+    remove_quietly(temporary);
+    throw Error(ErrorKind::io, failure + e.what());
+  } catch (...) {
+    remove_quietly(temporary);
+    throw;
+  }
 }
 
 // Copies the SQLite file at `from` into the open database `to` (sqlite3 online backup).
@@ -369,8 +384,7 @@ Catalog Catalog::open(const fs::path& db_path) {
 }
 
 void save_catalog(const Catalog& catalog, const fs::path& db_path) {
-  const fs::path temporary = temporary_beside(db_path);
-  try {
+  const auto fill = [&](const fs::path& temporary) {
     {
       Database db(temporary.string(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, db_path.string());
       if (fs::exists(db_path)) copy_database(db_path, db);  // keeps the service's own tables
@@ -383,14 +397,8 @@ void save_catalog(const Catalog& catalog, const fs::path& db_path) {
                                            ": database is open in WAL mode by another process; stop it "
                                            "before replacing the catalog file");
     }
-    fs::rename(temporary, db_path);
-  } catch (const fs::filesystem_error& e) {
-    remove_quietly(temporary);
-    throw Error(ErrorKind::io, db_path.string() + ": cannot write the catalog database: " + e.what());
-  } catch (...) {
-    remove_quietly(temporary);
-    throw;
-  }
+  };
+  replace_atomically(db_path, fill, db_path.string() + ": cannot write the catalog database: ");
 }
 
 void update_prices(const fs::path& db_path, const std::vector<PriceUpdate>& updates) {
@@ -403,8 +411,7 @@ void update_prices(const fs::path& db_path, const std::vector<PriceUpdate>& upda
 }
 
 void apply_price_updates(Database& db, const std::vector<PriceUpdate>& updates) {
-  db.exec("BEGIN IMMEDIATE", "begin the price update");
-  try {
+  in_transaction(db, "the price update", [&] {
     Statement price(db,
                     "UPDATE instances SET price_usd_per_hour = ?2, price_region = ?3, price_as_of = ?4,"
                     " spot_price_usd_per_hour = ?5 WHERE id = ?1",
@@ -427,43 +434,25 @@ void apply_price_updates(Database& db, const std::vector<PriceUpdate>& updates) 
       }
       clear_regions.bind(1, update.instance_id);
       clear_regions.run();
-      for (std::size_t r = 0; r < update.regions.size(); ++r) {
-        region.bind(1, update.instance_id);
-        region.bind(2, static_cast<int>(r));
-        region.bind(3, update.regions[r]);
-        region.run();
-      }
+      insert_regions(region, update.instance_id, update.regions);
       source.bind(1, update.instance_id);
       source.bind(2, update.price_source.url);
       source.bind(3, update.price_source.as_of);
       source.bind(4, update.price_source.note);
       source.run();
     }
-    db.exec("COMMIT", "commit the price update");
-  } catch (...) {
-    sqlite3_exec(db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
-    throw;
-  }
+  });
 }
 
 void write_file_atomically(const fs::path& path, std::span<const std::byte> bytes) {
-  const fs::path temporary = temporary_beside(path);
-  try {
-    {
-      std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-      if (!out) throw Error(ErrorKind::io, path.string() + ": cannot create " + temporary.string());
-      out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-      out.flush();
-      if (!out) throw Error(ErrorKind::io, path.string() + ": write failed");
-    }
-    fs::rename(temporary, path);
-  } catch (const fs::filesystem_error& e) {
-    remove_quietly(temporary);
-    throw Error(ErrorKind::io, path.string() + ": " + e.what());
-  } catch (...) {
-    remove_quietly(temporary);
-    throw;
-  }
+  const auto fill = [&](const fs::path& temporary) {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) throw Error(ErrorKind::io, path.string() + ": cannot create " + temporary.string());
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    out.flush();
+    if (!out) throw Error(ErrorKind::io, path.string() + ": write failed");
+  };
+  replace_atomically(path, fill, path.string() + ": ");
 }
 
 }  // namespace linkwise

@@ -71,4 +71,18 @@ class Statement {
   std::string purpose_;
 };
 
+// Runs `body` between BEGIN IMMEDIATE and COMMIT; an exception from it (or from COMMIT) rolls the
+// transaction back and propagates. `what` names the transaction in messages ("the price update").
+template <typename Body>
+void in_transaction(Database& db, std::string_view what, Body&& body) {
+  db.exec("BEGIN IMMEDIATE", "begin " + std::string(what));
+  try {
+    body();
+    db.exec("COMMIT", "commit " + std::string(what));
+  } catch (...) {
+    sqlite3_exec(db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
 }  // namespace linkwise::sqlite

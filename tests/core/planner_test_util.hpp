@@ -42,6 +42,8 @@ inline linkwise::Gpu h100_80() {
   return g;
 }
 
+// A node of `gpu`: 8 GPUs (1 with Fabric::none). `price` (USD/hour) and `network_gbits` are the
+// test's inputs, not catalog data: tests use them to rank and to bound, never as published figures.
 inline linkwise::Instance node(const linkwise::Gpu& gpu, std::string provider, std::string name, linkwise::Fabric fabric,
                                double network_gbits, double price) {
   linkwise::Instance in;

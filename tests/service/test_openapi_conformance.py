@@ -47,7 +47,9 @@ def test_answers_match_the_document(server):
     check(doc, "InstanceValidation", get("/v1/instances/aws:p5.48xlarge/validation"))
     check(doc, "InstanceValidation", get("/v1/instances/gcp:a2-highgpu-1g/validation"))
 
-    for example in sorted(EXAMPLES.glob("*.json")):
+    examples = sorted(EXAMPLES.glob("*.json"))
+    assert examples, f"no workload examples in {EXAMPLES}: the plan and recommendation answers go unchecked"
+    for example in examples:
         workload = json.loads(example.read_text())
         check(doc, "Workload", workload)
         path = "/v1/plans" if "hardware" in workload and "layout" in workload else "/v1/recommendations"

@@ -171,6 +171,11 @@ class Catalog:
                 f"{self._core.gpu_count()} GPU models)")
 
 
+def _catalog_core(catalog: Optional[Catalog]) -> Any:
+    """The compiled catalog of ``catalog``, or of the shipped one when None."""
+    return (catalog if catalog is not None else Catalog.default())._core
+
+
 def _require_str(value: object) -> str:
     if not isinstance(value, str):
         raise TypeError(f"expected an id string, got {type(value).__name__}")

@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from . import _core
 from ._records import Field, Record, RecordList
-from .catalog import Catalog
+from .catalog import Catalog, _catalog_core
 
 JsonDict = Dict[str, Any]
 
@@ -252,19 +252,11 @@ def _workload_dict(workload: Union[Workload, Mapping[str, Any]]) -> JsonDict:
     raise TypeError(f"expected a linkwise.Workload or a dict, got {type(workload).__name__}")
 
 
-def _catalog_core(catalog: Optional[Catalog]) -> Any:
-    return (catalog if catalog is not None else Catalog.default())._core
-
-
 def _report_dict(report: Any) -> Optional[JsonDict]:
     if report is None:
         return None
-    from .probes import ProbeReport
-    if isinstance(report, ProbeReport):
-        return report._data
-    if isinstance(report, Mapping):
-        return dict(report)
-    return ProbeReport.load(report)._data
+    from .probes import _report_document
+    return _report_document(report)
 
 
 def plan(workload: Union[Workload, Mapping[str, Any]], catalog: Optional[Catalog] = None,

@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from . import _core
 from ._records import Field, Record, RecordList
-from .catalog import Catalog
+from .catalog import Catalog, _catalog_core
 
 JsonDict = Dict[str, Any]
 
@@ -92,6 +92,7 @@ class ValidationResult(Record):
 
 
 def _report_document(report: Union[ProbeReport, Mapping[str, Any], str, os.PathLike[str]]) -> JsonDict:
+    """The report's document: a ProbeReport's, a dict as given (the core checks it), or a file's."""
     if isinstance(report, ProbeReport):
         return report._data
     if isinstance(report, Mapping):
@@ -105,8 +106,7 @@ def validate(report: Union[ProbeReport, Mapping[str, Any], str, os.PathLike[str]
     catalog id the report was taken on; None lets the core detect it from the report."""
     if instance is not None and not isinstance(instance, str):
         raise TypeError(f"instance: expected an id string, got {type(instance).__name__}")
-    core_catalog = (catalog if catalog is not None else Catalog.default())._core
-    return ValidationResult(_core.validate(_report_document(report), core_catalog, instance))
+    return ValidationResult(_core.validate(_report_document(report), _catalog_core(catalog), instance))
 
 
 def probe(quick: bool = True, only: Optional[Sequence[str]] = None) -> ProbeReport:

@@ -2,15 +2,13 @@
 #include <nlohmann/json.hpp>
 
 #include "linkwise/planner.hpp"
+#include "../json_fields.hpp"
 
 namespace linkwise::planner {
 
 namespace {
 
-template <class T>
-nlohmann::json opt(const std::optional<T>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
+using json_fields::optional_json;
 
 }  // namespace
 
@@ -52,12 +50,12 @@ nlohmann::json to_json(const Plan& p) {
       {"model_tflops_per_gpu", p.model_tflops_per_gpu},
       {"hardware_tflops_per_gpu", p.hardware_tflops_per_gpu},
       {"mfu", p.mfu},
-      {"price_usd_per_hour", opt(p.price_usd_per_hour)},
-      {"job_hours", opt(p.job_hours)},
-      {"cost_usd", opt(p.cost_usd)},
-      {"usd_per_million_tokens", opt(p.usd_per_million_tokens)},
-      {"meets_deadline", opt(p.meets_deadline)},
-      {"within_budget", opt(p.within_budget)},
+      {"price_usd_per_hour", optional_json(p.price_usd_per_hour)},
+      {"job_hours", optional_json(p.job_hours)},
+      {"cost_usd", optional_json(p.cost_usd)},
+      {"usd_per_million_tokens", optional_json(p.usd_per_million_tokens)},
+      {"meets_deadline", optional_json(p.meets_deadline)},
+      {"within_budget", optional_json(p.within_budget)},
       {"bottleneck", p.bottleneck},
       {"bandwidth_source",
        {{"intra_node", p.bandwidth_source.intra_node},
@@ -69,10 +67,10 @@ nlohmann::json to_json(const Plan& p) {
       {"warnings", p.warnings},
   };
   if (p.kind == JobKind::inference) {
-    out["ttft_s"] = opt(p.ttft_s);
-    out["tpot_s"] = opt(p.tpot_s);
-    out["decode_tokens_per_s"] = opt(p.decode_tokens_per_s);
-    out["meets_latency_target"] = opt(p.meets_latency_target);
+    out["ttft_s"] = optional_json(p.ttft_s);
+    out["tpot_s"] = optional_json(p.tpot_s);
+    out["decode_tokens_per_s"] = optional_json(p.decode_tokens_per_s);
+    out["meets_latency_target"] = optional_json(p.meets_latency_target);
   }
   if (!p.why.empty()) out["why"] = p.why;
   return out;

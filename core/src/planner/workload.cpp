@@ -7,7 +7,7 @@
 
 #include "linkwise/error.hpp"
 #include "linkwise/planner/workload.hpp"
-#include "../json_read.hpp"
+#include "../json_fields.hpp"
 
 namespace linkwise::planner {
 
@@ -70,32 +70,32 @@ const json& object_at(const json& doc, const char* key, const std::string& field
 
 // A positive integer (JSON integer, or a float with no fraction such as 2e3); absent or null: unset.
 std::optional<int> opt_int(const json& obj, const char* key, const std::string& field, int min_value = 1) {
-  const json* v = json_read::member_or_null(obj, key);
+  const json* v = json_fields::member_or_null(obj, key);
   if (!v) return std::nullopt;
-  const double d = json_read::number(*v, field);
-  if (std::floor(d) != d) json_read::fail(field, "an integer", *v);
-  if (d < min_value) json_read::fail(field, "an integer >= " + std::to_string(min_value), *v);
-  if (d > 1e9) json_read::fail(field, "an integer up to 10^9", *v);
+  const double d = json_fields::number(*v, field);
+  if (std::floor(d) != d) json_fields::fail(field, "an integer", *v);
+  if (d < min_value) json_fields::fail(field, "an integer >= " + std::to_string(min_value), *v);
+  if (d > 1e9) json_fields::fail(field, "an integer up to 10^9", *v);
   return int(d);
 }
 
 // A number > 0 (>= 0 with allow_zero); absent or null: unset.
 std::optional<double> opt_number(const json& obj, const char* key, const std::string& field, bool allow_zero = false) {
-  const json* v = json_read::member_or_null(obj, key);
+  const json* v = json_fields::member_or_null(obj, key);
   if (!v) return std::nullopt;
-  const double d = json_read::number(*v, field);
-  if (d < 0 || (!allow_zero && d == 0)) json_read::fail(field, allow_zero ? "a number >= 0" : "a number > 0", *v);
+  const double d = json_fields::number(*v, field);
+  if (d < 0 || (!allow_zero && d == 0)) json_fields::fail(field, allow_zero ? "a number >= 0" : "a number > 0", *v);
   return d;
 }
 
 std::optional<bool> opt_bool(const json& obj, const char* key, const std::string& field) {
-  const json* v = json_read::member_or_null(obj, key);
-  return v ? std::optional<bool>(json_read::boolean(*v, field)) : std::nullopt;
+  const json* v = json_fields::member_or_null(obj, key);
+  return v ? std::optional<bool>(json_fields::boolean(*v, field)) : std::nullopt;
 }
 
 std::optional<std::string> opt_string(const json& obj, const char* key, const std::string& field) {
-  const json* v = json_read::member_or_null(obj, key);
-  return v ? std::optional<std::string>(json_read::string(*v, field)) : std::nullopt;
+  const json* v = json_fields::member_or_null(obj, key);
+  return v ? std::optional<std::string>(json_fields::string(*v, field)) : std::nullopt;
 }
 
 std::vector<std::string> string_list(const json& obj, const char* key, const std::string& field) {

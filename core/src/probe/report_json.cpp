@@ -7,7 +7,7 @@
 
 #include "linkwise/error.hpp"
 #include "linkwise/probe_report.hpp"
-#include "../json_read.hpp"
+#include "../json_fields.hpp"
 
 namespace linkwise::probe {
 
@@ -65,10 +65,7 @@ ProbeStatus parse_status(std::string_view text, const std::string& field) {
   throw_invalid(field, "expected ok, skipped or failed, got \"" + std::string(text) + "\"");
 }
 
-template <typename T>
-json optional_json(const std::optional<T>& value) {
-  return value ? json(*value) : json(nullptr);
-}
+using json_fields::optional_json;
 
 // ---------------------------------------------------------------------------------------------
 // Reading: each accessor names the full path of the field it checks.
@@ -93,19 +90,19 @@ class Reader {
     return value.is_null() ? nullptr : &value;
   }
 
-  std::string string(std::string_view key) const { return json_read::string(required(key), field(key)); }
+  std::string string(std::string_view key) const { return json_fields::string(required(key), field(key)); }
   std::optional<std::string> optional_string(std::string_view key) const {
     const json* value = nullable(key);
     if (!value) return std::nullopt;
-    return json_read::string(*value, field(key));
+    return json_fields::string(*value, field(key));
   }
-  double number(std::string_view key) const { return json_read::number(required(key), field(key)); }
+  double number(std::string_view key) const { return json_fields::number(required(key), field(key)); }
   std::optional<double> optional_number(std::string_view key) const {
     if (!nullable(key)) return std::nullopt;
     return number(key);
   }
   long long integer(std::string_view key, long long minimum) const {
-    return json_read::integer(required(key), field(key), minimum);
+    return json_fields::integer(required(key), field(key), minimum);
   }
   std::optional<int> optional_int(std::string_view key, long long minimum) const {
     if (!nullable(key)) return std::nullopt;
@@ -115,14 +112,14 @@ class Reader {
     if (!nullable(key)) return std::nullopt;
     return static_cast<std::uint64_t>(integer(key, 0));
   }
-  bool boolean(std::string_view key) const { return json_read::boolean(required(key), field(key)); }
+  bool boolean(std::string_view key) const { return json_fields::boolean(required(key), field(key)); }
   std::optional<bool> optional_bool(std::string_view key) const {
     if (!nullable(key)) return std::nullopt;
     return boolean(key);
   }
   const json& array(std::string_view key) const {
     const json& value = required(key);
-    if (!value.is_array()) json_read::fail(field(key), "an array", value);
+    if (!value.is_array()) json_fields::fail(field(key), "an array", value);
     return value;
   }
   // Rejects keys the schema does not know, so a typo never passes silently.

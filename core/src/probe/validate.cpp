@@ -12,6 +12,7 @@
 #include "linkwise/probe_report.hpp"
 #include "linkwise/units.hpp"
 #include "report_queries.hpp"
+#include "../json_fields.hpp"
 
 namespace linkwise::probe {
 
@@ -314,10 +315,7 @@ ClaimVerdict check_pcie(const ProbeReport& report, const Gpu* gpu, const Thresho
   return v;
 }
 
-template <typename T>
-json optional_json(const std::optional<T>& value) {
-  return value ? json(*value) : json(nullptr);
-}
+using json_fields::optional_json;
 
 }  // namespace
 

@@ -1,11 +1,12 @@
-// Reading typed fields of a JSON document (internal to core): the type checks and messages shared
-// by the workload parser (planner/workload.cpp) and the probe report reader (probe/report_json.cpp).
-// Each check throws invalid_input naming the field's full path ("job.seq_len",
-// "results[2].bytes"), with the message "<path>: expected <what>, got <the value as written>".
-// Whether a field is required or may be null is each reader's own rule, not decided here.
+// JSON fields, internal to core. Reading: the type checks and messages shared by the workload
+// parser (planner/workload.cpp) and the probe report reader (probe/report_json.cpp); each throws
+// invalid_input naming the field's full path ("job.seq_len", "results[2].bytes"), with the message
+// "<path>: expected <what>, got <the value as written>". Whether a field is required or may be
+// null is each reader's own rule, not decided here. Writing: optionals as null, never omitted.
 #pragma once
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -13,7 +14,7 @@
 
 #include "linkwise/error.hpp"
 
-namespace linkwise::json_read {
+namespace linkwise::json_fields {
 
 using nlohmann::json;
 
@@ -55,4 +56,10 @@ inline long long integer(const json& value, const std::string& field, long long 
   return x;
 }
 
-}  // namespace linkwise::json_read
+// An optional as JSON: its value, or null (the contract writes every field, null where unset).
+template <typename Json = nlohmann::json, typename T>
+Json optional_json(const std::optional<T>& value) {
+  return value ? Json(*value) : Json(nullptr);
+}
+
+}  // namespace linkwise::json_fields
