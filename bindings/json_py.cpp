@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "linkwise/error.hpp"
+#include "linkwise/json_input.hpp"
 
 namespace py = pybind11;
 using nlohmann::json;
@@ -43,7 +44,9 @@ py::object convert(const Json& value) {
 py::object to_python(const json& value) { return convert(value); }
 py::object to_python(const nlohmann::ordered_json& value) { return convert(value); }
 
-json from_python(py::handle value, const std::string& field) {
+namespace {
+
+json from_python_at(py::handle value, const std::string& field, int depth) {
   // Paths are relative to the document, as the core names fields ("job.seq_len"); the root is
   // called "document" in messages.
   const std::string where = field.empty() ? std::string("document") : field;
@@ -65,6 +68,10 @@ json from_python(py::handle value, const std::string& field) {
     return number;
   }
   if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  const bool structured = py::isinstance<py::dict>(value) || py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value);
+  // The same bound as the CLI and REST (core's json_input.hpp), checked before recursing deeper.
+  if (structured && depth >= kMaxJsonDepth)
+    throw_invalid(field, where + ": nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
   if (py::isinstance<py::dict>(value)) {
     json out = json::object();
     for (const auto& [key, item] : value.cast<py::dict>()) {
@@ -72,7 +79,7 @@ json from_python(py::handle value, const std::string& field) {
         throw_invalid(field, where + ": object keys must be strings, got " +
                                  py::repr(key).cast<std::string>());
       const auto name = key.cast<std::string>();
-      out[name] = from_python(item, field.empty() ? name : field + "." + name);
+      out[name] = from_python_at(item, field.empty() ? name : field + "." + name, depth + 1);
     }
     return out;
   }
@@ -80,11 +87,15 @@ json from_python(py::handle value, const std::string& field) {
     json out = json::array();
     std::size_t i = 0;
     for (const auto& item : value)
-      out.push_back(from_python(item, where + "[" + std::to_string(i++) + "]"));
+      out.push_back(from_python_at(item, where + "[" + std::to_string(i++) + "]", depth + 1));
     return out;
   }
   throw_invalid(field, where + ": expected a JSON value (dict, list, str, number, bool or None), got " +
                            std::string(py::str(py::type::handle_of(value).attr("__name__"))));
 }
+
+}  // namespace
+
+json from_python(py::handle value, const std::string& field) { return from_python_at(value, field, 0); }
 
 }  // namespace linkwise::bindings

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -23,6 +24,15 @@ std::string upper(std::string_view text) {
 // The family of a GPU name: the token before the first '-' ("A100-80GB" -> "A100").
 std::string family(std::string_view name) { return upper(name.substr(0, name.find('-'))); }
 
+// A finite number >= 0 written plainly; nullopt for anything else (nan, inf, 1e999, "12 USD").
+std::optional<double> parse_number(const std::string& text) {
+  double value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end || !std::isfinite(value) || value < 0) return std::nullopt;
+  return value;
+}
+
 // The memory a SkyPilot accelerator name carries ("A100-80GB" -> 80, "V100-32GB" -> 32), if any.
 std::optional<double> memory_in_name(std::string_view name) {
   const std::string text = upper(name);
@@ -31,15 +41,7 @@ std::optional<double> memory_in_name(std::string_view name) {
   std::size_t start = gb;
   while (start > 0 && std::isdigit(static_cast<unsigned char>(text[start - 1]))) --start;
   if (start == gb || (start > 0 && text[start - 1] != '-')) return std::nullopt;
-  return std::stod(text.substr(start, gb - start));
-}
-
-std::optional<double> parse_number(const std::string& text) {
-  double value = 0;
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || ptr != end || value < 0) return std::nullopt;
-  return value;
+  return parse_number(text.substr(start, gb - start));
 }
 
 std::string format(double value) {
@@ -138,7 +140,8 @@ SkyPilotImportReport plan_skypilot_import(const Catalog& catalog, std::string_vi
     const std::string spot_text = spot_column ? row[*spot_column] : std::string();
     const auto spot = spot_text.empty() ? std::nullopt : parse_number(spot_text);
     const std::string& region = row[region_column];
-    if (!price || (!spot_text.empty() && !spot) || region.empty()) {
+    // A price of zero is no price: it would rank a machine as free.
+    if (!price || *price <= 0 || (!spot_text.empty() && (!spot || *spot <= 0)) || region.empty()) {
       skip(r, kSkipBadValue, "Price \"" + price_text + "\", SpotPrice \"" + spot_text + "\", Region \"" + region + "\"");
       continue;
     }

@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "cli/db_option.hpp"
 #include "linkwise/error.hpp"
+#include "linkwise/json_input.hpp"
 #include "linkwise/planner.hpp"
 #include "linkwise/probe_report.hpp"
 
@@ -19,15 +20,7 @@ namespace linkwise::cli {
 
 namespace {
 
-nlohmann::json read_workload(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(ErrorKind::invalid_input, "cannot read workload file '" + path + "'", "WORKLOAD");
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(ErrorKind::invalid_input, "workload file '" + path + "' is not valid JSON: " + e.what(), "WORKLOAD");
-  }
-}
+nlohmann::json read_workload(const std::string& path) { return read_json_file(path, "WORKLOAD"); }
 
 std::optional<MeasuredLinks> read_measured(const std::string& report_path) {
   if (report_path.empty()) return std::nullopt;

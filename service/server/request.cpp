@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 
 #include "linkwise/error.hpp"
+#include "linkwise/json_input.hpp"
 
 namespace linkwise::server {
 namespace {
@@ -20,26 +22,6 @@ bool media_type_is_json(std::string_view content_type) {
   return type.size() == kJson.size() && strncasecmp(type.data(), kJson.data(), kJson.size()) == 0;
 }
 
-// Depth of the deepest array/object nesting, ignoring brackets inside strings.
-int nesting_depth(std::string_view text) {
-  int depth = 0, deepest = 0;
-  bool in_string = false, escaped = false;
-  for (char c : text) {
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return deepest;
-}
-
 // Client text quoted in a message, cut to a readable length.
 std::string clip(std::string_view text) {
   constexpr std::size_t kMax = 80;
@@ -48,26 +30,42 @@ std::string clip(std::string_view text) {
 
 }  // namespace
 
-QueryParams::QueryParams(const httplib::Request& req, std::initializer_list<std::string_view> allowed)
-    : req_(req) {
-  for (auto it = req.params.begin(); it != req.params.end(); ++it) {
-    const std::string name = clip(it->first);
-    if (std::find(allowed.begin(), allowed.end(), it->first) == allowed.end()) {
+QueryParams::QueryParams(const httplib::Request& req, std::initializer_list<std::string_view> allowed) {
+  // cpp-httplib's own parse drops a repeated "name=value" and keeps only the text after the last
+  // '=' of a value; the target as sent is split here instead.
+  const auto question = req.target.find('?');
+  std::string_view query = question == std::string::npos ? std::string_view() : std::string_view(req.target).substr(question + 1);
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    if (pair.empty()) continue;
+    const auto eq = pair.find('=');
+    std::string name = httplib::detail::decode_url(std::string(pair.substr(0, eq)), true);
+    std::string value = eq == std::string_view::npos ? std::string() : httplib::detail::decode_url(std::string(pair.substr(eq + 1)), true);
+    const std::string shown = clip(name);
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
       std::string accepted;
       for (auto a : allowed) accepted += (accepted.empty() ? "" : ", ") + std::string(a);
-      throw_invalid(name, "unknown query parameter \"" + name + "\"" +
-                              (accepted.empty() ? "; this endpoint takes none" : "; accepted: " + accepted));
+      throw_invalid(shown, "unknown query parameter \"" + shown + "\"" +
+                               (accepted.empty() ? "; this endpoint takes none" : "; accepted: " + accepted));
     }
-    if (req.params.count(it->first) > 1) throw_invalid(name, "query parameter \"" + name + "\" given more than once");
+    if (find(name)) throw_invalid(shown, "query parameter \"" + shown + "\" given more than once");
+    params_.emplace_back(std::move(name), std::move(value));
   }
 }
 
+const std::string* QueryParams::find(std::string_view name) const {
+  for (const auto& [key, value] : params_)
+    if (key == name) return &value;
+  return nullptr;
+}
+
 std::optional<std::string> QueryParams::text(std::string_view name) const {
-  const std::string key(name);
-  if (!req_.has_param(key)) return std::nullopt;
-  std::string value = req_.get_param_value(key);
-  if (value.empty()) throw_invalid(key, key + ": expected a value, got an empty one");
-  return value;
+  const std::string* value = find(name);
+  if (!value) return std::nullopt;
+  if (value->empty()) throw_invalid(std::string(name), std::string(name) + ": expected a value, got an empty one");
+  return *value;
 }
 
 std::optional<long long> QueryParams::integer(std::string_view name, long long min, long long max) const {
@@ -92,8 +90,8 @@ std::optional<double> QueryParams::number(std::string_view name) const {
   double parsed = 0;
   const char* end = value->data() + value->size();
   auto [ptr, ec] = std::from_chars(value->data(), end, parsed);
-  if (ec != std::errc() || ptr != end) {
-    throw_invalid(std::string(name), std::string(name) + ": expected a plain number (no unit), got \"" +
+  if (ec != std::errc() || ptr != end || !std::isfinite(parsed)) {
+    throw_invalid(std::string(name), std::string(name) + ": expected a plain finite number (no unit), got \"" +
                                          clip(*value) + "\"");
   }
   return parsed;
@@ -102,8 +100,9 @@ std::optional<double> QueryParams::number(std::string_view name) const {
 std::optional<bool> QueryParams::boolean(std::string_view name) const {
   auto value = text(name);
   if (!value) return std::nullopt;
-  if (*value == "true") return true;
-  if (*value == "false") return false;
+  // Any case: Python's requests sends True and False as "True" and "False".
+  if (strcasecmp(value->c_str(), "true") == 0) return true;
+  if (strcasecmp(value->c_str(), "false") == 0) return false;
   throw_invalid(std::string(name), std::string(name) + ": expected true or false, got \"" + clip(*value) + "\"");
 }
 
@@ -121,15 +120,7 @@ nlohmann::json json_body(const httplib::Request& req) {
   if (req.body.find_first_not_of(" \t\r\n") == std::string::npos) {
     throw_invalid("body", "body: expected a JSON object, got an empty body");
   }
-  if (nesting_depth(req.body) > kMaxJsonDepth) {
-    throw_invalid("body", "body: JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
-  }
-  nlohmann::json body;
-  try {
-    body = nlohmann::json::parse(req.body);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw_invalid("body", "body: not valid JSON (at byte " + std::to_string(e.byte) + ")");
-  }
+  const nlohmann::json body = parse_json_text(req.body, "body");
   if (!body.is_object()) {
     throw_invalid("body", std::string("body: expected a JSON object, got ") + body.type_name());
   }

@@ -147,12 +147,16 @@ TEST_CASE("a latency has no counting convention", "[probe][report]") {
   expect_invalid(doc, "probes[2].results[" + std::to_string(report.probes[2].results.size() - 1) + "].counting");
 }
 
-TEST_CASE("load_report reads a file and reports missing ones as io", "[probe][report]") {
-  try {
-    load_report("/nonexistent/report.json");
-    FAIL("expected an error");
-  } catch (const Error& e) {
-    CHECK(e.kind() == ErrorKind::io);
+TEST_CASE("load_report names the report when the file is missing, a directory or too deep", "[probe][report]") {
+  // The path is the user's input: a bad one is invalid_input (exit 2), never an internal error.
+  for (const std::string path : {std::string("/nonexistent/report.json"), std::string(LINKWISE_TEST_FIXTURES_DIR)}) {
+    try {
+      load_report(path);
+      FAIL("expected an error for " << path);
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::invalid_input);
+      CHECK(e.field() == "report");
+    }
   }
 }
 

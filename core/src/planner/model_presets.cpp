@@ -6,6 +6,7 @@
 
 #include "linkwise/error.hpp"
 #include "linkwise/planner/model.hpp"
+#include "../json_fields.hpp"
 
 namespace linkwise::planner {
 
@@ -66,14 +67,15 @@ const std::vector<ModelShape>& presets() {
   return all;
 }
 
-int json_int(const nlohmann::json& obj, const char* key, const std::string& field) {
-  const auto& v = obj.at(key);
-  if (!v.is_number_integer() && !(v.is_number_float() && std::floor(v.get<double>()) == v.get<double>()))
-    throw_invalid(field, field + " must be an integer, got " + v.dump());
-  const double d = v.get<double>();
-  if (d <= 0) throw_invalid(field, field + " must be positive, got " + v.dump());
-  if (d > 1e9) throw_invalid(field, field + " is out of range: " + v.dump());
-  return int(d);
+// A positive whole number of the model's shape, at most `maximum` (an error names the field).
+int shape_int(const nlohmann::json& model, const char* key, long long maximum) {
+  const std::string field = std::string("model.") + key;
+  return static_cast<int>(json_fields::integer_in(model.at(key), field, 1, maximum));
+}
+
+bool shape_bool(const nlohmann::json& model, const char* key) {
+  const nlohmann::json* v = json_fields::member_or_null(model, key);
+  return v && json_fields::boolean(*v, std::string("model.") + key);
 }
 
 }  // namespace
@@ -119,39 +121,67 @@ ModelShape shape_from_params(double params_b, int vocab) {
   return m;
 }
 
+// The shape ranges: beyond any published model, and small enough that the search's divisor loops
+// (over heads and layers) and every product of shapes stay cheap and inside 64 bits.
+namespace shape_limits {
+constexpr long long kLayers = 1LL << 14, kHidden = 1LL << 20, kHeads = 1LL << 16, kFfn = 1LL << 22, kVocab = 1LL << 24;
+}
+
 ModelShape parse_model(const nlohmann::json& model) {
-  if (!model.is_object()) throw_invalid("model", "model must be an object: {\"preset\": ...}, {\"params_b\": ...} or explicit shapes");
-  if (model.contains("preset")) {
-    if (!model["preset"].is_string()) throw_invalid("model.preset", "model.preset must be a string");
-    return preset(model["preset"].get<std::string>());
+  if (!model.is_object())
+    throw_invalid("model", "model must be an object: {\"preset\": ...}, {\"params_b\": ...} or explicit shapes");
+  static constexpr const char* kShapeFields[] = {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
+                                                 "gated_mlp", "tied_embeddings", "dropout"};
+  for (auto it = model.begin(); it != model.end(); ++it) {
+    const std::string& key = it.key();
+    const bool known = key == "preset" || key == "params_b" || key == "name" ||
+                       std::find(std::begin(kShapeFields), std::end(kShapeFields), key) != std::end(kShapeFields);
+    if (!known)
+      throw_invalid("model." + key, "unknown field 'model." + key +
+                                        "'; expected preset, params_b, name or the shapes layers, hidden, heads, kv_heads, "
+                                        "ffn_hidden, vocab, gated_mlp, tied_embeddings, dropout");
   }
-  if (model.contains("params_b") && !model.contains("layers")) {
-    if (!model["params_b"].is_number()) throw_invalid("model.params_b", "model.params_b must be a number");
-    int vocab = 32000;
-    if (model.contains("vocab")) vocab = json_int(model, "vocab", "model.vocab");
-    return shape_from_params(model["params_b"].get<double>(), vocab);
+  if (const auto* p = json_fields::member_or_null(model, "preset")) {
+    for (const auto& [key, value] : model.items())
+      if (key != "preset")
+        throw_invalid("model." + key, "model.preset names a published shape; model." + key +
+                                          " cannot be given with it (give either a preset or the shape)");
+    return preset(json_fields::string(*p, "model.preset"));
+  }
+  if (const auto* p = json_fields::member_or_null(model, "params_b")) {
+    for (const auto& [key, value] : model.items())
+      if (key != "params_b" && key != "vocab" && key != "name")
+        throw_invalid("model." + key, "model.params_b derives the whole shape; model." + key +
+                                          " cannot be given with it (give params_b, or every shape field)");
+    const double params_b = json_fields::number_in(*p, "model.params_b", 0, 1e5, false);
+    const int vocab = model.contains("vocab") ? shape_int(model, "vocab", shape_limits::kVocab) : 32000;
+    ModelShape m = shape_from_params(params_b, vocab);
+    if (const auto* name = json_fields::member_or_null(model, "name")) m.name = json_fields::string(*name, "model.name");
+    return m;
   }
   ModelShape m;
   for (const char* key : {"layers", "hidden", "heads"})
-    if (!model.contains(key))
+    if (!json_fields::member_or_null(model, key))
       throw_invalid(std::string("model.") + key,
                     std::string("model.") + key + " is required (or give model.preset or model.params_b)");
-  m.layers = json_int(model, "layers", "model.layers");
-  m.hidden = json_int(model, "hidden", "model.hidden");
-  m.heads = json_int(model, "heads", "model.heads");
-  m.kv_heads = model.contains("kv_heads") && !model["kv_heads"].is_null() ? json_int(model, "kv_heads", "model.kv_heads") : m.heads;
-  m.gated_mlp = model.value("gated_mlp", false);
-  m.ffn_hidden = model.contains("ffn_hidden") ? json_int(model, "ffn_hidden", "model.ffn_hidden")
-                                              : (m.gated_mlp ? int(std::ceil(8.0 / 3.0 * m.hidden / 256.0)) * 256 : 4 * m.hidden);
-  m.vocab = model.contains("vocab") ? json_int(model, "vocab", "model.vocab") : 32000;
-  m.tied_embeddings = model.value("tied_embeddings", false);
-  m.dropout = model.value("dropout", false);
+  m.layers = shape_int(model, "layers", shape_limits::kLayers);
+  m.hidden = shape_int(model, "hidden", shape_limits::kHidden);
+  m.heads = shape_int(model, "heads", shape_limits::kHeads);
+  m.kv_heads = json_fields::member_or_null(model, "kv_heads") ? shape_int(model, "kv_heads", shape_limits::kHeads) : m.heads;
+  m.gated_mlp = shape_bool(model, "gated_mlp");
+  m.ffn_hidden = json_fields::member_or_null(model, "ffn_hidden")
+                     ? shape_int(model, "ffn_hidden", shape_limits::kFfn)
+                     : (m.gated_mlp ? int(std::ceil(8.0 / 3.0 * m.hidden / 256.0)) * 256 : 4 * m.hidden);
+  m.vocab = json_fields::member_or_null(model, "vocab") ? shape_int(model, "vocab", shape_limits::kVocab) : 32000;
+  m.tied_embeddings = shape_bool(model, "tied_embeddings");
+  m.dropout = shape_bool(model, "dropout");
   if (m.hidden % m.heads != 0)
     throw_invalid("model.heads", "model.hidden (" + std::to_string(m.hidden) + ") must be divisible by model.heads (" +
                                      std::to_string(m.heads) + ")");
   if (m.heads % m.kv_heads != 0)
     throw_invalid("model.kv_heads", "model.heads must be a multiple of model.kv_heads");
-  m.name = model.value("name", std::string("custom"));
+  const auto* name = json_fields::member_or_null(model, "name");
+  m.name = name ? json_fields::string(*name, "model.name") : std::string("custom");
   m.source = "explicit shapes in the workload";
   return m;
 }

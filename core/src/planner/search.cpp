@@ -181,11 +181,13 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
       if (!choices.tp_fixed && tp > tp_limit) break;  // ascending
       if (gpus % tp != 0 || shape.heads % tp != 0) continue;
       for (int cp : choices.cps) {
-        if (gpus % (tp * cp) != 0 || w.job.seq_len % cp != 0) continue;
+        if (gpus % ((long long)tp * cp) != 0 || w.job.seq_len % cp != 0) continue;
         for (std::size_t pp_index = 0; pp_index < choices.pps.size(); ++pp_index) {
           const int pp = choices.pps[pp_index];
-          if (gpus % (tp * cp * pp) != 0) continue;
-          const int dp = gpus / (tp * cp * pp);
+          // 64-bit: a layout fixed by the workload may hold sizes up to 2^20 each.
+          const long long model_parallel = (long long)tp * cp * pp;
+          if (gpus % model_parallel != 0) continue;
+          const int dp = static_cast<int>(gpus / model_parallel);
           if (spec.dp && *spec.dp != dp) continue;
           if (batch % dp != 0) continue;
           const int sequences = batch / dp;
@@ -263,8 +265,8 @@ void search_inference(const Context& cx, const std::vector<Option>& options, Top
         if (!spec.tp && tp > tp_limit) break;  // ascending
         if (gpus % tp != 0) continue;
         for (int pp : pps) {
-          if (gpus % (tp * pp) != 0) continue;
-          const int dp = gpus / (tp * pp);
+          if (gpus % ((long long)tp * pp) != 0) continue;
+          const int dp = static_cast<int>(gpus / ((long long)tp * pp));
           if ((spec.dp && *spec.dp != dp) || w.job.concurrent % dp != 0) continue;
           l = Layout{};
           l.tp = tp; l.pp = pp; l.dp = dp;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "linkwise/error.hpp"
+#include "linkwise/json_input.hpp"
 #include "linkwise/planner/workload.hpp"
 #include "../json_fields.hpp"
 
@@ -64,28 +65,32 @@ void reject_unknown(const json& obj, const std::string& prefix, std::initializer
 
 const json& object_at(const json& doc, const char* key, const std::string& field) {
   const json& v = doc.at(key);
-  if (!v.is_object()) throw_invalid(field, field + " must be an object");
+  if (!v.is_object()) json_fields::fail(field, "an object", v);
   return v;
 }
 
-// A positive integer (JSON integer, or a float with no fraction such as 2e3); absent or null: unset.
-std::optional<int> opt_int(const json& obj, const char* key, const std::string& field, int min_value = 1) {
+// A whole number in [min_value, max_value] (a JSON integer, or a float with no fraction such as
+// 2e3); absent or null: unset.
+std::optional<int> opt_int(const json& obj, const char* key, const std::string& field, long long min_value,
+                           long long max_value) {
   const json* v = json_fields::member_or_null(obj, key);
   if (!v) return std::nullopt;
-  const double d = json_fields::number(*v, field);
-  if (std::floor(d) != d) json_fields::fail(field, "an integer", *v);
-  if (d < min_value) json_fields::fail(field, "an integer >= " + std::to_string(min_value), *v);
-  if (d > 1e9) json_fields::fail(field, "an integer up to 10^9", *v);
-  return int(d);
+  return static_cast<int>(json_fields::integer_in(*v, field, min_value, max_value));
 }
 
-// A number > 0 (>= 0 with allow_zero); absent or null: unset.
-std::optional<double> opt_number(const json& obj, const char* key, const std::string& field, bool allow_zero = false) {
+// A number in (0, max_value] ([0, max_value] with allow_zero); absent or null: unset.
+std::optional<double> opt_number(const json& obj, const char* key, const std::string& field, double max_value,
+                                 bool allow_zero = false) {
   const json* v = json_fields::member_or_null(obj, key);
   if (!v) return std::nullopt;
-  const double d = json_fields::number(*v, field);
-  if (d < 0 || (!allow_zero && d == 0)) json_fields::fail(field, allow_zero ? "a number >= 0" : "a number > 0", *v);
-  return d;
+  return json_fields::number_in(*v, field, 0, max_value, allow_zero);
+}
+
+// A value that must be there and not null (an id, a kind): null is an error naming the field.
+const json& required(const json& obj, const char* key, const std::string& field, std::string_view what) {
+  const json* v = json_fields::member_or_null(obj, key);
+  if (!v) throw_invalid(field, field + " is required (" + std::string(what) + ")");
+  return *v;
 }
 
 std::optional<bool> opt_bool(const json& obj, const char* key, const std::string& field) {
@@ -103,11 +108,8 @@ std::vector<std::string> string_list(const json& obj, const char* key, const std
   if (!obj.contains(key) || obj[key].is_null()) return out;
   const json& v = obj[key];
   if (v.is_string()) return {v.get<std::string>()};
-  if (!v.is_array()) throw_invalid(field, field + " must be a list of strings");
-  for (const auto& e : v) {
-    if (!e.is_string()) throw_invalid(field, field + " must be a list of strings");
-    out.push_back(e.get<std::string>());
-  }
+  if (!v.is_array()) json_fields::fail(field, "a list of strings", v);
+  for (std::size_t i = 0; i < v.size(); ++i) out.push_back(json_fields::string(v[i], field + "[" + std::to_string(i) + "]"));
   return out;
 }
 
@@ -135,25 +137,28 @@ Job parse_job(const json& j) {
   else if (precision == "fp8") job.precision = Precision::fp8;
   else throw_invalid("job.precision", "job.precision must be one of bf16, fp16, fp8; got '" + precision + "'");
 
-  job.tokens = opt_number(j, "tokens", "job.tokens");
+  job.tokens = opt_number(j, "tokens", "job.tokens", limits::kJobTokens);
   job.flash_attention = opt_bool(j, "flash_attention", "job.flash_attention").value_or(true);
   if (job.kind == JobKind::inference) {
     for (const char* key : {"prompt_len", "output_len"})
       if (!j.contains(key)) throw_invalid(std::string("job.") + key, std::string("job.") + key + " is required for inference");
-    job.prompt_len = *opt_int(j, "prompt_len", "job.prompt_len");
-    job.output_len = *opt_int(j, "output_len", "job.output_len");
-    job.concurrent = opt_int(j, "concurrent", "job.concurrent").value_or(1);
-    job.latency_target_ms = opt_number(j, "latency_target_ms", "job.latency_target_ms");
+    job.prompt_len = *opt_int(j, "prompt_len", "job.prompt_len", 1, limits::kSequenceTokens);
+    job.output_len = *opt_int(j, "output_len", "job.output_len", 1, limits::kSequenceTokens);
+    job.concurrent = opt_int(j, "concurrent", "job.concurrent", 1, limits::kSequences).value_or(1);
+    job.latency_target_ms = opt_number(j, "latency_target_ms", "job.latency_target_ms", limits::kLatencyMs);
     job.seq_len = job.prompt_len + job.output_len;
     job.global_batch = job.concurrent;
   } else {
     for (const char* key : {"seq_len", "global_batch"})
       if (!j.contains(key)) throw_invalid(std::string("job.") + key, std::string("job.") + key + " is required for training");
-    job.seq_len = *opt_int(j, "seq_len", "job.seq_len");
-    job.global_batch = *opt_int(j, "global_batch", "job.global_batch");
+    job.seq_len = *opt_int(j, "seq_len", "job.seq_len", 1, limits::kSequenceTokens);
+    job.global_batch = *opt_int(j, "global_batch", "job.global_batch", 1, limits::kSequences);
+    if ((long long)job.seq_len * job.global_batch > limits::kStepTokens)
+      throw_invalid("job.global_batch", "job.seq_len x job.global_batch = " + std::to_string((long long)job.seq_len * job.global_batch) +
+                                            " tokens per step; at most 2^40 are accepted");
   }
   if (job.kind == JobKind::lora) {
-    job.lora_rank = opt_int(j, "lora_rank", "job.lora_rank").value_or(16);
+    job.lora_rank = opt_int(j, "lora_rank", "job.lora_rank", 1, limits::kLoraRank).value_or(16);
     const std::string base = opt_string(j, "lora_base", "job.lora_base").value_or("bf16");
     if (base == "bf16") job.lora_base_4bit = false;
     else if (base == "4bit") job.lora_base_4bit = true;
@@ -175,20 +180,20 @@ Hardware custom_hardware(const json& c, const Catalog& catalog) {
   hw.gpu = *gpu;
   Instance& in = hw.instance;
   in.gpu_model = gpu->id;
-  in.gpu_count = opt_int(c, "gpu_count", "hardware.custom.gpu_count").value_or(0);
+  in.gpu_count = opt_int(c, "gpu_count", "hardware.custom.gpu_count", 1, limits::kGpusPerNode).value_or(0);
   if (in.gpu_count == 0) throw_invalid("hardware.custom.gpu_count", "hardware.custom.gpu_count is required (GPUs per node)");
-  in.gpu_memory_gb = opt_number(c, "gpu_memory_gb", "hardware.custom.gpu_memory_gb").value_or(gpu->memory_gb);
+  in.gpu_memory_gb = opt_number(c, "gpu_memory_gb", "hardware.custom.gpu_memory_gb", limits::kMemoryGb).value_or(gpu->memory_gb);
   const auto fabric = opt_string(c, "intra_node_fabric", "hardware.custom.intra_node_fabric");
   in.intra_node_fabric = fabric ? parse_fabric(*fabric, "hardware.custom.intra_node_fabric")
                                 : (in.gpu_count > 1 ? Fabric::pcie : Fabric::none);
-  in.nvlink_gbytes_per_s = opt_number(c, "nvlink_gbytes_per_s", "hardware.custom.nvlink_gbytes_per_s");
+  in.nvlink_gbytes_per_s = opt_number(c, "nvlink_gbytes_per_s", "hardware.custom.nvlink_gbytes_per_s", limits::kNvlinkGbytesPerS);
   if (!in.nvlink_gbytes_per_s && (in.intra_node_fabric == Fabric::nvswitch || in.intra_node_fabric == Fabric::nvlink))
     in.nvlink_gbytes_per_s = gpu->nvlink_gbytes_per_s;
   const auto net = opt_string(c, "network_type", "hardware.custom.network_type");
   in.network_type = net ? parse_network_type(*net, "hardware.custom.network_type") : NetworkType::ethernet;
-  in.network_gbits_per_s = opt_number(c, "network_gbits_per_s", "hardware.custom.network_gbits_per_s");
+  in.network_gbits_per_s = opt_number(c, "network_gbits_per_s", "hardware.custom.network_gbits_per_s", limits::kNetworkGbitsPerS);
   in.gpudirect_rdma = opt_bool(c, "gpudirect_rdma", "hardware.custom.gpudirect_rdma");
-  in.price_usd_per_hour = opt_number(c, "price_usd_per_hour", "hardware.custom.price_usd_per_hour", true);
+  in.price_usd_per_hour = opt_number(c, "price_usd_per_hour", "hardware.custom.price_usd_per_hour", limits::kUsdPerHour, true);
   in.provider = "custom";
   in.name = opt_string(c, "name", "hardware.custom.name").value_or(gpu->id + "x" + std::to_string(in.gpu_count));
   in.id = "custom:" + in.name;
@@ -198,6 +203,7 @@ Hardware custom_hardware(const json& c, const Catalog& catalog) {
 }  // namespace
 
 Workload parse_workload(const json& doc, const Catalog& catalog) {
+  check_json_depth(doc, "workload");
   if (!doc.is_object()) throw_invalid("", "the workload must be a JSON object with model, job and hardware");
   reject_unknown(doc, "", {"model", "job", "hardware", "layout", "constraints", "name", "description"});
   Workload w;
@@ -209,18 +215,21 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
   if (doc.contains("hardware") && !doc["hardware"].is_null()) {
     const json& h = object_at(doc, "hardware", "hardware");
     reject_unknown(h, "hardware", {"instance", "custom", "nodes"});
-    w.nodes = opt_int(h, "nodes", "hardware.nodes");
+    w.nodes = opt_int(h, "nodes", "hardware.nodes", 1, limits::kNodes);
     if (h.contains("instance") && h.contains("custom"))
       throw_invalid("hardware", "hardware takes either instance or custom, not both");
     if (h.contains("instance")) {
-      const auto id = opt_string(h, "instance", "hardware.instance");
-      const Instance* in = catalog.find_instance(*id);
-      if (!in) throw_not_found("hardware.instance", "unknown instance '" + *id + "' (see `linkwise instances`)");
+      const auto id = json_fields::string(required(h, "instance", "hardware.instance", "an instance id of the catalog"),
+                                          "hardware.instance");
+      const Instance* in = catalog.find_instance(id);
+      if (!in) throw_not_found("hardware.instance", "unknown instance '" + id + "' (see `linkwise instances`)");
       const Gpu* gpu = catalog.find_gpu(in->gpu_model);
-      if (!gpu) throw_not_found("hardware.instance", "instance '" + *id + "' names GPU '" + in->gpu_model + "' missing from the catalog");
+      if (!gpu) throw_not_found("hardware.instance", "instance '" + id + "' names GPU '" + in->gpu_model + "' missing from the catalog");
       w.hardware = Hardware{*in, *gpu, false};
     } else if (h.contains("custom")) {
-      w.hardware = custom_hardware(object_at(h, "custom", "hardware.custom"), catalog);
+      const json& custom = required(h, "custom", "hardware.custom", "an object describing the machine");
+      if (!custom.is_object()) json_fields::fail("hardware.custom", "an object", custom);
+      w.hardware = custom_hardware(custom, catalog);
     } else if (w.nodes) {
       throw_invalid("hardware.instance", "hardware.nodes needs hardware.instance or hardware.custom");
     }
@@ -230,14 +239,13 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     const json& l = object_at(doc, "layout", "layout");
     reject_unknown(l, "layout", {"tp", "pp", "cp", "dp", "micro_batch", "zero", "recompute", "sequence_parallel", "virtual_stages"});
     LayoutSpec& s = w.layout;
-    s.tp = opt_int(l, "tp", "layout.tp");
-    s.pp = opt_int(l, "pp", "layout.pp");
-    s.cp = opt_int(l, "cp", "layout.cp");
-    s.dp = opt_int(l, "dp", "layout.dp");
-    s.micro_batch = opt_int(l, "micro_batch", "layout.micro_batch");
-    s.zero = opt_int(l, "zero", "layout.zero", 0);
-    if (s.zero && *s.zero > 3) throw_invalid("layout.zero", "layout.zero must be 0, 1, 2 or 3");
-    s.virtual_stages = opt_int(l, "virtual_stages", "layout.virtual_stages");
+    s.tp = opt_int(l, "tp", "layout.tp", 1, limits::kLayoutSize);
+    s.pp = opt_int(l, "pp", "layout.pp", 1, limits::kLayoutSize);
+    s.cp = opt_int(l, "cp", "layout.cp", 1, limits::kLayoutSize);
+    s.dp = opt_int(l, "dp", "layout.dp", 1, limits::kLayoutSize);
+    s.micro_batch = opt_int(l, "micro_batch", "layout.micro_batch", 1, limits::kLayoutSize);
+    s.zero = opt_int(l, "zero", "layout.zero", 0, 3);
+    s.virtual_stages = opt_int(l, "virtual_stages", "layout.virtual_stages", 1, limits::kLayoutSize);
     if (const auto r = opt_string(l, "recompute", "layout.recompute")) s.recompute = parse_recompute(*r);
     s.sequence_parallel = opt_bool(l, "sequence_parallel", "layout.sequence_parallel");
     if (s.tp && w.model.heads % *s.tp != 0)
@@ -253,11 +261,11 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     k.providers = string_list(c, "providers", "constraints.providers");
     k.gpu_models = string_list(c, "gpu_models", "constraints.gpu_models");
     k.instances = string_list(c, "instances", "constraints.instances");
-    k.max_gpus = opt_int(c, "max_gpus", "constraints.max_gpus");
-    k.max_nodes = opt_int(c, "max_nodes", "constraints.max_nodes");
-    k.min_nodes = opt_int(c, "min_nodes", "constraints.min_nodes");
-    k.budget_usd = opt_number(c, "budget_usd", "constraints.budget_usd");
-    k.deadline_hours = opt_number(c, "deadline_hours", "constraints.deadline_hours");
+    k.max_gpus = opt_int(c, "max_gpus", "constraints.max_gpus", 1, limits::kGpus);
+    k.max_nodes = opt_int(c, "max_nodes", "constraints.max_nodes", 1, limits::kNodes);
+    k.min_nodes = opt_int(c, "min_nodes", "constraints.min_nodes", 1, limits::kNodes);
+    k.budget_usd = opt_number(c, "budget_usd", "constraints.budget_usd", limits::kUsd);
+    k.deadline_hours = opt_number(c, "deadline_hours", "constraints.deadline_hours", limits::kHours);
     k.spot = opt_bool(c, "spot", "constraints.spot").value_or(false);
     k.tp_across_nodes = opt_bool(c, "tp_across_nodes", "constraints.tp_across_nodes").value_or(false);
     const std::string objective = opt_string(c, "objective", "constraints.objective").value_or("cost");
@@ -288,14 +296,15 @@ Layout complete_layout(const Workload& w, int gpus) {
   l.tp = *s.tp;
   l.pp = *s.pp;
   l.cp = s.cp.value_or(1);
-  const int model_parallel = l.tp * l.pp * l.cp;
+  // Each size is at most 2^20, so tp x pp x cp fits in 64 bits; it may well exceed the GPUs.
+  const long long model_parallel = (long long)l.tp * l.pp * l.cp;
   if (s.dp) {
     l.dp = *s.dp;
   } else {
     if (gpus % model_parallel != 0)
       throw_invalid("layout.tp", "tp x pp x cp = " + std::to_string(model_parallel) + " does not divide the " +
                                      std::to_string(gpus) + " GPUs");
-    l.dp = gpus / model_parallel;
+    l.dp = static_cast<int>(gpus / model_parallel);
   }
   l.micro_batch = s.micro_batch.value_or(1);
   l.zero = s.zero.value_or(w.job.kind == JobKind::inference ? 0 : 1);
@@ -313,9 +322,14 @@ void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int 
                                    std::to_string(m.heads) + ")");
   if (l.pp > m.layers)
     throw_invalid("layout.pp", "layout.pp (" + std::to_string(l.pp) + ") exceeds the model's layers (" + std::to_string(m.layers) + ")");
-  if (l.gpus() != gpus)
+  // tp x pp x cp x dp in checked arithmetic: four sizes of up to 2^20 overflow 64 bits.
+  long long product = 1;
+  bool overflow = false;
+  for (int size : {l.tp, l.pp, l.cp, l.dp}) overflow = overflow || __builtin_mul_overflow(product, (long long)size, &product);
+  if (overflow || product != gpus)
     throw_invalid("layout.dp", "tp x pp x cp x dp = " + std::to_string(l.tp) + " x " + std::to_string(l.pp) + " x " +
-                                   std::to_string(l.cp) + " x " + std::to_string(l.dp) + " = " + std::to_string(l.gpus()) +
+                                   std::to_string(l.cp) + " x " + std::to_string(l.dp) + " = " +
+                                   (overflow ? std::string("more than 2^63") : std::to_string(product)) +
                                    " but the hardware has " + std::to_string(nodes) + " node(s) x " +
                                    std::to_string(gpus_per_node) + " GPUs = " + std::to_string(gpus));
   if (w.job.seq_len % l.cp != 0)
@@ -323,11 +337,11 @@ void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int 
   if (l.zero < 0 || l.zero > 3) throw_invalid("layout.zero", "layout.zero must be 0, 1, 2 or 3");
   if (l.virtual_stages > 1) {
     if (l.pp == 1) throw_invalid("layout.virtual_stages", "layout.virtual_stages > 1 needs pp > 1");
-    if (m.layers % (l.pp * l.virtual_stages) != 0)
+    if (m.layers % ((long long)l.pp * l.virtual_stages) != 0)
       throw_invalid("layout.virtual_stages", "layers (" + std::to_string(m.layers) + ") must be divisible by pp x virtual_stages");
   }
   if (w.job.kind != JobKind::inference) {
-    if (w.job.global_batch % (l.dp * l.micro_batch) != 0)
+    if (w.job.global_batch % ((long long)l.dp * l.micro_batch) != 0)
       throw_invalid("layout.micro_batch", "job.global_batch (" + std::to_string(w.job.global_batch) +
                                               ") must be divisible by dp x micro_batch (" + std::to_string(l.dp) + " x " +
                                               std::to_string(l.micro_batch) + ")");

@@ -6,12 +6,20 @@
 #include <nlohmann/json.hpp>
 
 #include "linkwise/error.hpp"
+#include "linkwise/json_input.hpp"
 #include "linkwise/probe_report.hpp"
 #include "../json_fields.hpp"
 
 namespace linkwise::probe {
 
 using nlohmann::json;
+
+namespace {
+// Messages start with the field's full path, so the CLI's one-line error names it.
+[[noreturn]] void invalid_at(const std::string& field, const std::string& message) {
+  throw_invalid(field, field + ": " + message);
+}
+}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Enumerations.
@@ -43,7 +51,7 @@ std::string_view to_string(ProbeStatus status) noexcept {
 Unit parse_unit(std::string_view text, std::string_view field) {
   if (text == "GB/s") return Unit::gbytes_per_s;
   if (text == "us") return Unit::microseconds;
-  throw_invalid(std::string(field), "expected \"GB/s\" or \"us\", got \"" + std::string(text) + "\"");
+  invalid_at(std::string(field), "expected \"GB/s\" or \"us\", got \"" + std::string(text) + "\"");
 }
 
 Counting parse_counting(std::string_view text, std::string_view field) {
@@ -62,7 +70,7 @@ ProbeStatus parse_status(std::string_view text, const std::string& field) {
   for (ProbeStatus s : {ProbeStatus::ok, ProbeStatus::skipped, ProbeStatus::failed}) {
     if (to_string(s) == text) return s;
   }
-  throw_invalid(field, "expected ok, skipped or failed, got \"" + std::string(text) + "\"");
+  invalid_at(field, "expected ok, skipped or failed, got \"" + std::string(text) + "\"");
 }
 
 using json_fields::optional_json;
@@ -73,7 +81,7 @@ using json_fields::optional_json;
 class Reader {
  public:
   Reader(const json& object, std::string path) : object_(object), path_(std::move(path)) {
-    if (!object_.is_object()) throw_invalid(path_.empty() ? "report" : path_, "expected an object");
+    if (!object_.is_object()) invalid_at(path_.empty() ? "report" : path_, "expected an object");
   }
 
   std::string field(std::string_view key) const {
@@ -82,7 +90,7 @@ class Reader {
 
   const json& required(std::string_view key) const {
     auto it = object_.find(key);
-    if (it == object_.end()) throw_invalid(field(key), "is missing");
+    if (it == object_.end()) invalid_at(field(key), "is missing");
     return *it;
   }
   const json* nullable(std::string_view key) const {  // must be present, may be null
@@ -127,7 +135,7 @@ class Reader {
     for (auto it = object_.begin(); it != object_.end(); ++it) {
       bool known = false;
       for (auto key : keys) known = known || key == it.key();
-      if (!known) throw_invalid(field(it.key()), "is not a field of this object");
+      if (!known) invalid_at(field(it.key()), "is not a field of this object");
     }
   }
 
@@ -153,39 +161,43 @@ Result parse_result(const json& document, const std::string& path) {
   r.only({"metric", "unit", "counting", "bytes", "labels", "samples", "stats"});
   Result result;
   result.metric = r.string("metric");
-  if (result.metric.empty()) throw_invalid(r.field("metric"), "expected a metric name");
+  if (result.metric.empty()) invalid_at(r.field("metric"), "expected a metric name");
   result.unit = parse_unit(r.string("unit"), r.field("unit"));
   if (auto counting = r.optional_string("counting")) {
     result.counting = parse_counting(*counting, r.field("counting"));
   }
   if (result.unit == Unit::gbytes_per_s && !result.counting) {
-    throw_invalid(r.field("counting"), "a bandwidth must say how its bytes were counted");
+    invalid_at(r.field("counting"), "a bandwidth must say how its bytes were counted");
   }
   if (result.unit == Unit::microseconds && result.counting) {
-    throw_invalid(r.field("counting"), "a latency counts no bytes: expected null");
+    invalid_at(r.field("counting"), "a latency counts no bytes: expected null");
   }
   result.bytes = r.optional_u64("bytes");
 
   const json& labels = r.required("labels");
-  if (!labels.is_object()) throw_invalid(r.field("labels"), "expected an object of strings");
+  if (!labels.is_object()) invalid_at(r.field("labels"), "expected an object of strings");
   for (auto it = labels.begin(); it != labels.end(); ++it) {
-    if (!it.value().is_string()) throw_invalid(r.field("labels") + "." + it.key(), "expected a string");
+    if (!it.value().is_string()) invalid_at(r.field("labels") + "." + it.key(), "expected a string");
     result.labels[it.key()] = it.value().get<std::string>();
   }
 
   const json& samples = r.array("samples");
   for (std::size_t i = 0; i < samples.size(); ++i) {
     if (!samples[i].is_number()) {
-      throw_invalid(r.field("samples") + "[" + std::to_string(i) + "]", "expected a number");
+      invalid_at(r.field("samples") + "[" + std::to_string(i) + "]", "expected a number");
     }
-    result.samples.push_back(samples[i].get<double>());
+    const double sample = samples[i].get<double>();
+    // A bandwidth or a latency of zero or less is no measurement: refused before it can reach
+    // fleet statistics or the planner (a zero bandwidth would plan an infinitely fast link).
+    if (!(sample > 0)) invalid_at(r.field("samples") + "[" + std::to_string(i) + "]", "expected a number above 0, got " + samples[i].dump());
+    result.samples.push_back(sample);
   }
   result.stats = compute_stats(result.samples, r.field("samples"));
 
   Reader s(r.required("stats"), r.field("stats"));
   s.only({"count", "median", "min", "max", "mean", "stddev", "p5", "p95", "spread"});
   if (s.integer("count", 1) != result.stats.count) {
-    throw_invalid(s.field("count"), "does not match the number of samples (" +
+    invalid_at(s.field("count"), "does not match the number of samples (" +
                                         std::to_string(result.stats.count) + ")");
   }
   const std::pair<const char*, double> recomputed[] = {
@@ -194,7 +206,7 @@ Result parse_result(const json& document, const std::string& path) {
       {"p95", result.stats.p95},       {"spread", result.stats.spread}};
   for (const auto& [key, value] : recomputed) {
     if (!close(s.number(key), value)) {
-      throw_invalid(s.field(key), "does not match the samples (they give " + std::to_string(value) + ")");
+      invalid_at(s.field(key), "does not match the samples (they give " + std::to_string(value) + ")");
     }
   }
   return result;
@@ -209,10 +221,10 @@ ProbeRun parse_probe(const json& document, const std::string& path) {
   run.status = parse_status(r.string("status"), r.field("status"));
   run.reason = r.optional_string("reason");
   if (run.status != ProbeStatus::ok && !run.reason) {
-    throw_invalid(r.field("reason"), "a probe that did not run says why");
+    invalid_at(r.field("reason"), "a probe that did not run says why");
   }
   run.duration_s = r.number("duration_s");
-  if (run.duration_s < 0) throw_invalid(r.field("duration_s"), "expected seconds >= 0");
+  if (run.duration_s < 0) invalid_at(r.field("duration_s"), "expected seconds >= 0");
   const json& results = r.array("results");
   for (std::size_t i = 0; i < results.size(); ++i) {
     run.results.push_back(parse_result(results[i], r.field("results") + "[" + std::to_string(i) + "]"));
@@ -277,18 +289,18 @@ Environment parse_environment(const json& document) {
   }
   if (const json* matrix = r.nullable("p2p_access")) {
     if (!matrix->is_array() || matrix->size() != env.gpus.size()) {
-      throw_invalid("environment.p2p_access", "expected a square array of booleans, one row per GPU");
+      invalid_at("environment.p2p_access", "expected a square array of booleans, one row per GPU");
     }
     std::vector<std::vector<bool>> rows;
     for (std::size_t i = 0; i < matrix->size(); ++i) {
       const json& row = (*matrix)[i];
       const std::string field = "environment.p2p_access[" + std::to_string(i) + "]";
       if (!row.is_array() || row.size() != env.gpus.size()) {
-        throw_invalid(field, "expected " + std::to_string(env.gpus.size()) + " booleans");
+        invalid_at(field, "expected " + std::to_string(env.gpus.size()) + " booleans");
       }
       std::vector<bool> values;
       for (const json& cell : row) {
-        if (!cell.is_boolean()) throw_invalid(field, "expected booleans");
+        if (!cell.is_boolean()) invalid_at(field, "expected booleans");
         values.push_back(cell.get<bool>());
       }
       rows.push_back(std::move(values));
@@ -404,12 +416,13 @@ json to_json(const ProbeReport& report) {
 }
 
 ProbeReport parse_report(const json& document) {
+  check_json_depth(document, "report");
   Reader r(document, "");
   r.only({"schema_version", "note", "environment", "probes"});
   ProbeReport report;
   report.schema_version = static_cast<int>(r.integer("schema_version", 1));
   if (report.schema_version != kReportSchemaVersion) {
-    throw_invalid("schema_version", "expected " + std::to_string(kReportSchemaVersion) +
+    invalid_at("schema_version", "expected " + std::to_string(kReportSchemaVersion) +
                                         " (this linkwise reads that version), got " +
                                         std::to_string(report.schema_version));
   }
@@ -423,15 +436,7 @@ ProbeReport parse_report(const json& document) {
 }
 
 ProbeReport load_report(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(ErrorKind::io, "cannot read probe report " + path.string(), "report");
-  json document;
-  try {
-    document = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw_invalid("report", path.string() + " is not JSON: " + e.what());
-  }
-  return parse_report(document);
+  return parse_report(read_json_file(path, "report"));
 }
 
 }  // namespace linkwise::probe

@@ -24,6 +24,28 @@ std::string_view to_string(Precision precision) noexcept;
 std::string_view to_string(Recompute recompute) noexcept;
 std::string_view to_string(Objective objective) noexcept;
 
+// The ranges of the workload's numbers, checked when it is parsed (an error names the field and
+// its range). They are far beyond any real job and keep every product the planner forms inside 64
+// bits: at most 2^20 x 2^20 x 2^20 for layout sizes, 100,000 nodes x 4,096 GPUs.
+namespace limits {
+inline constexpr long long kLayoutSize = 1LL << 20;     // tp, pp, cp, dp, micro_batch, virtual_stages
+inline constexpr long long kNodes = 100'000;            // hardware.nodes, constraints.max_nodes / min_nodes
+inline constexpr long long kGpusPerNode = 4'096;        // hardware.custom.gpu_count
+inline constexpr long long kGpus = kNodes * kGpusPerNode;  // constraints.max_gpus
+inline constexpr long long kSequenceTokens = 1LL << 24;  // seq_len, prompt_len, output_len
+inline constexpr long long kSequences = 1LL << 24;       // global_batch, concurrent
+inline constexpr long long kStepTokens = 1LL << 40;      // seq_len x global_batch, prompt + output
+inline constexpr double kJobTokens = 1e18;               // job.tokens
+inline constexpr double kUsd = 1e12;                     // constraints.budget_usd
+inline constexpr double kHours = 1e6;                    // constraints.deadline_hours
+inline constexpr double kLatencyMs = 1e9;                // job.latency_target_ms
+inline constexpr double kUsdPerHour = 1e6;               // hardware.custom.price_usd_per_hour
+inline constexpr double kMemoryGb = 1e5;                 // hardware.custom.gpu_memory_gb
+inline constexpr double kNetworkGbitsPerS = 1e5;         // hardware.custom.network_gbits_per_s (per node)
+inline constexpr double kNvlinkGbytesPerS = 1e5;         // hardware.custom.nvlink_gbytes_per_s (per GPU)
+inline constexpr long long kLoraRank = 1LL << 16;
+}  // namespace limits
+
 struct Job {
   JobKind kind = JobKind::pretrain;
   Precision precision = Precision::bf16;

@@ -1,0 +1,75 @@
+#include "linkwise/json_input.hpp"
+
+#include <fstream>
+#include <sstream>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "linkwise/error.hpp"
+
+namespace linkwise {
+
+int json_text_depth(std::string_view text, int limit) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > deepest) deepest = depth;
+      if (deepest > limit) return deepest;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+namespace {
+
+[[noreturn]] void too_deep(const std::string& field) {
+  throw_invalid(field, field + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+}
+
+}  // namespace
+
+nlohmann::json parse_json_text(std::string_view text, const std::string& field) {
+  if (json_text_depth(text) > kMaxJsonDepth) too_deep(field);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw_invalid(field, field + ": not valid JSON (at byte " + std::to_string(e.byte) + ")");
+  } catch (const nlohmann::json::out_of_range& e) {
+    // nlohmann reports a number beyond the double range (1.8e308) as out_of_range 406.
+    throw_invalid(field, field + ": a number is out of range (at most about 1.8e308)");
+  }
+}
+
+nlohmann::json read_json_file(const std::filesystem::path& path, const std::string& field) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) throw_invalid(field, field + ": no file " + path.string());
+  if (std::filesystem::is_directory(status)) throw_invalid(field, field + ": " + path.string() + " is a directory, not a JSON file");
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  if (!in || !(text << in.rdbuf())) throw_invalid(field, field + ": cannot read " + path.string());
+  return parse_json_text(text.str(), field + " (" + path.string() + ")");
+}
+
+void check_json_depth(const nlohmann::json& document, const std::string& field) {
+  std::vector<std::pair<const nlohmann::json*, int>> pending{{&document, 1}};
+  while (!pending.empty()) {
+    const auto [value, depth] = pending.back();
+    pending.pop_back();
+    if (!value->is_structured()) continue;
+    if (depth > kMaxJsonDepth) too_deep(field.empty() ? std::string("document") : field);
+    for (const auto& item : *value) pending.emplace_back(&item, depth + 1);
+  }
+}
+
+}  // namespace linkwise
