@@ -3,7 +3,10 @@
 // comes late and the unluckiest very late. With it, searches run one per core and the rest wait
 // their turn, so the slowest answer is near the typical one. A finished search hands its slot to
 // the longest-waiting request and wakes that one only (waking every waiter to let one through made
-// 60 threads take turns at the lock for each search).
+// 60 threads take turns at the lock for each search). The queue is bounded: a request arriving
+// when `max_waiting` already wait is refused at once (GateFull, answered 503 with Retry-After), so
+// a burst of heavy searches can neither build an unbounded queue nor take every worker thread
+// (/healthz and catalog reads keep theirs).
 #pragma once
 
 #include <condition_variable>
@@ -12,9 +15,14 @@
 
 namespace linkwise::server {
 
+// Thrown by ComputeGate::Pass when the queue is full; answered 503 with Retry-After.
+struct GateFull {
+  unsigned waiting;
+};
+
 class ComputeGate {
  public:
-  explicit ComputeGate(unsigned slots) : slots_(slots == 0 ? 1 : slots) {}
+  ComputeGate(unsigned slots, unsigned max_waiting) : slots_(slots == 0 ? 1 : slots), max_waiting_(max_waiting) {}
 
   class Pass {
    public:
@@ -39,6 +47,7 @@ class ComputeGate {
       ++running_;
       return;
     }
+    if (waiting_.size() >= max_waiting_) throw GateFull{static_cast<unsigned>(waiting_.size())};
     Waiter me;
     waiting_.push_back(&me);
     me.turn.wait(lock, [&] { return me.admitted; });
@@ -56,6 +65,7 @@ class ComputeGate {
   }
 
   const unsigned slots_;
+  const unsigned max_waiting_;
   std::mutex mutex_;
   unsigned running_ = 0;
   std::deque<Waiter*> waiting_;  // arrival order

@@ -17,6 +17,8 @@
 
 namespace linkwise::server {
 
+inline constexpr unsigned kMaxQueuedSearches = 16;
+
 struct Context {
   Context(Catalog catalog_snapshot, Database& database);
 
@@ -28,7 +30,9 @@ struct Context {
   // Planner answers by target and SHA-256 of the workload: a pure function of the request, the
   // catalog snapshot and a stored report (reports never change once stored).
   ResponseCache planner_answers{32 * 1024 * 1024};
-  ComputeGate planner_gate{std::thread::hardware_concurrency()};  // one search per core at a time
+  // One search per core at a time; at most 16 more wait (a quarter of the default 64 workers), so
+  // at least 48 workers stay free for everything else whatever the planner load.
+  ComputeGate planner_gate{std::thread::hardware_concurrency(), kMaxQueuedSearches};
 
   Database& db;
   KeyStore keys;

@@ -36,6 +36,8 @@ std::string_view title_for(int status) {
     case 414: return "URI Too Long";
     case 415: return "Unsupported Media Type";
     case 416: return "Range Not Satisfiable";
+    case 408: return "Request Timeout";
+    case 431: return "Request Header Fields Too Large";
     case 501: return "Not Implemented";
     case 503: return "Service Unavailable";
     default: return status >= 500 ? "Internal Server Error" : "Bad Request";
@@ -55,6 +57,8 @@ std::string_view kind_for(int status) {
     case 414: return "uri_too_long";
     case 415: return "unsupported_media_type";
     case 416: return "range_not_satisfiable";
+    case 408: return "request_timeout";
+    case 431: return "header_fields_too_large";
     case 501: return "unsupported";
     case 503: return "unavailable";
     default: return status >= 500 ? "internal" : "invalid_input";

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "linkwise/error.hpp"
+#include "server/compute_gate.hpp"
+#include "server/connection.hpp"
 #include "server/handlers.hpp"
 #include "server/problem.hpp"
 #include "server/request.hpp"
@@ -19,17 +21,77 @@ namespace linkwise::server {
 
 // Debian's cpp-httplib listens with a backlog of 5, so a burst of new connections (64 clients
 // starting at once) would see SYN drops and one-second retries; listen() again with a long queue.
+// process_and_close_socket is cpp-httplib's per-connection entry (a virtual, run on a pool worker
+// for each accepted socket); it is replaced by connection.hpp's reception and bounded reads, and
+// each complete request still goes through cpp-httplib's own parser and our handlers.
 class Server::Http : public httplib::Server {
  public:
+  explicit Http(const ConnectionLimits& limits)
+      : limits_(limits), reception_(limits, [this](std::shared_ptr<Connection> c) { enqueue(std::move(c)); }) {}
+
   void widen_backlog() { ::listen(svr_sock_, SOMAXCONN); }
+  void set_pool(httplib::ThreadPool* pool) { pool_ = pool; }
+  // Closes the connections waiting for a next request; those being served finish.
+  void stop_reception() { reception_.stop(); }
+
+ private:
+  bool process_and_close_socket(socket_t sock) override {
+    auto connection = std::make_shared<Connection>(sock);
+    connection->fill_available(limits_.max_head_bytes + limits_.body_prefetch_bytes + 1);
+    if (connection->ready(limits_)) serve(std::move(connection));
+    else reception_.hold(std::move(connection));
+    return true;
+  }
+
+  void enqueue(std::shared_ptr<Connection> connection) {
+    pool_->enqueue([this, connection] { serve(connection); });
+  }
+
+  void serve(std::shared_ptr<Connection> connection);
+
+  const ConnectionLimits limits_;
+  httplib::ThreadPool* pool_ = nullptr;
+  Reception reception_;
 };
+
+// One connection's requests, one after another, while each is ready (its head in, see
+// connection.hpp); then back to the reception, or closed.
+void Server::Http::serve(std::shared_ptr<Connection> connection) {
+  for (std::size_t served = 0;; ++served) {
+    const HeadCheck head = connection->head(limits_);
+    if (head.state == HeadCheck::State::refused) {
+      httplib::Response res;
+      write_problem(res, problem_for_status(head.status, head.detail, head.status == 431 ? "headers" : "Content-Length"), "");
+      connection->answer_and_close(head.status, res.get_header_value("Content-Type"), res.body);
+      return;
+    }
+    connection->begin_request(head.head_bytes + head.content_length, std::chrono::steady_clock::now() + limits_.body_timeout);
+    const bool last = served + 1 >= keep_alive_max_count_ || svr_sock_ == INVALID_SOCKET;
+    bool closed_by_handler = false;
+    const bool ok = process_request(*connection, last, closed_by_handler, nullptr);
+    // A body the handler did not read (a GET with a body, an answer given before reading it) is
+    // skipped, so the next request starts where it should.
+    if (!ok || closed_by_handler || last || !connection->skip_unread_body()) {
+      connection->close_gracefully();
+      return;
+    }
+    if (!connection->fill_available(limits_.max_head_bytes + limits_.body_prefetch_bytes + 1)) {
+      connection->close_gracefully();
+      return;
+    }
+    if (!connection->ready(limits_)) {
+      reception_.hold(std::move(connection));
+      return;
+    }
+  }
+}
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 // Per-request state from routing to the log line. cpp-httplib serves a connection's requests one
 // after another on one pool thread, so a thread_local holds exactly the current request's.
+using Clock = std::chrono::steady_clock;
+
 struct RequestTrace {
   Clock::time_point start{};
   const std::string* route = nullptr;
@@ -41,7 +103,7 @@ const std::string kUnmatched = "unmatched";
 }  // namespace
 
 Server::Server(Context& ctx, ServerOptions options)
-    : ctx_(ctx), options_(std::move(options)), http_(std::make_unique<Http>()) {
+    : ctx_(ctx), options_(std::move(options)), http_(std::make_unique<Http>(ConnectionLimits{})) {
   add_system_routes(router_, ctx_);
   add_catalog_routes(router_, ctx_);
   add_report_routes(router_, ctx_);
@@ -49,7 +111,11 @@ Server::Server(Context& ctx, ServerOptions options)
 
   auto& http = *http_;
   const int threads = options_.threads;
-  http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
+  http.new_task_queue = [&http, threads] {
+    auto* pool = new httplib::ThreadPool(static_cast<std::size_t>(threads));
+    http.set_pool(pool);
+    return pool;
+  };
   http.set_tcp_nodelay(true);  // small JSON responses must not wait for Nagle's algorithm
   // cpp-httplib's default sets SO_REUSEPORT, which lets a second server (or any process of this
   // user) bind the same port and take a share of the connections; SO_REUSEADDR alone restarts
@@ -133,6 +199,7 @@ void Server::stop() {
   stop_requested_ = true;
   while (!finished_) {
     if (http_->is_running()) {
+      http_->stop_reception();
       http_->stop();
       return;
     }
@@ -156,6 +223,12 @@ void Server::dispatch(const httplib::Request& req, httplib::Response& res) {
   }
   try {
     (*match.handler)(req, res, match.params);
+  } catch (const GateFull& full) {
+    res = httplib::Response{};
+    res.set_header("Retry-After", "1");
+    write_problem(res, problem_for_status(503, std::to_string(full.waiting) +
+                                                   " planner searches are already queued; retry after a second"),
+                  req.path);
   } catch (const UnsupportedMediaType& e) {
     res = httplib::Response{};
     write_problem(res, problem_for_status(415, e.detail, "Content-Type"), req.path);

@@ -15,8 +15,8 @@ namespace linkwise::server {
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;
-  // cpp-httplib serves one connection per pool thread for as long as it is kept alive, so the
-  // pool must be as large as the number of concurrent clients expected.
+  // Workers: requests served at once. A connection holds one only while a request of it is being
+  // served (connection.hpp): slow or idle clients wait in the reception thread instead.
   int threads = 64;
   std::size_t max_body_bytes = 4 * 1024 * 1024;  // probe reports with full matrices stay well below
   std::size_t max_target_bytes = 4096;           // path + query string
