@@ -143,24 +143,23 @@ void add_report_routes(Router& router, Context& ctx) {
     const std::string& id = params.find("id")->second;
     if (!ctx.catalog.find_instance(id)) throw_not_found("id", "no instance type \"" + id + "\" in the catalog");
 
-    // Every stored report is checked again against the catalog served now (prices and claims
-    // may have been corrected since the upload).
-    const auto stored = ctx.reports.all_for(id);
+    // The claims as the catalog states them now, each with what the reports measured: the
+    // verdicts stored at upload (no report is parsed or validated again on a read).
     std::vector<ClaimSummary> claims;
-    for (const auto& s : stored) {
-      const auto validation = probe::validate(probe::parse_report(s.report), ctx.catalog, id);
-      for (const auto& v : validation.verdicts) {
-        auto it = std::find_if(claims.begin(), claims.end(), [&](const auto& c) { return c.first.claim == v.claim; });
-        if (it == claims.end()) it = claims.insert(claims.end(), ClaimSummary{v, {}, {}, {}});
-        ++it->verdicts[std::string(probe::to_string(v.verdict))];
-        if (v.measured) it->measured.push_back(*v.measured);
-        if (v.efficiency) it->shares.push_back(*v.efficiency);
+    probe::ProbeReport empty;
+    for (const auto& v : probe::validate(empty, ctx.catalog, id).verdicts) claims.push_back({v, {}, {}, {}});
+    const auto stored = ctx.reports.validations_for(id);
+    for (const auto& validation : stored) {
+      for (const auto& v : validation.at("verdicts")) {
+        auto it = std::find_if(claims.begin(), claims.end(), [&](const auto& c) { return c.first.claim == v.at("claim"); });
+        if (it == claims.end()) continue;  // a claim the catalog no longer makes
+        // What a healthy system reaches depends on the measured system (its GPU count): the first
+        // report that says it sets it.
+        if (!it->first.expected && v.at("expected").is_number()) it->first.expected = v.at("expected").get<double>();
+        ++it->verdicts[v.at("verdict").get<std::string>()];
+        if (v.at("measured").is_number()) it->measured.push_back(v.at("measured").get<double>());
+        if (v.at("efficiency").is_number()) it->shares.push_back(v.at("efficiency").get<double>());
       }
-    }
-    if (stored.empty()) {
-      // No report yet: list the claims with nothing measured, from a check of an empty report.
-      probe::ProbeReport empty;
-      for (const auto& v : probe::validate(empty, ctx.catalog, id).verdicts) claims.push_back({v, {}, {}, {}});
     }
     ordered_json out = {{"instance", id}, {"reports", stored.size()}, {"claims", ordered_json::array()}};
     for (const auto& c : claims) out["claims"].push_back(claim_json(c, static_cast<int>(stored.size())));

@@ -76,6 +76,27 @@ std::vector<StoredReport> ReportStore::all_for(const std::string& instance_id) {
   return reports;
 }
 
+std::vector<nlohmann::json> ReportStore::validations_for(const std::string& instance_id) {
+  std::vector<std::string> texts;
+  {
+    // The lock covers the read of the rows only; parsing happens after it is released.
+    std::lock_guard lock(db_.mutex());
+    Statement select(db_, "SELECT validation FROM probe_reports WHERE instance_id = ? ORDER BY id");
+    select.bind(1, instance_id);
+    while (select.step()) texts.push_back(select.column_text(0));
+  }
+  std::vector<nlohmann::json> validations;
+  validations.reserve(texts.size());
+  for (const auto& text : texts) {
+    try {
+      validations.push_back(nlohmann::json::parse(text));
+    } catch (const nlohmann::json::parse_error& e) {
+      throw Error(ErrorKind::io, "a stored validation of " + instance_id + " is damaged in the database: " + e.what());
+    }
+  }
+  return validations;
+}
+
 std::int64_t ReportStore::count() {
   std::lock_guard lock(db_.mutex());
   Statement count(db_, "SELECT count(*) FROM probe_reports");

@@ -38,6 +38,9 @@ class ReportStore {
   Page list(const std::optional<std::string>& instance_id, std::int64_t limit, std::int64_t offset);
   // Every report of one instance type, oldest first.
   std::vector<StoredReport> all_for(const std::string& instance_id);
+  // The validation stored with each report of one instance type at upload, oldest first: what
+  // fleet statistics read, so a read neither re-parses reports nor re-validates them.
+  std::vector<nlohmann::json> validations_for(const std::string& instance_id);
   std::int64_t count();
 
  private:
