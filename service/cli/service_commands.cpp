@@ -61,6 +61,7 @@ Store open_store() {
   std::error_code ec;
   if (store.path.has_parent_path()) fs::create_directories(store.path.parent_path(), ec);
   if (ec) throw Error(ErrorKind::io, "cannot create " + store.path.parent_path().string() + ": " + ec.message(), "db");
+  server::check_database_file(store.path);  // before anything reads or writes it
   if (store.catalog_in_db && ensure_catalog_db(store.path)) {
     std::cerr << "linkwise: created " << store.path.string() << " from the embedded catalog\n";
   }
@@ -90,8 +91,11 @@ void serve(const ServeOptions& options) {
 
   const Store store = open_store();
   const fs::path& db_path = store.path;
+  // The catalog is read (and a foreign or damaged file refused) before the service opens the file
+  // for writing, so a refused file is left exactly as it was.
+  Catalog catalog = store.catalog_in_db ? Catalog::open(db_path) : Catalog::embedded();
   server::Database db(db_path);
-  server::Context ctx(store.catalog_in_db ? Catalog::open(db_path) : Catalog::embedded(), db);
+  server::Context ctx(std::move(catalog), db);
   server::ServerOptions server_options = options.server;
   server_options.access_log = !options.quiet;
   server::Server http(ctx, server_options);

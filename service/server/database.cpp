@@ -1,6 +1,11 @@
 #include "server/database.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
+#include <string_view>
+#include <vector>
 #include <ctime>
 
 #include "linkwise/error.hpp"
@@ -14,7 +19,60 @@ namespace {
 
 }  // namespace
 
+void check_database_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) return;  // a new file: created below
+  if (std::filesystem::is_directory(status)) throw Error(ErrorKind::invalid_input, path.string() + " is a directory, not a database file", "db");
+  if (!std::filesystem::is_regular_file(status)) throw Error(ErrorKind::invalid_input, path.string() + " is not a regular file", "db");
+  if (::access(path.c_str(), R_OK | W_OK) != 0)
+    throw Error(ErrorKind::invalid_input, path.string() + " is not readable and writable by this user (read-only?)", "db");
+  if (std::filesystem::file_size(path, ec) == 0) return;  // an empty file is an empty database
+
+  sqlite3* db = nullptr;
+  const auto close = [&] { sqlite3_close(db); };
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    const std::string message = db ? sqlite3_errmsg(db) : "out of memory";
+    close();
+    throw Error(ErrorKind::invalid_input, "cannot open " + path.string() + ": " + message, "db");
+  }
+  // Reading the schema fails on a file that is not SQLite ("file is not a database") or is damaged.
+  std::vector<std::string> tables;
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table'", -1, &stmt, nullptr);
+  if (rc == SQLITE_OK) {
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+      tables.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)));
+  }
+  sqlite3_finalize(stmt);
+  if (rc != SQLITE_DONE) {
+    const std::string message = sqlite3_errmsg(db);
+    close();
+    throw Error(ErrorKind::invalid_input, path.string() + " is not a linkwise database (" + message + ")", "db");
+  }
+  if (std::find(tables.begin(), tables.end(), "service_schema") != tables.end() &&
+      sqlite3_prepare_v2(db, "SELECT max(version) FROM service_schema", -1, &stmt, nullptr) == SQLITE_OK) {
+    const int version = sqlite3_step(stmt) == SQLITE_ROW ? sqlite3_column_int(stmt, 0) : 0;
+    sqlite3_finalize(stmt);
+    if (version > kServiceSchemaVersion) {
+      close();
+      throw Error(ErrorKind::unsupported,
+                  path.string() + " holds service schema version " + std::to_string(version) + ", newer than this linkwise (" +
+                      std::to_string(kServiceSchemaVersion) + "): upgrade linkwise",
+                  "db");
+    }
+  }
+  close();
+  // A database of someone else's: neither the service's tables nor a linkwise catalog in it.
+  const auto has = [&](std::string_view name) { return std::find(tables.begin(), tables.end(), name) != tables.end(); };
+  if (!tables.empty() && !has("service_schema") && !has("meta"))
+    throw Error(ErrorKind::invalid_input,
+                path.string() + " holds tables of another application (" + tables.front() + ", ...): not a linkwise database",
+                "db");
+}
+
 Database::Database(const std::filesystem::path& path) : path_(path) {
+  check_database_file(path);
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
   if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
     std::string message = "cannot open database " + path.string() + ": " +

@@ -18,6 +18,12 @@ namespace linkwise::server {
 
 inline constexpr int kServiceSchemaVersion = 1;
 
+// Everything that can be known about a database file without writing to it: a directory, a file
+// that is not readable and writable, not SQLite, damaged, another application's, or of a newer
+// service schema is refused (invalid_input or unsupported naming "db"), and the file is left
+// exactly as it was. A missing or empty file passes (it becomes a new database).
+void check_database_file(const std::filesystem::path& path);
+
 class Statement;
 
 class Database {
