@@ -44,18 +44,21 @@ bool tokens_contained(const std::vector<std::string>& wanted, const std::vector<
 }  // namespace
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  // Three rows of the dynamic programme: two back is needed for transpositions.
+  std::vector<std::size_t> before(b.size() + 1), previous(b.size() + 1), row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) previous[j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
     row[0] = i;
     for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
+      row[j] = std::min({previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        row[j] = std::min(row[j], before[j - 2] + 1);
+      }
     }
+    std::swap(before, previous);
+    std::swap(previous, row);
   }
-  return row[b.size()];
+  return previous[b.size()];
 }
 
 std::vector<std::string> closest_names(std::string_view wanted, const std::vector<std::string>& candidates,
@@ -63,7 +66,7 @@ std::vector<std::string> closest_names(std::string_view wanted, const std::vecto
   const std::string want = lower(wanted);
   if (want.empty()) return {};
   const std::vector<std::string> want_tokens = tokens(want);
-  const std::size_t max_distance = std::max<std::size_t>(2, want.size() / 4);
+  const std::size_t max_distance = std::max<std::size_t>(1, want.size() / 4);
 
   // (rule, then distance or length, then the name) for every close candidate.
   std::vector<std::tuple<int, std::size_t, std::string>> ranked;
@@ -79,6 +82,14 @@ std::vector<std::string> closest_names(std::string_view wanted, const std::vecto
     }
   }
   std::sort(ranked.begin(), ranked.end());
+  // Edits are the weakest evidence: only when no name shares the tokens or the start, and then
+  // only the closest ones.
+  if (!ranked.empty() && std::get<0>(ranked.front()) == 3) {
+    const std::size_t closest = std::get<1>(ranked.front());
+    std::erase_if(ranked, [&](const auto& entry) { return std::get<1>(entry) != closest; });
+  } else {
+    std::erase_if(ranked, [](const auto& entry) { return std::get<0>(entry) == 3; });
+  }
 
   std::vector<std::string> out;
   for (const auto& [rule, order, candidate] : ranked) {
