@@ -186,7 +186,8 @@ Verdict at_least(const std::optional<double>& value, double bound) {
 }
 
 // Calls `on(field, verdict)` for each set filter, with the instance field it reads (the name
-// excluded_unknown reports). Returns false at the first failure, whose verdict is passed first.
+// excluded_unknown reports), and stops at the first that fails: returns false then. Unknowns do not
+// stop it; what they mean is the caller's rule.
 template <typename On>
 bool evaluate(const Instance& instance, const InstanceFilter& filter, On&& on) {
   const auto check = [&](std::string_view field, Verdict verdict) {
@@ -255,7 +256,11 @@ std::string joined(const std::vector<std::string>& names) {
 }  // namespace
 
 bool instance_matches(const Instance& instance, const InstanceFilter& filter) {
-  return evaluate(instance, filter, [](std::string_view, Verdict) {});
+  bool unknown = false;
+  const bool pass = evaluate(instance, filter, [&](std::string_view, Verdict verdict) {
+    unknown = unknown || verdict == Verdict::unknown;
+  });
+  return pass && !unknown;  // an unknown value never matches
 }
 
 void Catalog::check_filter_names(const InstanceFilter& filter) const {

@@ -257,9 +257,11 @@ TEST_CASE("a filter on an unknown value says how many instances it hid", "[catal
     CHECK(found.excluded_unknown_instances == 0);
     CHECK(found.instances.size() == 3);
   }
-  SECTION("query() is match().instances") {
+  SECTION("query() is match().instances, and instance_matches never matches an unknown") {
     filter.rdma = false;
     CHECK(ids(filter).size() == matches(filter).instances.size());
+    CHECK_FALSE(instance_matches(fixture().instance("oci:BM.GPU.H100.8"), filter));
+    CHECK(instance_matches(fixture().instance("azure:Standard_NC4as_T4_v3"), filter));
   }
 }
 
