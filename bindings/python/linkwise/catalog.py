@@ -91,7 +91,7 @@ class InstanceList(RecordList[Instance]):
     ``excluded_unknown`` says what the query's filters hid only because a filtered field is unknown:
     ``{"gpudirect_rdma": 12}`` after ``rdma=True`` (the REST answer's field of the same name)."""
 
-    __slots__ = ("excluded_unknown",)
+    __slots__ = ("_excluded_unknown",)
     _item = Instance
     _columns = ("id", "gpu_model", "gpu_count", "price_usd_per_gpu_hour", "intra_node_fabric",
                 "nvlink_gbytes_per_s", "network_type", "network_gbits_per_s", "price_usd_per_hour")
@@ -99,18 +99,25 @@ class InstanceList(RecordList[Instance]):
     def __init__(self, items: Sequence[Mapping[str, Any]] | Sequence[Instance],
                  excluded_unknown: Optional[Mapping[str, int]] = None) -> None:
         super().__init__(items)
-        self.excluded_unknown: Dict[str, int] = dict(excluded_unknown or {})
+        self._excluded_unknown: Dict[str, int] = dict(excluded_unknown or {})
+
+    @property
+    def excluded_unknown(self) -> Dict[str, int]:
+        """Instance field -> how many instances the query's filters hid only because that field is
+        unknown (None), e.g. ``{"gpudirect_rdma": 12}`` after ``rdma=True``; empty when none. An
+        instance lacking two filtered fields counts under both. A copy: changing it changes nothing."""
+        return dict(self._excluded_unknown)
 
     def __getitem__(self, index: Any) -> Any:
         found = super().__getitem__(index)
         if isinstance(found, InstanceList):  # a slice: still the answer of the same query
-            found.excluded_unknown = dict(self.excluded_unknown)
+            found._excluded_unknown = dict(self._excluded_unknown)
         return found
 
     def __repr__(self) -> str:
         text = super().__repr__()
-        if self.excluded_unknown:
-            hidden = ", ".join(f"{field} unknown ({count})" for field, count in self.excluded_unknown.items())
+        if self._excluded_unknown:
+            hidden = ", ".join(f"{field} unknown ({count})" for field, count in self._excluded_unknown.items())
             text += f"\nhidden: {hidden}"
         return text
 
