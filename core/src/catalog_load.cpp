@@ -3,8 +3,9 @@
 // Any finding fails the whole load (no partial catalog) with invalid_input. The message names the
 // file, the record ("gpu \"H100-SXM5-80GB\"", "instance \"aws:p5.48xlarge\"") and the field, and
 // says what was expected. Checks, per record:
-//   - shape: every field of data/schema/catalog.schema.json present (null where unknown), no unknown keys (typos),
-//     each value of the right JSON type; a number written as text ("900 GB/s") is named as such;
+//   - shape: every field of data/schema/catalog.schema.json present (null where unknown), no
+//     unknown keys (typos), each value of the right JSON type; a number written as text
+//     ("900 GB/s") is named as such;
 //   - values: no negative numbers, counts and sizes > 0, integers where integers, dates are real
 //     YYYY-MM-DD dates, enums among their accepted spellings, provider among known_providers();
 //   - references: gpu_model names a GPU of gpus.json, ids are unique, the file is <provider>.json;
@@ -356,8 +357,9 @@ Gpu parse_gpu(const json& object, const Where& where) {
     record.fail("nvlink_generation", "only NVIDIA GPUs have an NVLink generation; use null");
   }
   if (gpu.vendor == "nvidia" && !gpu.nvlink_gbytes_per_s && gpu.nvlink_domain_max_gpus.value_or(1) > 1) {
-    record.fail("nvlink_domain_max_gpus", "is " + std::to_string(*gpu.nvlink_domain_max_gpus) +
-                                              ", but the GPU has no NVLink (nvlink_gbytes_per_s is null); use 1 or null");
+    record.fail("nvlink_domain_max_gpus",
+                "is " + std::to_string(*gpu.nvlink_domain_max_gpus) +
+                    ", but the GPU has no NVLink (nvlink_gbytes_per_s is null); use 1 or null");
   }
   return gpu;
 }

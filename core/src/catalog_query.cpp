@@ -215,7 +215,8 @@ bool evaluate(const Instance& instance, const InstanceFilter& filter, On&& on) {
     return false;
   }
   if (filter.rdma) {
-    const Verdict verdict = !instance.gpudirect_rdma ? Verdict::unknown : known(*instance.gpudirect_rdma == *filter.rdma);
+    const Verdict verdict =
+        !instance.gpudirect_rdma ? Verdict::unknown : known(*instance.gpudirect_rdma == *filter.rdma);
     if (!check("gpudirect_rdma", verdict)) return false;
   }
   if (filter.max_price) {

@@ -200,7 +200,8 @@ void print_instance_details(const Instance& i) {
   line("network_type", std::string(to_string(i.network_type)));
   line("network_gbits_per_s", i.network_gbits_per_s ? number(i.network_gbits_per_s) + " Gbit/s GPU fabric" : "-");
   line("network_nics", number(i.network_nics));
-  line("network_nic_gbits_per_s", i.network_nic_gbits_per_s ? number(i.network_nic_gbits_per_s) + " Gbit/s per NIC" : "-");
+  line("network_nic_gbits_per_s",
+       i.network_nic_gbits_per_s ? number(i.network_nic_gbits_per_s) + " Gbit/s per NIC" : "-");
   line("frontend_network_gbits_per_s",
        i.frontend_network_gbits_per_s ? number(i.frontend_network_gbits_per_s) + " Gbit/s front end" : "-");
   line("gpudirect_rdma", yes_no(i.gpudirect_rdma));
@@ -517,15 +518,15 @@ void print_coverage(const SkyPilotCoverageReport& report, const std::string& fil
 }
 
 ordered_json coverage_json(const SkyPilotCoverageReport& report) {
+  const auto text_or_null = [](const std::string& text) { return text.empty() ? ordered_json() : ordered_json(text); };
   ordered_json missing = ordered_json::array();
   for (const SkyPilotTypeOffer& offer : report.missing) {
     missing.push_back({{"instance_type", offer.instance_type},
-                       {"accelerator", offer.accelerator.empty() ? ordered_json(nullptr) : ordered_json(offer.accelerator)},
-                       {"accelerator_count", offer.accelerator_count.empty() ? ordered_json(nullptr)
-                                                                             : ordered_json(offer.accelerator_count)},
+                       {"accelerator", text_or_null(offer.accelerator)},
+                       {"accelerator_count", text_or_null(offer.accelerator_count)},
                        {"regions", offer.regions},
                        {"min_price_usd_per_hour", offer.min_price_usd_per_hour ? ordered_json(*offer.min_price_usd_per_hour)
-                                                                               : ordered_json(nullptr)},
+                                                                               : ordered_json()},
                        {"line", offer.line}});
   }
   return {{"provider", report.provider},
