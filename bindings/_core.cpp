@@ -81,7 +81,9 @@ py::list instance_dicts(const std::vector<const Instance*>& instances) {
   return out;
 }
 
-py::list query_instances(const Catalog& catalog, py::object gpu, py::object min_gpus,
+// {"items": [instance dicts], "excluded_unknown": {field: count}}: the matches and what the filters
+// hid for want of a value (Catalog::match).
+py::dict query_instances(const Catalog& catalog, py::object gpu, py::object min_gpus,
                          py::object fabric, py::object provider, py::object max_price,
                          py::object min_gpu_memory_gb, py::object min_nvlink_gbytes_per_s,
                          py::object min_network_gbits_per_s, py::object rdma, py::object region,
@@ -99,12 +101,17 @@ py::list query_instances(const Catalog& catalog, py::object gpu, py::object min_
   filter.region = optional_str(region, "region");
   const InstanceSort order = InstanceSort::parse(optional_str(sort, "sort").value_or("id"));
 
-  std::vector<const Instance*> found;
+  InstanceMatches found;
   {
     py::gil_scoped_release release;
-    found = catalog.query(filter, order);
+    found = catalog.match(filter, order);
   }
-  return instance_dicts(found);
+  py::dict out;
+  out["items"] = instance_dicts(found.instances);
+  py::dict excluded;
+  for (const auto& [field, count] : found.excluded_unknown) excluded[py::str(field)] = count;
+  out["excluded_unknown"] = excluded;
+  return out;
 }
 
 py::list gpu_dicts(const Catalog& catalog) {
@@ -139,7 +146,8 @@ void bind_catalog(py::module_& m) {
            py::arg("min_gpu_memory_gb") = py::none(), py::arg("min_nvlink_gbytes_per_s") = py::none(),
            py::arg("min_network_gbits_per_s") = py::none(), py::arg("rdma") = py::none(),
            py::arg("region") = py::none(), py::arg("sort") = py::none(),
-           "Instances matching every given filter, as contract dicts, sorted.")
+           "Instances matching every given filter, as contract dicts, sorted: {'items': [...], "
+           "'excluded_unknown': {field: count}}.")
       .def(
           "save",
           [](const Catalog& c, const std::string& path) {

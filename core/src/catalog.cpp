@@ -79,8 +79,10 @@ void write_gpu(Json& out, const Gpu& gpu) {
   out["bf16_dense_tflops"] = optional_json<Json>(gpu.bf16_dense_tflops);
   out["fp16_dense_tflops"] = optional_json<Json>(gpu.fp16_dense_tflops);
   out["fp8_dense_tflops"] = optional_json<Json>(gpu.fp8_dense_tflops);
+  out["fp4_dense_tflops"] = optional_json<Json>(gpu.fp4_dense_tflops);
   out["nvlink_gbytes_per_s"] = optional_json<Json>(gpu.nvlink_gbytes_per_s);
   out["nvlink_generation"] = optional_json<Json>(gpu.nvlink_generation);
+  out["nvlink_domain_max_gpus"] = optional_json<Json>(gpu.nvlink_domain_max_gpus);
   out["pcie_gen"] = optional_json<Json>(gpu.pcie_gen);
   out["tdp_w"] = optional_json<Json>(gpu.tdp_w);
   out["sources"] = sources_json<Json>(gpu.sources);
@@ -99,10 +101,15 @@ void write_instance(Json& out, const Instance& instance) {
   out["memory_gib"] = optional_json<Json>(instance.memory_gib);
   out["intra_node_fabric"] = std::string(to_string(instance.intra_node_fabric));
   out["nvlink_gbytes_per_s"] = optional_json<Json>(instance.nvlink_gbytes_per_s);
+  out["nvlink_domain_gpus"] = optional_json<Json>(instance.nvlink_domain_gpus);
   out["network_type"] = std::string(to_string(instance.network_type));
   out["network_gbits_per_s"] = optional_json<Json>(instance.network_gbits_per_s);
+  out["network_nics"] = optional_json<Json>(instance.network_nics);
+  out["network_nic_gbits_per_s"] = optional_json<Json>(instance.network_nic_gbits_per_s);
+  out["frontend_network_gbits_per_s"] = optional_json<Json>(instance.frontend_network_gbits_per_s);
   out["gpudirect_rdma"] = optional_json<Json>(instance.gpudirect_rdma);
   out["price_usd_per_hour"] = optional_json<Json>(instance.price_usd_per_hour);
+  out["price_usd_per_gpu_hour"] = optional_json<Json>(instance.price_usd_per_gpu_hour());
   out["price_region"] = optional_json<Json>(instance.price_region);
   out["price_as_of"] = optional_json<Json>(instance.price_as_of);
   out["spot_price_usd_per_hour"] = optional_json<Json>(instance.spot_price_usd_per_hour);
@@ -147,12 +154,19 @@ std::vector<std::string_view> network_type_names() {
 }
 
 const std::vector<std::string>& known_providers() {
-  // The clouds of DATA_FORMAT.md: the five large ones, the GPU clouds, and the smaller ones allowed.
+  // The provider enum of data/schema/catalog.schema.json: the large clouds, the GPU clouds, and the
+  // smaller ones allowed.
   static const std::vector<std::string> providers{
-      "aws",      "gcp",         "azure",      "oci",      "lambda",   "coreweave", "runpod",
-      "paperspace", "vultr",     "nebius",     "crusoe",   "fluidstack", "together", "ibm",
+      "aws",        "gcp",   "azure",  "oci",    "lambda",     "coreweave", "runpod",
+      "paperspace", "vultr", "nebius", "crusoe", "fluidstack", "together",  "ibm",
+      "hyperstack", "scaleway", "ovhcloud", "digitalocean",
   };
   return providers;
+}
+
+std::optional<double> Instance::price_usd_per_gpu_hour() const {
+  if (!price_usd_per_hour || gpu_count <= 0) return std::nullopt;
+  return *price_usd_per_hour / gpu_count;
 }
 
 bool is_valid_date(std::string_view text) {

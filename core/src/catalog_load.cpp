@@ -3,8 +3,9 @@
 // Any finding fails the whole load (no partial catalog) with invalid_input. The message names the
 // file, the record ("gpu \"H100-SXM5-80GB\"", "instance \"aws:p5.48xlarge\"") and the field, and
 // says what was expected. Checks, per record:
-//   - shape: every field of DATA_FORMAT.md present (null where unknown), no unknown keys (typos),
-//     each value of the right JSON type; a number written as text ("900 GB/s") is named as such;
+//   - shape: every field of data/schema/catalog.schema.json present (null where unknown), no
+//     unknown keys (typos), each value of the right JSON type; a number written as text
+//     ("900 GB/s") is named as such;
 //   - values: no negative numbers, counts and sizes > 0, integers where integers, dates are real
 //     YYYY-MM-DD dates, enums among their accepted spellings, provider among known_providers();
 //   - references: gpu_model names a GPU of gpus.json, ids are unique, the file is <provider>.json;
@@ -21,9 +22,21 @@
 //       an NVIDIA GPU's nvlink_gbytes_per_s and nvlink_generation are both set or both null (AMD
 //       GPUs hold their Infinity Fabric figure without a generation);
 //       gpudirect_rdma is not true on plain ethernet or GPUDirect-TCPX(O) (those are not RDMA);
-//       a price (on demand or spot) comes with price_as_of; an on-demand price with price_region.
+//       a price (on demand or spot) comes with price_as_of; an on-demand price with price_region;
+//       NIC product: network_nics x network_nic_gbits_per_s equals network_gbits_per_s where all
+//       three are known (catches a per-NIC figure taken for the total, or the host NICs added in);
+//       NVLink domain: nvlink_domain_gpus is 1 (or null) on fabric "none" and "pcie", at least 2
+//       on "nvlink" and "infinity-fabric", at least gpu_count on "nvswitch"; above gpu_count (a
+//       rack-scale domain such as NVL72) only where the GPU's nvlink_domain_max_gpus is known and
+//       allows it, and never above that maximum;
+//       frontend vs fabric: a frontend_network_gbits_per_s needs network_gbits_per_s (the GPU
+//       fabric) known, and is refused on plain ethernet without RDMA, where there is no separate
+//       fabric: the instance's bandwidth is network_gbits_per_s itself;
+//       per GPU: an NVIDIA GPU without NVLink has no NVLink domain above 1.
+//   - derived fields (price_usd_per_gpu_hour) are outputs only and refused in the files.
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -32,6 +45,7 @@
 
 #include "linkwise/catalog_db.hpp"
 #include "linkwise/error.hpp"
+#include "suggest.hpp"
 
 namespace linkwise {
 namespace {
@@ -78,22 +92,6 @@ std::string describe(const json& value) {
     case json::value_t::object: return "got an object";
     default: return "got the number " + value.dump();
   }
-}
-
-// Edit distance, to suggest the intended key for a typo ("memroy_gb" -> "memory_gb").
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 // Fact groups are open-ended ("interconnect_nvswitch" adds a second source for one claim), but
@@ -308,17 +306,20 @@ int check_file_header(const json& document, const Where& where, std::string_view
 }
 
 const std::vector<std::string_view> kVendors{"nvidia", "amd"};
-const std::vector<std::string_view> kArchitectures{"volta", "turing", "ampere", "ada",
-                                                   "hopper", "blackwell", "cdna3"};
+const std::vector<std::string_view> kArchitectures{"volta",  "turing",    "ampere", "ada",
+                                                   "hopper", "blackwell", "cdna3",  "cdna4"};
 const std::vector<std::string_view> kGpuFields{
     "id", "vendor", "architecture", "memory_gb", "hbm_gbytes_per_s", "bf16_dense_tflops",
-    "fp16_dense_tflops", "fp8_dense_tflops", "nvlink_gbytes_per_s", "nvlink_generation", "pcie_gen",
-    "tdp_w", "sources"};
+    "fp16_dense_tflops", "fp8_dense_tflops", "fp4_dense_tflops", "nvlink_gbytes_per_s",
+    "nvlink_generation", "nvlink_domain_max_gpus", "pcie_gen", "tdp_w", "sources"};
 const std::vector<std::string_view> kInstanceFields{
     "name", "gpu_model", "gpu_count", "gpu_memory_gb", "vcpus", "memory_gib", "intra_node_fabric",
-    "nvlink_gbytes_per_s", "network_type", "network_gbits_per_s", "gpudirect_rdma",
-    "price_usd_per_hour", "price_region", "price_as_of", "spot_price_usd_per_hour", "regions",
-    "sources"};
+    "nvlink_gbytes_per_s", "nvlink_domain_gpus", "network_type", "network_gbits_per_s", "network_nics",
+    "network_nic_gbits_per_s", "frontend_network_gbits_per_s", "gpudirect_rdma", "price_usd_per_hour",
+    "price_region", "price_as_of", "spot_price_usd_per_hour", "regions", "sources"};
+// Computed from other fields for every output; a data file that carries one was probably pasted
+// from `linkwise instances --json`.
+const std::vector<std::string_view> kDerivedInstanceFields{"price_usd_per_gpu_hour"};
 const std::vector<std::string_view> kInstanceSourceGroups{"gpu", "interconnect", "network",
                                                           "price", "specs"};
 
@@ -338,8 +339,10 @@ Gpu parse_gpu(const json& object, const Where& where) {
   gpu.bf16_dense_tflops = record.optional_number("bf16_dense_tflops", "TFLOPS");
   gpu.fp16_dense_tflops = record.optional_number("fp16_dense_tflops", "TFLOPS");
   gpu.fp8_dense_tflops = record.optional_number("fp8_dense_tflops", "TFLOPS");
+  gpu.fp4_dense_tflops = record.optional_number("fp4_dense_tflops", "TFLOPS");
   gpu.nvlink_gbytes_per_s = record.optional_number("nvlink_gbytes_per_s", "GB/s", true);
   gpu.nvlink_generation = record.optional_integer("nvlink_generation", 1);
+  gpu.nvlink_domain_max_gpus = record.optional_integer("nvlink_domain_max_gpus", 1);
   gpu.pcie_gen = record.optional_integer("pcie_gen", 1);
   gpu.tdp_w = record.optional_number("tdp_w", "W", true);
   gpu.sources = record.sources({"spec"}, {"spec"});
@@ -353,7 +356,81 @@ Gpu parse_gpu(const json& object, const Where& where) {
   if (gpu.vendor != "nvidia" && gpu.nvlink_generation) {
     record.fail("nvlink_generation", "only NVIDIA GPUs have an NVLink generation; use null");
   }
+  if (gpu.vendor == "nvidia" && !gpu.nvlink_gbytes_per_s && gpu.nvlink_domain_max_gpus.value_or(1) > 1) {
+    record.fail("nvlink_domain_max_gpus",
+                "is " + std::to_string(*gpu.nvlink_domain_max_gpus) +
+                    ", but the GPU has no NVLink (nvlink_gbytes_per_s is null); use 1 or null");
+  }
   return gpu;
+}
+
+// nvlink_domain_gpus against the fabric, gpu_count and the GPU's largest NVLink domain.
+void check_nvlink_domain(const Record& record, const Instance& instance, const Gpu& gpu, const std::string& fabric) {
+  if (!instance.nvlink_domain_gpus) return;
+  const int domain = *instance.nvlink_domain_gpus;
+  const std::string shown = std::to_string(domain);
+  const std::string count = std::to_string(instance.gpu_count);
+  switch (instance.intra_node_fabric) {
+    case Fabric::none:
+    case Fabric::pcie:
+      if (domain != 1) {
+        record.fail("nvlink_domain_gpus", "is " + shown + ", but intra_node_fabric " + in_quotes(fabric) +
+                                              " has no NVLink: a GPU reaches only itself (use 1, or null)");
+      }
+      return;
+    case Fabric::nvswitch:
+      if (domain < instance.gpu_count) {
+        record.fail("nvlink_domain_gpus", "is " + shown + ", but behind an NVSwitch every GPU of the instance "
+                                              "reaches the others: at least gpu_count (" + count + ")");
+      }
+      break;
+    case Fabric::nvlink:
+    case Fabric::infinity_fabric:
+      if (domain < 2) {
+        record.fail("nvlink_domain_gpus", "is " + shown + ", but intra_node_fabric " + in_quotes(fabric) +
+                                              " links each GPU to at least one other (a bridged pair: 2)");
+      }
+      break;
+  }
+  if (gpu.nvlink_domain_max_gpus && domain > *gpu.nvlink_domain_max_gpus) {
+    record.fail("nvlink_domain_gpus", "is " + shown + ", above the " + std::to_string(*gpu.nvlink_domain_max_gpus) +
+                                          " GPUs of GPU " + in_quotes(gpu.id) + "'s largest NVLink domain "
+                                          "(nvlink_domain_max_gpus in gpus.json)");
+  }
+  // A domain beyond the instance (an NVL72 rack) is a vendor claim that must be on record first.
+  if (domain > instance.gpu_count && !gpu.nvlink_domain_max_gpus) {
+    record.fail("nvlink_domain_gpus", "is " + shown + ", more than the instance's " + count +
+                                          " GPUs, but GPU " + in_quotes(gpu.id) +
+                                          " has no nvlink_domain_max_gpus in gpus.json to allow a domain beyond "
+                                          "the instance");
+  }
+}
+
+// The GPU fabric figures against each other: the NIC product, and the front-end NICs.
+void check_network(const Record& record, const Instance& instance) {
+  if (instance.network_nics && instance.network_nic_gbits_per_s && instance.network_gbits_per_s) {
+    const double product = *instance.network_nics * *instance.network_nic_gbits_per_s;
+    // Relative tolerance: the figures are decimal Gbit/s, exact in practice but read as doubles.
+    if (std::abs(product - *instance.network_gbits_per_s) > 1e-9 * std::max(1.0, product)) {
+      std::ostringstream what;
+      what << *instance.network_nics << " NICs x " << *instance.network_nic_gbits_per_s << " Gbit/s = " << product
+           << " Gbit/s, but network_gbits_per_s is " << *instance.network_gbits_per_s
+           << " (the GPU fabric only: the NICs' product, without the host/front-end NICs)";
+      record.fail("network_nic_gbits_per_s", what.str());
+    }
+  }
+  if (instance.frontend_network_gbits_per_s) {
+    if (!instance.network_gbits_per_s) {
+      record.fail("frontend_network_gbits_per_s",
+                  "a front-end figure needs network_gbits_per_s (the GPU fabric) known: a front end is what is "
+                  "left beside the fabric");
+    }
+    if (instance.network_type == NetworkType::ethernet && instance.gpudirect_rdma != true) {
+      record.fail("frontend_network_gbits_per_s",
+                  "must be null on plain ethernet without RDMA: there is no separate GPU fabric, so the "
+                  "instance's bandwidth is network_gbits_per_s itself");
+    }
+  }
 }
 
 Instance parse_instance(const json& object, const Where& where, const std::string& provider,
@@ -362,6 +439,12 @@ Instance parse_instance(const json& object, const Where& where, const std::strin
   Record record(object, where);
   if (object.contains("name") && object.at("name").is_string()) {
     record.set_record("instance " + in_quotes(provider + ":" + object.at("name").get<std::string>()));
+  }
+  for (auto derived : kDerivedInstanceFields) {
+    if (object.contains(derived)) {
+      record.fail(derived, "a derived field (price_usd_per_hour / gpu_count), written by linkwise's outputs, "
+                           "never stored in the data files: remove it");
+    }
   }
   record.check_keys(kInstanceFields);
   Instance instance;
@@ -385,8 +468,12 @@ Instance parse_instance(const json& object, const Where& where, const std::strin
   const std::string fabric = record.enum_value("intra_node_fabric", fabric_names());
   instance.intra_node_fabric = parse_fabric(fabric);
   instance.nvlink_gbytes_per_s = record.optional_number("nvlink_gbytes_per_s", "GB/s", true);
+  instance.nvlink_domain_gpus = record.optional_integer("nvlink_domain_gpus", 1);
   instance.network_type = parse_network_type(record.enum_value("network_type", network_type_names()));
   instance.network_gbits_per_s = record.optional_number("network_gbits_per_s", "Gbit/s", true);
+  instance.network_nics = record.optional_integer("network_nics", 1);
+  instance.network_nic_gbits_per_s = record.optional_number("network_nic_gbits_per_s", "Gbit/s", true);
+  instance.frontend_network_gbits_per_s = record.optional_number("frontend_network_gbits_per_s", "Gbit/s", true);
   instance.gpudirect_rdma = record.optional_bool("gpudirect_rdma");
   instance.price_usd_per_hour = record.optional_number("price_usd_per_hour", "USD per hour");
   instance.price_region = record.optional_string("price_region");
@@ -442,6 +529,8 @@ Instance parse_instance(const json& object, const Where& where, const std::strin
     record.fail("gpudirect_rdma", "true, but network_type " +
                                       in_quotes(to_string(instance.network_type)) + " is not an RDMA network");
   }
+  check_nvlink_domain(record, instance, gpu, fabric);
+  check_network(record, instance);
   if ((instance.price_usd_per_hour || instance.spot_price_usd_per_hour) && !instance.price_as_of) {
     record.fail("price_as_of", "a price needs the date it was read (YYYY-MM-DD)");
   }

@@ -9,6 +9,7 @@
 
 #include "linkwise/catalog_db.hpp"
 #include "linkwise/error.hpp"
+#include "suggest.hpp"
 
 namespace linkwise {
 namespace {
@@ -61,10 +62,15 @@ const std::vector<std::pair<std::string_view, KeyFunction>>& sort_fields() {
       {"intra_node_fabric",
        [](const Instance& i) { return SortKey(std::string(to_string(i.intra_node_fabric))); }},
       {"nvlink_gbytes_per_s", [](const Instance& i) { return key_of(i.nvlink_gbytes_per_s); }},
+      {"nvlink_domain_gpus", [](const Instance& i) { return key_of(i.nvlink_domain_gpus); }},
       {"network_type", [](const Instance& i) { return SortKey(std::string(to_string(i.network_type))); }},
       {"network_gbits_per_s", [](const Instance& i) { return key_of(i.network_gbits_per_s); }},
+      {"network_nics", [](const Instance& i) { return key_of(i.network_nics); }},
+      {"network_nic_gbits_per_s", [](const Instance& i) { return key_of(i.network_nic_gbits_per_s); }},
+      {"frontend_network_gbits_per_s", [](const Instance& i) { return key_of(i.frontend_network_gbits_per_s); }},
       {"gpudirect_rdma", [](const Instance& i) { return key_of(i.gpudirect_rdma); }},
       {"price_usd_per_hour", [](const Instance& i) { return key_of(i.price_usd_per_hour); }},
+      {"price_usd_per_gpu_hour", [](const Instance& i) { return key_of(i.price_usd_per_gpu_hour()); }},
       {"price_region", [](const Instance& i) { return key_of(i.price_region); }},
       {"price_as_of", [](const Instance& i) { return key_of(i.price_as_of); }},
       {"spot_price_usd_per_hour", [](const Instance& i) { return key_of(i.spot_price_usd_per_hour); }},
@@ -168,44 +174,146 @@ void validate(const InstanceFilter& filter) {
   require_non_negative(filter.max_price, "max_price");
 }
 
-bool instance_matches(const Instance& instance, const InstanceFilter& filter) {
-  if (filter.provider && lower(instance.provider) != lower(*filter.provider)) return false;
-  if (filter.gpu && !gpu_id_matches(instance.gpu_model, *filter.gpu)) return false;
-  if (filter.min_gpus && instance.gpu_count < *filter.min_gpus) return false;
-  if (filter.min_gpu_memory_gb && instance.gpu_memory_gb < *filter.min_gpu_memory_gb) return false;
-  if (filter.fabric && instance.intra_node_fabric != *filter.fabric) return false;
-  if (filter.min_nvlink_gbytes_per_s &&
-      !(instance.nvlink_gbytes_per_s && *instance.nvlink_gbytes_per_s >= *filter.min_nvlink_gbytes_per_s)) {
+namespace {
+
+// One filter's verdict on one instance: unknown where the filtered field is null, so the query can
+// say what it hid for want of a value rather than hide it silently.
+enum class Verdict { pass, fail, unknown };
+
+Verdict at_least(const std::optional<double>& value, double bound) {
+  if (!value) return Verdict::unknown;
+  return *value >= bound ? Verdict::pass : Verdict::fail;
+}
+
+// Calls `on(field, verdict)` for each set filter, with the instance field it reads (the name
+// excluded_unknown reports), and stops at the first that fails: returns false then. Unknowns do not
+// stop it; what they mean is the caller's rule.
+template <typename On>
+bool evaluate(const Instance& instance, const InstanceFilter& filter, On&& on) {
+  const auto check = [&](std::string_view field, Verdict verdict) {
+    on(field, verdict);
+    return verdict != Verdict::fail;
+  };
+  const auto known = [](bool pass) { return pass ? Verdict::pass : Verdict::fail; };
+  if (filter.provider && !check("provider", known(lower(instance.provider) == lower(*filter.provider)))) return false;
+  if (filter.gpu && !check("gpu_model", known(gpu_id_matches(instance.gpu_model, *filter.gpu)))) return false;
+  if (filter.min_gpus && !check("gpu_count", known(instance.gpu_count >= *filter.min_gpus))) return false;
+  if (filter.min_gpu_memory_gb &&
+      !check("gpu_memory_gb", known(instance.gpu_memory_gb >= *filter.min_gpu_memory_gb))) {
     return false;
+  }
+  if (filter.fabric && !check("intra_node_fabric", known(instance.intra_node_fabric == *filter.fabric))) return false;
+  if (filter.min_nvlink_gbytes_per_s) {
+    // Null NVLink means "no NVLink" on nvswitch/nvlink/pcie/none (the loader's rule); only an
+    // Infinity Fabric instance may lack a figure it has.
+    Verdict verdict = at_least(instance.nvlink_gbytes_per_s, *filter.min_nvlink_gbytes_per_s);
+    if (verdict == Verdict::unknown && instance.intra_node_fabric != Fabric::infinity_fabric) verdict = Verdict::fail;
+    if (!check("nvlink_gbytes_per_s", verdict)) return false;
   }
   if (filter.min_network_gbits_per_s &&
-      !(instance.network_gbits_per_s && *instance.network_gbits_per_s >= *filter.min_network_gbits_per_s)) {
+      !check("network_gbits_per_s", at_least(instance.network_gbits_per_s, *filter.min_network_gbits_per_s))) {
     return false;
   }
-  if (filter.rdma && instance.gpudirect_rdma != *filter.rdma) return false;
-  if (filter.max_price &&
-      !(instance.price_usd_per_hour && *instance.price_usd_per_hour <= *filter.max_price)) {
-    return false;
+  if (filter.rdma) {
+    const Verdict verdict =
+        !instance.gpudirect_rdma ? Verdict::unknown : known(*instance.gpudirect_rdma == *filter.rdma);
+    if (!check("gpudirect_rdma", verdict)) return false;
+  }
+  if (filter.max_price) {
+    const Verdict verdict = !instance.price_usd_per_hour ? Verdict::unknown
+                                                         : known(*instance.price_usd_per_hour <= *filter.max_price);
+    if (!check("price_usd_per_hour", verdict)) return false;
   }
   if (filter.region) {
     const bool listed =
         std::find(instance.regions.begin(), instance.regions.end(), *filter.region) != instance.regions.end();
-    if (!listed && instance.price_region != *filter.region) return false;
+    const bool none_known = instance.regions.empty() && !instance.price_region;
+    const Verdict verdict =
+        none_known ? Verdict::unknown : known(listed || instance.price_region == *filter.region);
+    if (!check("regions", verdict)) return false;
   }
   return true;
 }
 
-std::vector<const Instance*> Catalog::query(const InstanceFilter& filter, const InstanceSort& sort) const {
+// GPU ids and their families (the first token), the names the GPU filter accepts.
+std::vector<std::string> gpu_filter_names(const std::vector<Gpu>& gpus) {
+  std::vector<std::string> names;
+  for (const Gpu& gpu : gpus) {
+    const std::string family = gpu.id.substr(0, gpu.id.find('-'));
+    if (std::find(names.begin(), names.end(), family) == names.end()) names.push_back(family);
+  }
+  for (const Gpu& gpu : gpus) {
+    if (std::find(names.begin(), names.end(), gpu.id) == names.end()) names.push_back(gpu.id);
+  }
+  return names;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
+}  // namespace
+
+bool instance_matches(const Instance& instance, const InstanceFilter& filter) {
+  bool unknown = false;
+  const bool pass = evaluate(instance, filter, [&](std::string_view, Verdict verdict) {
+    unknown = unknown || verdict == Verdict::unknown;
+  });
+  return pass && !unknown;  // an unknown value never matches
+}
+
+void Catalog::check_filter_names(const InstanceFilter& filter) const {
+  if (filter.gpu) {
+    const bool known = std::any_of(gpus_.begin(), gpus_.end(),
+                                   [&](const Gpu& gpu) { return gpu_id_matches(gpu.id, *filter.gpu); });
+    if (!known) {
+      const auto names = gpu_filter_names(gpus_);
+      std::vector<std::string> families;
+      for (const auto& name : names) {
+        if (name.find('-') == std::string::npos) families.push_back(name);
+      }
+      const std::string suggestion = did_you_mean(closest_names(*filter.gpu, names));
+      throw_invalid("gpu", "gpu: no GPU id or family \"" + *filter.gpu + "\" in the catalog" +
+                               (suggestion.empty() ? "" : "; " + suggestion) + " (families: " + joined(families) +
+                               "; ids: linkwise gpus)");
+    }
+  }
+  if (filter.provider) {
+    const auto& names = known_providers();
+    const bool known = std::any_of(names.begin(), names.end(),
+                                   [&](const std::string& name) { return lower(name) == lower(*filter.provider); });
+    if (!known) {
+      const std::string suggestion = did_you_mean(closest_names(*filter.provider, names));
+      throw_invalid("provider", "provider: unknown provider \"" + *filter.provider + "\"" +
+                                    (suggestion.empty() ? "" : "; " + suggestion) + " (known: " + joined(names) + ")");
+    }
+  }
+}
+
+InstanceMatches Catalog::match(const InstanceFilter& filter, const InstanceSort& sort) const {
   validate(filter);
+  check_filter_names(filter);
   const KeyFunction* key = find_sort_field(sort.field);
   if (!key) InstanceSort::parse(sort.field);  // throws the message listing the fields
 
-  std::vector<const Instance*> out;
+  InstanceMatches result;
+  std::vector<std::string_view> unknown;
   for (const Instance& instance : instances_) {
-    if (instance_matches(instance, filter)) out.push_back(&instance);
+    unknown.clear();
+    const bool pass = evaluate(instance, filter, [&](std::string_view field, Verdict verdict) {
+      if (verdict == Verdict::unknown) unknown.push_back(field);
+    });
+    if (pass && unknown.empty()) {
+      result.instances.push_back(&instance);
+    } else if (pass) {  // every known filtered field passes: hidden only for want of a value
+      ++result.excluded_unknown_instances;
+      for (std::string_view field : unknown) ++result.excluded_unknown[std::string(field)];
+    }
   }
   // Nulls last in either direction; ties (and equal keys) break on id ascending.
-  std::stable_sort(out.begin(), out.end(), [&](const Instance* a, const Instance* b) {
+  std::stable_sort(result.instances.begin(), result.instances.end(), [&](const Instance* a, const Instance* b) {
     const SortKey ka = (*key)(*a);
     const SortKey kb = (*key)(*b);
     const bool a_null = std::holds_alternative<std::monostate>(ka);
@@ -214,7 +322,11 @@ std::vector<const Instance*> Catalog::query(const InstanceFilter& filter, const 
     if (!a_null && ka != kb) return sort.descending ? kb < ka : ka < kb;
     return a->id < b->id;
   });
-  return out;
+  return result;
+}
+
+std::vector<const Instance*> Catalog::query(const InstanceFilter& filter, const InstanceSort& sort) const {
+  return match(filter, sort).instances;
 }
 
 }  // namespace linkwise

@@ -1,9 +1,10 @@
 // The SQLite store of the catalog: schema, atomic save, open, and price updates.
 //
-// Tables (schema version 1):
-//   meta(key, value)                 "schema_version" -> "1"
+// Tables (schema version 2):
+//   meta(key, value)                 "schema_version" -> "2"
 //   gpus(position, id, ...)          one row per GPU, columns named as the JSON fields
-//   instances(position, id, ...)     one row per instance, columns named as the JSON fields
+//   instances(position, id, ...)     one row per instance, columns named as the JSON fields, with
+//                                    price_usd_per_gpu_hour a generated (virtual) column
 //   instance_regions(instance_id, position, region)
 //   sources(owner_kind, owner_id, fact_group, url, as_of, note)   owner_kind 'gpu' | 'instance'
 // `position` keeps the reviewed files' order (family, then size). Other tables in the same file
@@ -15,6 +16,7 @@
 #include <chrono>
 #include <fstream>
 #include <functional>
+#include <iterator>
 
 #include "catalog_store_internal.hpp"
 #include "linkwise/catalog_db.hpp"
@@ -31,7 +33,9 @@ using sqlite::in_transaction;
 
 constexpr const char* kCatalogTables[] = {"instance_regions", "sources", "instances", "gpus"};
 
-constexpr const char* kSchemaV1 = R"sql(
+// The current schema (version kCatalogSchemaVersion), for a fresh write. Columns of a migrated file
+// may come in another order, so every statement names its columns.
+constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS meta (
   key   TEXT PRIMARY KEY,
   value TEXT NOT NULL
@@ -46,8 +50,10 @@ CREATE TABLE gpus (
   bf16_dense_tflops   REAL,
   fp16_dense_tflops   REAL,
   fp8_dense_tflops    REAL,
+  fp4_dense_tflops    REAL,
   nvlink_gbytes_per_s REAL,
   nvlink_generation   INTEGER,
+  nvlink_domain_max_gpus INTEGER,
   pcie_gen            INTEGER,
   tdp_w               REAL
 );
@@ -63,13 +69,18 @@ CREATE TABLE instances (
   memory_gib              REAL,
   intra_node_fabric       TEXT NOT NULL,
   nvlink_gbytes_per_s     REAL,
+  nvlink_domain_gpus      INTEGER,
   network_type            TEXT NOT NULL,
   network_gbits_per_s     REAL,
+  network_nics            INTEGER,
+  network_nic_gbits_per_s REAL,
+  frontend_network_gbits_per_s REAL,
   gpudirect_rdma          INTEGER,
   price_usd_per_hour      REAL,
   price_region            TEXT,
   price_as_of             TEXT,
-  spot_price_usd_per_hour REAL
+  spot_price_usd_per_hour REAL,
+  price_usd_per_gpu_hour  REAL GENERATED ALWAYS AS (price_usd_per_hour / gpu_count) VIRTUAL
 );
 CREATE INDEX instances_by_provider ON instances(provider);
 CREATE INDEX instances_by_gpu ON instances(gpu_model);
@@ -91,11 +102,24 @@ CREATE TABLE sources (
 );
 )sql";
 
-// Migrations: kMigrations[v - 1] brings a file from version v to v + 1. Version 1 is the first
-// schema, so the list is empty; a change of the schema appends its step here and bumps
-// kCatalogSchemaVersion.
-constexpr const char* kMigrations[] = {nullptr};
-constexpr int kMigrationCount = 0;
+// Migrations: kMigrations[v - 1] brings a file from version v to v + 1; a change of the schema
+// appends its step here and bumps kCatalogSchemaVersion. New columns of a migrated file are null
+// (unknown) until the next build-db from data/.
+constexpr const char* kMigrations[] = {
+    // 1 -> 2: FP4 and NVLink domain figures; the GPU fabric split into NICs and the front end; the
+    // derived per-GPU price (virtual, so price updates keep it right).
+    R"sql(
+ALTER TABLE gpus ADD COLUMN fp4_dense_tflops REAL;
+ALTER TABLE gpus ADD COLUMN nvlink_domain_max_gpus INTEGER;
+ALTER TABLE instances ADD COLUMN nvlink_domain_gpus INTEGER;
+ALTER TABLE instances ADD COLUMN network_nics INTEGER;
+ALTER TABLE instances ADD COLUMN network_nic_gbits_per_s REAL;
+ALTER TABLE instances ADD COLUMN frontend_network_gbits_per_s REAL;
+ALTER TABLE instances ADD COLUMN price_usd_per_gpu_hour REAL
+  GENERATED ALWAYS AS (price_usd_per_hour / gpu_count) VIRTUAL;
+)sql",
+};
+constexpr int kMigrationCount = static_cast<int>(std::size(kMigrations));
 
 int stored_schema_version(Database& db) {
   if (!db.has_table("meta")) {
@@ -177,15 +201,23 @@ void write_catalog_tables(Database& db, const Catalog& catalog) {
     for (const char* table : kCatalogTables) {
       db.exec(std::string("DROP TABLE IF EXISTS ") + table, "drop old catalog table");
     }
-    db.exec(kSchemaV1, "create the catalog tables");
+    db.exec(kSchema, "create the catalog tables");
     set_schema_version(db, kCatalogSchemaVersion);
 
     Statement gpu(db,
-                  "INSERT INTO gpus VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                  "INSERT INTO gpus (position, id, vendor, architecture, memory_gb, hbm_gbytes_per_s,"
+                  " bf16_dense_tflops, fp16_dense_tflops, fp8_dense_tflops, fp4_dense_tflops,"
+                  " nvlink_gbytes_per_s, nvlink_generation, nvlink_domain_max_gpus, pcie_gen, tdp_w)"
+                  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
                   "insert a GPU");
     Statement instance(db,
-                       "INSERT INTO instances VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,"
-                       " ?13, ?14, ?15, ?16, ?17, ?18)",
+                       "INSERT INTO instances (position, id, provider, name, gpu_model, gpu_count,"
+                       " gpu_memory_gb, vcpus, memory_gib, intra_node_fabric, nvlink_gbytes_per_s,"
+                       " nvlink_domain_gpus, network_type, network_gbits_per_s, network_nics,"
+                       " network_nic_gbits_per_s, frontend_network_gbits_per_s, gpudirect_rdma,"
+                       " price_usd_per_hour, price_region, price_as_of, spot_price_usd_per_hour)"
+                       " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,"
+                       " ?17, ?18, ?19, ?20, ?21, ?22)",
                        "insert an instance");
     Statement region(db, "INSERT INTO instance_regions VALUES (?1, ?2, ?3)", "insert a region");
     Statement source(db, "INSERT INTO sources VALUES (?1, ?2, ?3, ?4, ?5, ?6)", "insert a source");
@@ -201,10 +233,12 @@ void write_catalog_tables(Database& db, const Catalog& catalog) {
       gpu.bind(7, g.bf16_dense_tflops);
       gpu.bind(8, g.fp16_dense_tflops);
       gpu.bind(9, g.fp8_dense_tflops);
-      gpu.bind(10, g.nvlink_gbytes_per_s);
-      gpu.bind(11, g.nvlink_generation);
-      gpu.bind(12, g.pcie_gen);
-      gpu.bind(13, g.tdp_w);
+      gpu.bind(10, g.fp4_dense_tflops);
+      gpu.bind(11, g.nvlink_gbytes_per_s);
+      gpu.bind(12, g.nvlink_generation);
+      gpu.bind(13, g.nvlink_domain_max_gpus);
+      gpu.bind(14, g.pcie_gen);
+      gpu.bind(15, g.tdp_w);
       gpu.run();
       insert_sources(source, "gpu", g.id, g.sources);
     }
@@ -221,13 +255,17 @@ void write_catalog_tables(Database& db, const Catalog& catalog) {
       instance.bind(9, i.memory_gib);
       instance.bind(10, to_string(i.intra_node_fabric));
       instance.bind(11, i.nvlink_gbytes_per_s);
-      instance.bind(12, to_string(i.network_type));
-      instance.bind(13, i.network_gbits_per_s);
-      instance.bind(14, i.gpudirect_rdma);
-      instance.bind(15, i.price_usd_per_hour);
-      instance.bind(16, i.price_region);
-      instance.bind(17, i.price_as_of);
-      instance.bind(18, i.spot_price_usd_per_hour);
+      instance.bind(12, i.nvlink_domain_gpus);
+      instance.bind(13, to_string(i.network_type));
+      instance.bind(14, i.network_gbits_per_s);
+      instance.bind(15, i.network_nics);
+      instance.bind(16, i.network_nic_gbits_per_s);
+      instance.bind(17, i.frontend_network_gbits_per_s);
+      instance.bind(18, i.gpudirect_rdma);
+      instance.bind(19, i.price_usd_per_hour);
+      instance.bind(20, i.price_region);
+      instance.bind(21, i.price_as_of);
+      instance.bind(22, i.spot_price_usd_per_hour);
       instance.run();
       insert_regions(region, i.id, i.regions);
       insert_sources(source, "instance", i.id, i.sources);
@@ -312,7 +350,7 @@ Catalog read_catalog(Database& db) {
   Statement gpu(db,
                 "SELECT id, vendor, architecture, memory_gb, hbm_gbytes_per_s, bf16_dense_tflops,"
                 " fp16_dense_tflops, fp8_dense_tflops, nvlink_gbytes_per_s, nvlink_generation, pcie_gen,"
-                " tdp_w FROM gpus ORDER BY position",
+                " tdp_w, fp4_dense_tflops, nvlink_domain_max_gpus FROM gpus ORDER BY position",
                 "read GPUs");
   while (gpu.step()) {
     Gpu g;
@@ -328,6 +366,8 @@ Catalog read_catalog(Database& db) {
     g.nvlink_generation = gpu.optional_integer(9);
     g.pcie_gen = gpu.optional_integer(10);
     g.tdp_w = gpu.optional_real(11);
+    g.fp4_dense_tflops = gpu.optional_real(12);
+    g.nvlink_domain_max_gpus = gpu.optional_integer(13);
     g.sources = sources[{"gpu", g.id}];
     gpus.push_back(std::move(g));
   }
@@ -341,7 +381,8 @@ Catalog read_catalog(Database& db) {
                      "SELECT id, provider, name, gpu_model, gpu_count, gpu_memory_gb, vcpus, memory_gib,"
                      " intra_node_fabric, nvlink_gbytes_per_s, network_type, network_gbits_per_s,"
                      " gpudirect_rdma, price_usd_per_hour, price_region, price_as_of,"
-                     " spot_price_usd_per_hour FROM instances ORDER BY position",
+                     " spot_price_usd_per_hour, nvlink_domain_gpus, network_nics, network_nic_gbits_per_s,"
+                     " frontend_network_gbits_per_s FROM instances ORDER BY position",
                      "read instances");
   while (instance.step()) {
     Instance i;
@@ -362,6 +403,10 @@ Catalog read_catalog(Database& db) {
     i.price_region = instance.optional_text(14);
     i.price_as_of = instance.optional_text(15);
     i.spot_price_usd_per_hour = instance.optional_real(16);
+    i.nvlink_domain_gpus = instance.optional_integer(17);
+    i.network_nics = instance.optional_integer(18);
+    i.network_nic_gbits_per_s = instance.optional_real(19);
+    i.frontend_network_gbits_per_s = instance.optional_real(20);
     i.regions = regions[i.id];
     i.sources = sources[{"instance", i.id}];
     instances.push_back(std::move(i));

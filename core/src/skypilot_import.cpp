@@ -6,6 +6,8 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <iterator>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -50,6 +52,28 @@ std::string format(double value) {
   return out.str();
 }
 
+// A column every SkyPilot vms.csv has; invalid_input naming it (and the file's columns) if missing.
+std::size_t required_column(const CsvTable& table, std::string_view name, std::string_view source_name) {
+  const auto index = table.column(name);
+  if (!index) {
+    std::string columns;
+    for (const auto& column : table.header) columns += (columns.empty() ? "" : ", ") + column;
+    throw Error(ErrorKind::invalid_input,
+                std::string(source_name) + ": no column \"" + std::string(name) +
+                    "\" (a SkyPilot vms.csv has InstanceType, AcceleratorName, Price, Region, ...); columns: " +
+                    columns,
+                std::string(name));
+  }
+  return *index;
+}
+
+void require_known_provider(const std::string& provider) {
+  const auto& providers = known_providers();
+  if (std::find(providers.begin(), providers.end(), provider) == providers.end()) {
+    throw_invalid("provider", "unknown provider \"" + provider + "\"");
+  }
+}
+
 // The rows kept for one instance, per region: the lowest on-demand and spot prices.
 struct RegionPrices {
   double on_demand = 0;
@@ -60,30 +84,15 @@ struct RegionPrices {
 
 SkyPilotImportReport plan_skypilot_import(const Catalog& catalog, std::string_view csv_text,
                                           std::string_view source_name, const SkyPilotImportOptions& options) {
-  const auto& providers = known_providers();
-  if (std::find(providers.begin(), providers.end(), options.provider) == providers.end()) {
-    throw_invalid("provider", "unknown provider \"" + options.provider + "\"");
-  }
+  require_known_provider(options.provider);
   if (!is_valid_date(options.as_of)) {
     throw_invalid("as_of", "expected the snapshot date as YYYY-MM-DD, got \"" + options.as_of + "\"");
   }
 
   const CsvTable table = parse_csv(csv_text, source_name);
-  auto required = [&](std::string_view name) {
-    const auto index = table.column(name);
-    if (!index) {
-      std::string columns;
-      for (const auto& column : table.header) columns += (columns.empty() ? "" : ", ") + column;
-      throw Error(ErrorKind::invalid_input,
-                  std::string(source_name) + ": no column \"" + std::string(name) +
-                      "\" (a SkyPilot vms.csv has InstanceType, Price, Region, ...); columns: " + columns,
-                  std::string(name));
-    }
-    return *index;
-  };
-  const std::size_t type_column = required("InstanceType");
-  const std::size_t price_column = required("Price");
-  const std::size_t region_column = required("Region");
+  const std::size_t type_column = required_column(table, "InstanceType", source_name);
+  const std::size_t price_column = required_column(table, "Price", source_name);
+  const std::size_t region_column = required_column(table, "Region", source_name);
   const auto accelerator_column = table.column("AcceleratorName");
   const auto count_column = table.column("AcceleratorCount");
   const auto spot_column = table.column("SpotPrice");
@@ -230,6 +239,103 @@ SkyPilotImportReport import_skypilot(const std::filesystem::path& csv_path, cons
   }
   update_prices(db_path, updates);
   return report;
+}
+
+namespace {
+
+bool is_non_gpu_accelerator(std::string_view name) {
+  const std::string text = upper(name);
+  return std::any_of(std::begin(kNonGpuAccelerators), std::end(kNonGpuAccelerators),
+                     [&](std::string_view prefix) { return text.rfind(upper(prefix), 0) == 0; });
+}
+
+// GCP's accelerator-optimized machine families: the GPUs come with the machine type, and SkyPilot's
+// gcp/vms.csv lists them without an AcceleratorName.
+bool is_gcp_gpu_machine_type(std::string_view type) {
+  static constexpr std::string_view kFamilies[] = {"a2-", "a3-", "a4-", "a4x-", "g2-", "g4-"};
+  return std::any_of(std::begin(kFamilies), std::end(kFamilies),
+                     [&](std::string_view family) { return type.substr(0, family.size()) == family; });
+}
+
+}  // namespace
+
+SkyPilotCoverageReport skypilot_coverage(const Catalog& catalog, std::string_view csv_text,
+                                         std::string_view source_name, const std::string& provider) {
+  require_known_provider(provider);
+  const CsvTable table = parse_csv(csv_text, source_name);
+  const std::size_t type_column = required_column(table, "InstanceType", source_name);
+  const std::size_t accelerator_column = required_column(table, "AcceleratorName", source_name);
+  const auto count_column = table.column("AcceleratorCount");
+  const auto price_column = table.column("Price");
+  const auto region_column = table.column("Region");
+
+  std::set<std::string> catalog_names;
+  for (const Instance& instance : catalog.instances()) {
+    if (instance.provider == provider) catalog_names.insert(instance.name);
+  }
+
+  SkyPilotCoverageReport report;
+  report.provider = provider;
+  std::map<std::string, SkyPilotTypeOffer> offers;  // GPU instance type -> what the file says
+  std::map<std::string, std::set<std::string>> regions;
+  std::set<std::string> non_gpu, attached, named;
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    const auto& row = table.rows[r];
+    ++report.rows_read;
+    const std::string& type = row[type_column];
+    const std::string& accelerator = row[accelerator_column];
+    if (!type.empty()) named.insert(type);
+    if (type.empty()) {
+      if (!accelerator.empty()) attached.insert(accelerator);
+      continue;
+    }
+    const bool gpu_row = accelerator.empty() ? provider == "gcp" && is_gcp_gpu_machine_type(type)
+                                             : !is_non_gpu_accelerator(accelerator);
+    if (!gpu_row) {
+      if (!accelerator.empty()) non_gpu.insert(type);
+      continue;
+    }
+    auto [offer, inserted] = offers.try_emplace(type);
+    if (inserted) {
+      offer->second.instance_type = type;
+      offer->second.accelerator = accelerator;
+      offer->second.accelerator_count = count_column ? row[*count_column] : std::string();
+      offer->second.line = table.row_lines[r];
+    }
+    if (region_column && !row[*region_column].empty()) regions[type].insert(row[*region_column]);
+    if (price_column) {
+      if (const auto price = parse_number(row[*price_column])) {
+        auto& best = offer->second.min_price_usd_per_hour;
+        best = best ? std::min(*best, *price) : *price;
+      }
+    }
+  }
+
+  report.gpu_types = offers.size();
+  for (auto& [type, offer] : offers) {
+    if (catalog_names.contains(type)) {
+      ++report.covered;
+      continue;
+    }
+    offer.regions = regions[type].size();
+    report.missing.push_back(std::move(offer));
+  }
+  report.non_gpu_types.assign(non_gpu.begin(), non_gpu.end());
+  report.attached_accelerators.assign(attached.begin(), attached.end());
+  for (const Instance& instance : catalog.instances()) {
+    if (instance.provider == provider && !named.contains(instance.name)) {
+      report.catalog_not_in_file.push_back(instance.id);
+    }
+  }
+  return report;
+}
+
+std::optional<std::string> skypilot_provider_of(const std::filesystem::path& csv_path) {
+  const std::string cloud = std::filesystem::absolute(csv_path).parent_path().filename().string();
+  const std::string provider = cloud == "do" ? "digitalocean" : cloud;
+  const auto& providers = known_providers();
+  if (std::find(providers.begin(), providers.end(), provider) == providers.end()) return std::nullopt;
+  return provider;
 }
 
 }  // namespace linkwise

@@ -129,11 +129,30 @@ void print_instances_csv(const std::vector<const Instance*>& instances) {
   }
 }
 
-void print_instances_table(const std::vector<const Instance*>& instances) {
+// "12 instances hidden: gpudirect_rdma unknown", or with several fields each one's count; empty
+// when the filters hid nothing for want of a value.
+std::string hidden_line(const InstanceMatches& matches) {
+  if (matches.excluded_unknown_instances == 0) return {};
+  const std::size_t hidden = matches.excluded_unknown_instances;
+  std::string out = std::to_string(hidden) + (hidden == 1 ? " instance" : " instances") + " hidden: ";
+  bool first = true;
+  for (const auto& [field, count] : matches.excluded_unknown) {
+    if (!first) out += ", ";
+    out += field + " unknown";
+    if (matches.excluded_unknown.size() > 1) out += " (" + std::to_string(count) + ")";
+    first = false;
+  }
+  return out;
+}
+
+void print_instances_table(const InstanceMatches& matches) {
+  const auto& instances = matches.instances;
+  // Per-GPU price first after the GPU columns: the figure compared across instance sizes.
   Table table({{"ID", false},
                {"GPU", false},
                {"GPUS", true},
                {"GPU MEM (GB)", true},
+               {"PRICE/GPU ($/h)", true},
                {"FABRIC", false},
                {"NVLINK (GB/s)", true},
                {"NETWORK", false},
@@ -143,11 +162,13 @@ void print_instances_table(const std::vector<const Instance*>& instances) {
                {"PRICE REGION", false}});
   for (const Instance* i : instances) {
     table.add({i->id, i->gpu_model, std::to_string(i->gpu_count), number(i->gpu_memory_gb),
-               std::string(to_string(i->intra_node_fabric)), number(i->nvlink_gbytes_per_s),
+               number(i->price_usd_per_gpu_hour()), std::string(to_string(i->intra_node_fabric)),
+               number(i->nvlink_gbytes_per_s),
                std::string(to_string(i->network_type)), number(i->network_gbits_per_s),
                yes_no(i->gpudirect_rdma), number(i->price_usd_per_hour), i->price_region.value_or("-")});
   }
   table.print(std::cout);
+  if (const std::string hidden = hidden_line(matches); !hidden.empty()) std::cout << hidden << "\n";
   std::cout << "(" << instances.size() << " instance" << (instances.size() == 1 ? "" : "s") << " from "
             << chosen_db_description() << ")\n";
 }
@@ -162,7 +183,7 @@ void print_sources(const Sources& sources) {
 
 void print_instance_details(const Instance& i) {
   const auto line = [](std::string_view name, const std::string& value) {
-    std::cout << name << std::string(name.size() < 26 ? 26 - name.size() : 1, ' ') << value << "\n";
+    std::cout << name << std::string(name.size() < 30 ? 30 - name.size() : 1, ' ') << value << "\n";
   };
   line("id", i.id);
   line("provider", i.provider);
@@ -175,10 +196,17 @@ void print_instance_details(const Instance& i) {
   line("intra_node_fabric", std::string(to_string(i.intra_node_fabric)));
   line("nvlink_gbytes_per_s",
        i.nvlink_gbytes_per_s ? number(i.nvlink_gbytes_per_s) + " GB/s per GPU, both directions" : "-");
+  line("nvlink_domain_gpus", i.nvlink_domain_gpus ? number(i.nvlink_domain_gpus) + " GPUs per NVLink domain" : "-");
   line("network_type", std::string(to_string(i.network_type)));
-  line("network_gbits_per_s", i.network_gbits_per_s ? number(i.network_gbits_per_s) + " Gbit/s" : "-");
+  line("network_gbits_per_s", i.network_gbits_per_s ? number(i.network_gbits_per_s) + " Gbit/s GPU fabric" : "-");
+  line("network_nics", number(i.network_nics));
+  line("network_nic_gbits_per_s",
+       i.network_nic_gbits_per_s ? number(i.network_nic_gbits_per_s) + " Gbit/s per NIC" : "-");
+  line("frontend_network_gbits_per_s",
+       i.frontend_network_gbits_per_s ? number(i.frontend_network_gbits_per_s) + " Gbit/s front end" : "-");
   line("gpudirect_rdma", yes_no(i.gpudirect_rdma));
   line("price_usd_per_hour", i.price_usd_per_hour ? number(i.price_usd_per_hour) + " USD/h on demand" : "-");
+  line("price_usd_per_gpu_hour", i.price_usd_per_hour ? number(i.price_usd_per_gpu_hour()) + " USD/h per GPU" : "-");
   line("price_region", i.price_region.value_or("-"));
   line("price_as_of", i.price_as_of.value_or("-"));
   line("spot_price_usd_per_hour", i.spot_price_usd_per_hour ? number(i.spot_price_usd_per_hour) + " USD/h" : "-");
@@ -200,15 +228,17 @@ void print_gpus_table(const std::vector<Gpu>& gpus) {
                {"BF16 (TFLOPS)", true},
                {"FP16 (TFLOPS)", true},
                {"FP8 (TFLOPS)", true},
+               {"FP4 (TFLOPS)", true},
                {"NVLINK (GB/s)", true},
                {"NVLINK GEN", true},
+               {"NVL DOMAIN MAX", true},
                {"PCIE GEN", true},
                {"TDP (W)", true}});
   for (const Gpu& g : gpus) {
     table.add({g.id, g.vendor, g.architecture, number(g.memory_gb), number(g.hbm_gbytes_per_s),
                number(g.bf16_dense_tflops), number(g.fp16_dense_tflops), number(g.fp8_dense_tflops),
-               number(g.nvlink_gbytes_per_s), number(g.nvlink_generation), number(g.pcie_gen),
-               number(g.tdp_w)});
+               number(g.fp4_dense_tflops), number(g.nvlink_gbytes_per_s), number(g.nvlink_generation),
+               number(g.nvlink_domain_max_gpus), number(g.pcie_gen), number(g.tdp_w)});
   }
   table.print(std::cout);
 }
@@ -240,7 +270,7 @@ void register_instances(CLI::App& app) {
   instances->add_option("--fabric", options->fabric, "Intra-node fabric: " + fabrics);
   instances->add_option("--min-nvlink", options->min_nvlink, "At least this NVLink GB/s per GPU (both directions)")
       ->check(CLI::NonNegativeNumber);
-  instances->add_option("--min-network", options->min_network, "At least this inter-node network, Gbit/s")
+  instances->add_option("--min-network", options->min_network, "At least this GPU fabric between instances, Gbit/s")
       ->check(CLI::NonNegativeNumber);
   auto* rdma = instances->add_flag("--rdma", options->rdma, "Only instances with GPUDirect RDMA");
   auto* no_rdma = instances->add_flag("--no-rdma", options->no_rdma, "Only instances without GPUDirect RDMA");
@@ -249,8 +279,11 @@ void register_instances(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   instances->add_option("--region", options->region, "Offered in this region");
   instances->add_option("--sort", options->sort,
-                        "Sort by a field's JSON name, '-' prefix for descending (e.g. -nvlink_gbytes_per_s)");
-  auto* json = instances->add_flag("--json", options->json, "Print a JSON array in the contract's field names");
+                        "Sort by a field's JSON name, '-' prefix for descending (e.g. price_usd_per_gpu_hour, "
+                        "-nvlink_gbytes_per_s)");
+  auto* json = instances->add_flag("--json", options->json,
+                                   "Print a JSON array in the contract's field names (what the filters hid for "
+                                   "want of a value: one line on stderr)");
   auto* csv = instances->add_flag("--csv", options->csv, "Print CSV (every field but sources)");
   json->excludes(csv);
 
@@ -290,11 +323,12 @@ void register_instances(CLI::App& app) {
     const InstanceSort sort = InstanceSort::parse(options->sort);
 
     const Catalog catalog = load_chosen_catalog();
-    const auto found = catalog.query(filter, sort);
-    if (options->json) {
-      print_instances_json(found);
-    } else if (options->csv) {
-      print_instances_csv(found);
+    const InstanceMatches found = catalog.match(filter, sort);
+    if (options->json || options->csv) {
+      if (options->json) print_instances_json(found.instances);
+      if (options->csv) print_instances_csv(found.instances);
+      // stdout stays the array (or CSV) scripts read; what was hidden goes beside it, to stderr.
+      if (const std::string hidden = hidden_line(found); !hidden.empty()) std::cerr << hidden << "\n";
     } else {
       print_instances_table(found);
     }
@@ -331,6 +365,7 @@ std::string summary(const Catalog& catalog) {
 }
 
 void register_import_skypilot(CLI::App& group);  // below
+void register_coverage(CLI::App& group);          // below
 
 void register_catalog_group(CLI::App& app) {
   CLI::App* group = app.add_subcommand("catalog", "Check and build catalog databases, refresh prices");
@@ -356,6 +391,7 @@ void register_catalog_group(CLI::App& app) {
   });
 
   register_import_skypilot(*group);
+  register_coverage(*group);
 }
 
 // Today's date in UTC, YYYY-MM-DD: the default snapshot date of an import.
@@ -444,6 +480,96 @@ void register_import_skypilot(CLI::App& group) {
       report = import_skypilot(options->file, *db, options->import);
     }
     print_import_report(report, options->file, options->import.provider, db->string(), options->dry_run);
+  });
+}
+
+struct CoverageOptions {
+  std::string file;
+  std::string provider;
+  bool json = false;
+};
+
+void print_coverage(const SkyPilotCoverageReport& report, const std::string& file) {
+  std::cout << file << " (" << report.provider << "): " << report.gpu_types << " GPU instance types, "
+            << report.covered << " in the catalog, " << report.missing.size() << " missing\n";
+  if (!report.missing.empty()) {
+    Table table({{"INSTANCE TYPE", false},
+                 {"ACCELERATOR", false},
+                 {"COUNT", true},
+                 {"REGIONS", true},
+                 {"CHEAPEST ($/h)", true},
+                 {"LINE", true}});
+    for (const SkyPilotTypeOffer& offer : report.missing) {
+      table.add({offer.instance_type, offer.accelerator.empty() ? "(built in)" : offer.accelerator,
+                 offer.accelerator_count.empty() ? "-" : offer.accelerator_count, std::to_string(offer.regions),
+                 number(offer.min_price_usd_per_hour), std::to_string(offer.line)});
+    }
+    table.print(std::cout);
+  }
+  const auto list = [](std::string_view title, const std::vector<std::string>& names) {
+    if (names.empty()) return;
+    std::cout << title << " (" << names.size() << "):";
+    for (const auto& name : names) std::cout << " " << name;
+    std::cout << "\n";
+  };
+  list("not GPUs, left out", report.non_gpu_types);
+  list("accelerators without an instance type (attached to a machine type)", report.attached_accelerators);
+  list("in the catalog, not in the file", report.catalog_not_in_file);
+}
+
+ordered_json coverage_json(const SkyPilotCoverageReport& report) {
+  const auto text_or_null = [](const std::string& text) { return text.empty() ? ordered_json() : ordered_json(text); };
+  ordered_json missing = ordered_json::array();
+  for (const SkyPilotTypeOffer& offer : report.missing) {
+    missing.push_back({{"instance_type", offer.instance_type},
+                       {"accelerator", text_or_null(offer.accelerator)},
+                       {"accelerator_count", text_or_null(offer.accelerator_count)},
+                       {"regions", offer.regions},
+                       {"min_price_usd_per_hour", offer.min_price_usd_per_hour ? ordered_json(*offer.min_price_usd_per_hour)
+                                                                               : ordered_json()},
+                       {"line", offer.line}});
+  }
+  return {{"provider", report.provider},
+          {"rows_read", report.rows_read},
+          {"gpu_types", report.gpu_types},
+          {"covered", report.covered},
+          {"missing", std::move(missing)},
+          {"non_gpu_types", report.non_gpu_types},
+          {"attached_accelerators", report.attached_accelerators},
+          {"catalog_not_in_file", report.catalog_not_in_file}};
+}
+
+void register_coverage(CLI::App& group) {
+  auto options = std::make_shared<CoverageOptions>();
+  CLI::App* command = group.add_subcommand(
+      "coverage", "List the GPU instance types a SkyPilot catalog vms.csv names that the catalog lacks");
+  command->add_option("--skypilot", options->file, "SkyPilot vms.csv (catalogs/v*/<cloud>/vms.csv)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  command->add_option("--provider", options->provider,
+                      "Catalog provider the file is for (default: the file's cloud folder, e.g. .../aws/vms.csv)");
+  command->add_flag("--json", options->json, "Print the report as JSON");
+  command->callback([options] {
+    std::string provider = options->provider;
+    if (provider.empty()) {
+      const auto inferred = skypilot_provider_of(options->file);
+      if (!inferred) {
+        throw_invalid("provider", "cannot tell the provider from the path " + options->file +
+                                      " (not .../<cloud>/vms.csv of a known provider): give --provider");
+      }
+      provider = *inferred;
+    }
+    std::ifstream in(options->file, std::ios::binary);
+    if (!in) throw Error(ErrorKind::io, options->file + ": cannot open for reading");
+    std::stringstream text;
+    text << in.rdbuf();
+    const Catalog catalog = load_chosen_catalog();
+    const SkyPilotCoverageReport report = skypilot_coverage(catalog, text.str(), options->file, provider);
+    if (options->json) {
+      std::cout << coverage_json(report).dump(2) << "\n";
+    } else {
+      print_coverage(report, options->file);
+    }
   });
 }
 

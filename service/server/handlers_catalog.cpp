@@ -46,11 +46,14 @@ void add_catalog_routes(Router& router, Context& ctx) {
     const long long limit = query.integer("limit", 0, kMaxLimit).value_or(kDefaultLimit);
     const long long offset = query.integer("offset", 0, 1'000'000'000).value_or(0);
 
-    const auto matches = ctx.catalog.query(filter, sort);
+    const InstanceMatches found = ctx.catalog.match(filter, sort);
+    const auto& matches = found.instances;
     const auto first = std::min<std::size_t>(matches.size(), static_cast<std::size_t>(offset));
     const auto last = std::min<std::size_t>(matches.size(), first + static_cast<std::size_t>(limit));
+    // excluded_unknown: instance field -> instances the filters hid only because that field is null.
     std::string body = R"({"total":)" + std::to_string(matches.size()) + R"(,"limit":)" + std::to_string(limit) +
-                       R"(,"offset":)" + std::to_string(offset) + R"(,"items":[)";
+                       R"(,"offset":)" + std::to_string(offset) +
+                       R"(,"excluded_unknown":)" + nlohmann::json(found.excluded_unknown).dump() + R"(,"items":[)";
     std::size_t size = body.size() + 2;
     for (std::size_t i = first; i < last; ++i) size += ctx.json_of(*matches[i])->identity().size() + 1;
     body.reserve(size);

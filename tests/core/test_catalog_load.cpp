@@ -310,3 +310,178 @@ TEST_CASE("the error field is the record's path", "[catalog][load][bad]") {
                                  [](ordered_json& r) { r["gpu_count"] = 0; });
   CHECK(e.field() == "instances[4].gpu_count");
 }
+
+namespace {
+
+// Loads the valid fixture with one instance and one GPU record edited.
+Error instance_and_gpu_error(const std::string& file, const std::string& name,
+                             const std::function<void(ordered_json&)>& edit_instance, const std::string& gpu_id,
+                             const std::function<void(ordered_json&)>& edit_gpu) {
+  ScratchDir dir;
+  const fs::path data =
+      data_dir_with(dir, file, [&](ordered_json& doc) { edit_instance(record(doc, "instances", name)); });
+  ordered_json gpus = read_json(data / "gpus.json");
+  edit_gpu(record(gpus, "gpus", gpu_id));
+  write_json(data / "gpus.json", gpus);
+  return load_error(data);
+}
+
+Catalog load_with(const std::string& file, const std::string& name, const std::function<void(ordered_json&)>& edit) {
+  ScratchDir dir;
+  return Catalog::load_data_dir(
+      data_dir_with(dir, file, [&](ordered_json& doc) { edit(record(doc, "instances", name)); }));
+}
+
+}  // namespace
+
+TEST_CASE("the fabric's NICs, front end and NVLink domain are read", "[catalog][load]") {
+  const Catalog catalog = load_with("instances/azure.json", "Standard_ND96isr_H100_v5", [](ordered_json& r) {
+    r["nvlink_domain_gpus"] = 8;
+    r["network_nics"] = 8;
+    r["network_nic_gbits_per_s"] = 400;
+    r["frontend_network_gbits_per_s"] = 100;
+  });
+  const Instance& nd = catalog.instance("azure:Standard_ND96isr_H100_v5");
+  CHECK(nd.nvlink_domain_gpus == 8);
+  CHECK(nd.network_nics == 8);
+  CHECK(nd.network_nic_gbits_per_s == 400);
+  CHECK(nd.frontend_network_gbits_per_s == 100);
+  CHECK(nd.price_usd_per_gpu_hour() == Approx(98.32 / 8));
+  // Null is always accepted: the fixture's other records carry every new field as null.
+  const Instance& nd_a100 = catalog.instance("azure:Standard_ND96asr_v4");
+  CHECK_FALSE(nd_a100.nvlink_domain_gpus);
+  CHECK_FALSE(nd_a100.network_nics);
+  CHECK_FALSE(catalog.instance("oci:BM.GPU.H100.8").price_usd_per_gpu_hour());  // no price, no per-GPU price
+
+  ScratchDir dir;
+  const fs::path data = data_dir_with(dir, "gpus.json", [](ordered_json& doc) {
+    ordered_json& mi300x = record(doc, "gpus", "MI300X");
+    mi300x["architecture"] = "cdna4";
+    mi300x["fp4_dense_tflops"] = 2300;
+    mi300x["nvlink_domain_max_gpus"] = 8;
+  });
+  const Gpu& gpu = Catalog::load_data_dir(data).gpu("MI300X");
+  CHECK(gpu.architecture == "cdna4");
+  CHECK(gpu.fp4_dense_tflops == 2300);
+  CHECK(gpu.nvlink_domain_max_gpus == 8);
+}
+
+TEST_CASE("NIC count x NIC speed must equal the GPU fabric", "[catalog][load][bad]") {
+  SECTION("a mismatch names the field and both figures") {
+    const Error e = instance_error("instances/azure.json", "Standard_ND96isr_H100_v5", [](ordered_json& r) {
+      r["network_nics"] = 8;
+      r["network_nic_gbits_per_s"] = 200;  // 1600, but the record says 3200
+    });
+    require_names(e, "instances/azure.json", "azure:Standard_ND96isr_H100_v5", "network_nic_gbits_per_s");
+    CHECK_THAT(e.what(), Contains("8 NICs x 200 Gbit/s = 1600 Gbit/s, but network_gbits_per_s is 3200"));
+  }
+  SECTION("the host NICs added into the fabric figure (GCP's 3,600 = 3,200 + 400)") {
+    const Error e = instance_error("instances/azure.json", "Standard_ND96isr_H100_v5", [](ordered_json& r) {
+      r["network_gbits_per_s"] = 3600;
+      r["network_nics"] = 8;
+      r["network_nic_gbits_per_s"] = 400;
+    });
+    require_names(e, "instances/azure.json", "azure:Standard_ND96isr_H100_v5", "network_nic_gbits_per_s");
+  }
+  SECTION("a product that agrees, or any of the three unknown, loads") {
+    CHECK_NOTHROW(load_with("instances/azure.json", "Standard_ND96isr_H100_v5", [](ordered_json& r) {
+      r["network_nics"] = 8;
+      r["network_nic_gbits_per_s"] = 400;
+    }));
+    CHECK_NOTHROW(load_with("instances/azure.json", "Standard_ND96isr_H100_v5", [](ordered_json& r) {
+      r["network_nics"] = 16;  // the per-NIC speed is unknown: nothing to compare
+    }));
+    CHECK_NOTHROW(load_with("instances/oci.json", "BM.GPU.H100.8", [](ordered_json& r) {
+      r["network_nics"] = 8;  // the fabric total is unknown
+      r["network_nic_gbits_per_s"] = 400;
+    }));
+  }
+  SECTION("a NIC count is a positive integer") {
+    const Error e = instance_error("instances/azure.json", "Standard_ND96isr_H100_v5",
+                                   [](ordered_json& r) { r["network_nics"] = 0; });
+    require_names(e, "instances/azure.json", "azure:Standard_ND96isr_H100_v5", "network_nics");
+  }
+}
+
+TEST_CASE("the NVLink domain agrees with the fabric, the GPU count and the GPU's largest domain",
+          "[catalog][load][bad]") {
+  SECTION("pcie: a GPU reaches only itself") {
+    const Error e = instance_error("instances/azure.json", "Standard_NC64as_T4_v3",
+                                   [](ordered_json& r) { r["nvlink_domain_gpus"] = 4; });
+    require_names(e, "instances/azure.json", "azure:Standard_NC64as_T4_v3", "nvlink_domain_gpus");
+    CHECK_THAT(e.what(), Contains("has no NVLink"));
+    CHECK_NOTHROW(load_with("instances/azure.json", "Standard_NC64as_T4_v3",
+                            [](ordered_json& r) { r["nvlink_domain_gpus"] = 1; }));
+  }
+  SECTION("none (one GPU): 1") {
+    const Error e = instance_error("instances/azure.json", "Standard_NC4as_T4_v3",
+                                   [](ordered_json& r) { r["nvlink_domain_gpus"] = 2; });
+    require_names(e, "instances/azure.json", "azure:Standard_NC4as_T4_v3", "nvlink_domain_gpus");
+  }
+  SECTION("nvswitch: at least gpu_count") {
+    const Error e = instance_error("instances/azure.json", "Standard_ND96asr_v4",
+                                   [](ordered_json& r) { r["nvlink_domain_gpus"] = 4; });
+    require_names(e, "instances/azure.json", "azure:Standard_ND96asr_v4", "nvlink_domain_gpus");
+    CHECK_THAT(e.what(), Contains("at least gpu_count (8)"));
+    CHECK_NOTHROW(load_with("instances/azure.json", "Standard_ND96asr_v4",
+                            [](ordered_json& r) { r["nvlink_domain_gpus"] = 8; }));
+  }
+  SECTION("beyond the instance only where the GPU's nvlink_domain_max_gpus is known") {
+    const Error e = instance_error("instances/azure.json", "Standard_ND96isr_H100_v5",
+                                   [](ordered_json& r) { r["nvlink_domain_gpus"] = 72; });
+    require_names(e, "instances/azure.json", "azure:Standard_ND96isr_H100_v5", "nvlink_domain_gpus");
+    CHECK_THAT(e.what(), Contains("no nvlink_domain_max_gpus"));
+  }
+  SECTION("never above the GPU's largest domain") {
+    const Error e = instance_and_gpu_error(
+        "instances/azure.json", "Standard_ND96isr_H100_v5", [](ordered_json& r) { r["nvlink_domain_gpus"] = 72; },
+        "H100-SXM5-80GB", [](ordered_json& g) { g["nvlink_domain_max_gpus"] = 8; });
+    require_names(e, "instances/azure.json", "azure:Standard_ND96isr_H100_v5", "nvlink_domain_gpus");
+    CHECK_THAT(e.what(), Contains("above the 8 GPUs of GPU \"H100-SXM5-80GB\"'s largest NVLink domain"));
+  }
+  SECTION("a rack-scale domain the GPU allows loads") {
+    ScratchDir dir;
+    const fs::path data = data_dir_with(dir, "instances/azure.json", [](ordered_json& doc) {
+      record(doc, "instances", "Standard_ND96isr_H100_v5")["nvlink_domain_gpus"] = 72;
+    });
+    ordered_json gpus = read_json(data / "gpus.json");
+    record(gpus, "gpus", "H100-SXM5-80GB")["nvlink_domain_max_gpus"] = 72;  // as GB200 NVL72 states it
+    write_json(data / "gpus.json", gpus);
+    CHECK(Catalog::load_data_dir(data).instance("azure:Standard_ND96isr_H100_v5").nvlink_domain_gpus == 72);
+  }
+  SECTION("infinity-fabric links a GPU to others") {
+    const Error e = instance_error("instances/azure.json", "Standard_ND96isr_MI300X_v5",
+                                   [](ordered_json& r) { r["nvlink_domain_gpus"] = 1; });
+    require_names(e, "instances/azure.json", "azure:Standard_ND96isr_MI300X_v5", "nvlink_domain_gpus");
+  }
+  SECTION("an NVIDIA GPU without NVLink has no larger domain") {
+    const Error e = gpu_error("T4", [](ordered_json& r) { r["nvlink_domain_max_gpus"] = 8; });
+    require_names(e, "gpus.json", "T4", "nvlink_domain_max_gpus");
+  }
+}
+
+TEST_CASE("a front-end figure needs a separate GPU fabric", "[catalog][load][bad]") {
+  SECTION("no fabric figure to stand beside") {
+    const Error e = instance_error("instances/oci.json", "BM.GPU.H100.8",
+                                   [](ordered_json& r) { r["frontend_network_gbits_per_s"] = 100; });
+    require_names(e, "instances/oci.json", "oci:BM.GPU.H100.8", "frontend_network_gbits_per_s");
+    CHECK_THAT(e.what(), Contains("needs network_gbits_per_s"));
+  }
+  SECTION("plain ethernet without RDMA has no separate fabric") {
+    const Error e = instance_error("instances/azure.json", "Standard_NC24ads_A100_v4",
+                                   [](ordered_json& r) { r["frontend_network_gbits_per_s"] = 10; });
+    require_names(e, "instances/azure.json", "azure:Standard_NC24ads_A100_v4", "frontend_network_gbits_per_s");
+    CHECK_THAT(e.what(), Contains("no separate GPU fabric"));
+  }
+  SECTION("beside an InfiniBand fabric it loads") {
+    CHECK_NOTHROW(load_with("instances/azure.json", "Standard_ND96isr_H100_v5",
+                            [](ordered_json& r) { r["frontend_network_gbits_per_s"] = 100; }));
+  }
+}
+
+TEST_CASE("a derived output field pasted into the data is refused", "[catalog][load][bad]") {
+  const Error e = instance_error("instances/azure.json", "Standard_NC4as_T4_v3",
+                                 [](ordered_json& r) { r["price_usd_per_gpu_hour"] = 0.526; });
+  require_names(e, "instances/azure.json", "azure:Standard_NC4as_T4_v3", "price_usd_per_gpu_hour");
+  CHECK_THAT(e.what(), Contains("derived"));
+}

@@ -192,3 +192,156 @@ TEST_CASE("a filter bound below zero or not finite is refused naming the field",
   CHECK_NOTHROW(validate(filter));
   CHECK(ids(filter).empty());  // no instance is free
 }
+
+namespace {
+
+using Counts = std::map<std::string, std::size_t>;
+
+InstanceMatches matches(const InstanceFilter& filter) { return fixture().match(filter); }
+
+// The invalid_input a query throws, or a failed check.
+Error query_error(const InstanceFilter& filter) {
+  try {
+    fixture().query(filter);
+  } catch (const Error& e) {
+    return e;
+  }
+  FAIL("the query was accepted");
+  throw std::logic_error("unreachable");
+}
+
+}  // namespace
+
+TEST_CASE("a filter on an unknown value says how many instances it hid", "[catalog][query][unknown]") {
+  InstanceFilter filter;
+  SECTION("rdma: every instance without a gpudirect_rdma value") {
+    filter.rdma = true;
+    const InstanceMatches found = matches(filter);
+    CHECK(found.instances.size() == 3);
+    CHECK(found.excluded_unknown == Counts{{"gpudirect_rdma", 6}});  // 5 Lambda plans and oci:BM.GPU.H100.8
+    CHECK(found.excluded_unknown_instances == 6);
+  }
+  SECTION("an instance a known field already excludes is not counted") {
+    filter.rdma = true;
+    filter.min_gpus = 8;  // the 1-GPU Lambda plans fail on gpu_count, whatever their RDMA
+    CHECK(matches(filter).excluded_unknown == Counts{{"gpudirect_rdma", 3}});
+    filter.provider = "azure";  // Azure states RDMA for every record
+    CHECK(matches(filter).excluded_unknown.empty());
+  }
+  SECTION("an instance lacking two filtered fields counts under both, and once in the total") {
+    filter.rdma = true;
+    filter.max_price = 100;
+    const InstanceMatches found = matches(filter);
+    CHECK(found.instances.size() == 2);
+    // oci lacks both; the MI300X record only its price; the Lambda plans only RDMA.
+    CHECK(found.excluded_unknown == Counts{{"gpudirect_rdma", 6}, {"price_usd_per_hour", 2}});
+    CHECK(found.excluded_unknown_instances == 7);
+  }
+  SECTION("network, NVLink and region") {
+    filter.min_network_gbits_per_s = 1000;
+    CHECK(matches(filter).excluded_unknown == Counts{{"network_gbits_per_s", 6}});
+    filter = {};
+    // Null NVLink is "none" on PCIe instances; only the Infinity Fabric record lacks a figure.
+    filter.min_nvlink_gbytes_per_s = 600;
+    CHECK(matches(filter).excluded_unknown == Counts{{"nvlink_gbytes_per_s", 1}});
+    filter = {};
+    filter.region = "westus2";  // Lambda's "all regions" price region is known (and not westus2)
+    CHECK(matches(filter).excluded_unknown == Counts{{"regions", 2}});
+  }
+  SECTION("filters on fields that are never null hide nothing for want of a value") {
+    filter.gpu = "H100";
+    filter.min_gpus = 8;
+    filter.fabric = Fabric::nvswitch;
+    const InstanceMatches found = matches(filter);
+    CHECK(found.excluded_unknown.empty());
+    CHECK(found.excluded_unknown_instances == 0);
+    CHECK(found.instances.size() == 3);
+  }
+  SECTION("query() is match().instances, and instance_matches never matches an unknown") {
+    filter.rdma = false;
+    CHECK(ids(filter).size() == matches(filter).instances.size());
+    CHECK_FALSE(instance_matches(fixture().instance("oci:BM.GPU.H100.8"), filter));
+    CHECK(instance_matches(fixture().instance("azure:Standard_NC4as_T4_v3"), filter));
+  }
+}
+
+TEST_CASE("an unknown GPU or provider in a filter is an error with a suggestion", "[catalog][query][names]") {
+  InstanceFilter filter;
+  SECTION("a GPU name written without its form factor") {
+    filter.gpu = "A100-40GB";
+    const Error e = query_error(filter);
+    CHECK(e.kind() == ErrorKind::invalid_input);
+    CHECK(e.field() == "gpu");
+    CHECK_THAT(e.what(), Catch::Matchers::Contains("no GPU id or family \"A100-40GB\""));
+    CHECK_THAT(e.what(), Catch::Matchers::Contains("did you mean \"A100-SXM4-40GB\"?"));
+    CHECK_THAT(e.what(), Catch::Matchers::Contains("families: T4, A10, A10G, A100, H100, MI300X"));
+  }
+  SECTION("a leading part that stops inside a token") {
+    filter.gpu = "H100-SXM";
+    CHECK_THAT(query_error(filter).what(), Catch::Matchers::Contains("did you mean \"H100-SXM5-80GB\"?"));
+    filter.gpu = "H10";
+    CHECK_THAT(query_error(filter).what(), Catch::Matchers::Contains("did you mean \"H100\"?"));
+  }
+  SECTION("a typo") {
+    filter.gpu = "A100-SMX4-40GB";
+    CHECK_THAT(query_error(filter).what(), Catch::Matchers::Contains("did you mean \"A100-SXM4-40GB\"?"));
+    filter.gpu = "MI300";
+    CHECK_THAT(query_error(filter).what(), Catch::Matchers::Contains("did you mean \"MI300X\"?"));
+  }
+  SECTION("a GPU the catalog lacks: no far-fetched suggestion") {
+    filter.gpu = "B200";
+    const Error e = query_error(filter);
+    CHECK(e.field() == "gpu");
+    CHECK_THAT(e.what(), !Catch::Matchers::Contains("did you mean"));
+  }
+  SECTION("a provider") {
+    filter.provider = "gpc";
+    Error e = query_error(filter);
+    CHECK(e.field() == "provider");
+    CHECK_THAT(e.what(), Catch::Matchers::Contains("unknown provider \"gpc\"; did you mean \"gcp\"?"));
+    filter.provider = "lamda";
+    CHECK_THAT(query_error(filter).what(), Catch::Matchers::Contains("did you mean \"lambda\"?"));
+    filter.provider = "amazon";
+    e = query_error(filter);
+    CHECK_THAT(e.what(), !Catch::Matchers::Contains("did you mean"));
+    CHECK_THAT(e.what(), Catch::Matchers::Contains("known: aws, gcp, azure"));
+  }
+  SECTION("known names are matches, even with nothing to list") {
+    filter.provider = "Azure";  // case-insensitive
+    CHECK(ids(filter).size() == 7);
+    filter.provider = "aws";  // a known provider this catalog has no records of
+    CHECK(ids(filter).empty());
+    filter = {};
+    filter.gpu = "A10G";  // a GPU of gpus.json no instance of the fixture has
+    CHECK(ids(filter).empty());
+    filter.gpu = "h100-sxm5";  // a leading part at a '-', any case
+    CHECK(ids(filter).size() == 4);
+  }
+}
+
+TEST_CASE("name suggestions rank token matches, then prefixes, then small edits", "[catalog][query][names]") {
+  InstanceFilter filter;
+  filter.gpu = "H100-80GB";  // two H100 variants have 80 GB: both are named, the family covers none
+  const std::string text = query_error(filter).what();
+  CHECK_THAT(text, Catch::Matchers::Contains("did you mean \"H100-PCIE-80GB\" or \"H100-SXM5-80GB\"?"));
+}
+
+TEST_CASE("the per-GPU price is derived and sortable", "[catalog][query]") {
+  const Instance& nc64 = fixture().instance("azure:Standard_NC64as_T4_v3");
+  CHECK(nc64.price_usd_per_gpu_hour() == Approx(4.352 / 4));
+  const auto by_gpu_price = ids({}, InstanceSort::parse("price_usd_per_gpu_hour"));
+  REQUIRE(by_gpu_price.size() == 13);
+  CHECK(by_gpu_price.front() == "azure:Standard_NC4as_T4_v3");  // 0.526 per GPU
+  // 4 x T4 at 1.088 per GPU is cheaper per GPU than one A10 at 1.29, though dearer per instance.
+  const auto position = [&](const std::string& id) {
+    return std::find(by_gpu_price.begin(), by_gpu_price.end(), id) - by_gpu_price.begin();
+  };
+  CHECK(position("azure:Standard_NC64as_T4_v3") < position("lambda:gpu_1x_a10"));
+  CHECK(by_gpu_price.back() == "oci:BM.GPU.H100.8");  // no price: last
+  const auto descending = ids({}, InstanceSort::parse("-price_usd_per_gpu_hour"));
+  CHECK(descending.front() == "azure:Standard_ND96isr_H100_v5");  // 12.29 per GPU
+  for (const char* field : {"nvlink_domain_gpus", "network_nics", "network_nic_gbits_per_s",
+                            "frontend_network_gbits_per_s"}) {
+    CHECK_NOTHROW(InstanceSort::parse(field));
+  }
+}

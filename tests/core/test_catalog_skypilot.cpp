@@ -159,3 +159,69 @@ TEST_CASE("SkyPilot import writes the database in one go", "[catalog][skypilot][
   // A second import of the same snapshot changes nothing.
   CHECK(import_skypilot(kLambdaCsv, db, SkyPilotImportOptions{"lambda", "2026-11-30", ""}).instances_updated == 0);
 }
+
+TEST_CASE("coverage lists the file's GPU instance types the catalog lacks", "[catalog][skypilot][coverage]") {
+  const SkyPilotCoverageReport report =
+      skypilot_coverage(fixture(), read_text(kLambdaCsv), kLambdaCsv.filename().string(), "lambda");
+  CHECK(report.provider == "lambda");
+  CHECK(report.rows_read == 11);
+  // gpu_8x_v100 and gpu_1x_gh200 are not in the fixture; cpu_4x_general has no accelerator.
+  std::vector<std::string> missing;
+  for (const auto& offer : report.missing) missing.push_back(offer.instance_type);
+  CHECK(missing == std::vector<std::string>{"gpu_1x_gh200", "gpu_8x_v100"});
+  CHECK(report.gpu_types == report.covered + report.missing.size());
+  const SkyPilotTypeOffer& v100 = report.missing.back();
+  CHECK(v100.accelerator == "V100");
+  CHECK(v100.accelerator_count == "8.0");
+  CHECK(v100.regions == 1);
+  CHECK(v100.min_price_usd_per_hour == 4.4);
+  CHECK(v100.line == 4);
+  CHECK(report.non_gpu_types.empty());
+  // Catalog instances of the provider the excerpt does not name are listed for review.
+  CHECK(std::find(report.catalog_not_in_file.begin(), report.catalog_not_in_file.end(), "lambda:gpu_1x_a10") !=
+        report.catalog_not_in_file.end());
+}
+
+TEST_CASE("coverage: non-GPU accelerators, GCP's built-in GPUs and attached accelerators", "[catalog][skypilot][coverage]") {
+  // Test input in the column orders of SkyPilot's aws and gcp files (not real prices).
+  const std::string aws =
+      "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,AvailabilityZone\n"
+      "p5.48xlarge,H100,8,192,2048,,98.32,,us-east-1,us-east-1a\n"
+      "p5.48xlarge,H100,8,192,2048,,99.0,,us-west-2,us-west-2a\n"
+      "inf2.xlarge,Inferentia2,1,4,16,,0.76,,us-east-1,us-east-1a\n"
+      "trn1.32xlarge,Trainium,16,128,512,,21.5,,us-east-1,us-east-1a\n"
+      "m5.large,,,2,8,,0.096,,us-east-1,us-east-1a\n";
+  const SkyPilotCoverageReport a = skypilot_coverage(fixture(), aws, "aws.csv", "aws");
+  REQUIRE(a.missing.size() == 1);
+  CHECK(a.missing[0].instance_type == "p5.48xlarge");
+  CHECK(a.missing[0].regions == 2);
+  CHECK(a.missing[0].min_price_usd_per_hour == 98.32);
+  CHECK(a.non_gpu_types == std::vector<std::string>{"inf2.xlarge", "trn1.32xlarge"});
+
+  const std::string gcp =
+      "InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,AvailabilityZone,Price,SpotPrice\n"
+      "a3-highgpu-8g,208.0,1872.0,,,,us-central1,us-central1-a,88.25,\n"
+      "n1-standard-8,8.0,30.0,,,,us-central1,us-central1-a,0.38,0.08\n"
+      ",,,T4,1,,us-central1,us-central1-a,0.35,0.14\n"
+      ",,,tpu-v6e-1,1,tpu-v6e-1,us-central1,us-central1-a,2.7,0.54\n";
+  const SkyPilotCoverageReport g = skypilot_coverage(fixture(), gcp, "gcp.csv", "gcp");
+  REQUIRE(g.missing.size() == 1);
+  CHECK(g.missing[0].instance_type == "a3-highgpu-8g");
+  CHECK(g.missing[0].accelerator.empty());  // the GPUs come with the machine type
+  CHECK(g.attached_accelerators == std::vector<std::string>{"T4", "tpu-v6e-1"});
+}
+
+TEST_CASE("coverage refuses bad input, and reads the provider from the path", "[catalog][skypilot][coverage]") {
+  CHECK_THROWS_AS(skypilot_coverage(fixture(), read_text(kLambdaCsv), "x.csv", "oracle"), Error);
+  try {
+    skypilot_coverage(fixture(), "InstanceType,Price,Region\np5,1,us\n", "x.csv", "aws");
+    FAIL("accepted a file without AcceleratorName");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::invalid_input);
+    CHECK(e.field() == "AcceleratorName");
+  }
+  CHECK(skypilot_provider_of("catalogs/v8/aws/vms.csv") == "aws");
+  CHECK(skypilot_provider_of("/tmp/skypilot-catalog/catalogs/v7/do/vms.csv") == "digitalocean");
+  CHECK_FALSE(skypilot_provider_of("catalogs/v8/kubernetes/vms.csv"));
+  CHECK_FALSE(skypilot_provider_of(kLambdaCsv));  // fixtures/catalog/skypilot/...
+}

@@ -203,3 +203,85 @@ TEST_CASE("a database in WAL mode, as the service keeps it, is read and updated"
   CHECK(Catalog::open(db).instance("azure:Standard_NC4as_T4_v3").price_usd_per_hour == 0.5);
   CHECK(query_text(db, "PRAGMA journal_mode") == "wal");
 }
+
+TEST_CASE("the new fields survive the store, and the per-GPU price is a column", "[catalog][store]") {
+  std::vector<Gpu> gpus = fixture().gpus();
+  for (Gpu& gpu : gpus) {
+    if (gpu.id == "H100-SXM5-80GB") {
+      gpu.fp4_dense_tflops = 1979;  // test values, not catalog facts
+      gpu.nvlink_domain_max_gpus = 8;
+    }
+  }
+  std::vector<Instance> instances = fixture().instances();
+  for (Instance& instance : instances) {
+    if (instance.id == "azure:Standard_ND96isr_H100_v5") {
+      instance.nvlink_domain_gpus = 8;
+      instance.network_nics = 8;
+      instance.network_nic_gbits_per_s = 400;
+      instance.frontend_network_gbits_per_s = 100;
+    }
+  }
+  const Catalog edited(gpus, instances);
+  ScratchDir dir;
+  const fs::path db = dir.path() / "catalog.db";
+  save_catalog(edited, db);
+  const Catalog reopened = Catalog::open(db);
+  CHECK(reopened.gpus() == edited.gpus());
+  CHECK(reopened.instances() == edited.instances());
+  CHECK(query_text(db, "SELECT network_nics || 'x' || network_nic_gbits_per_s FROM instances"
+                       " WHERE id = 'azure:Standard_ND96isr_H100_v5'") == "8x400.0");
+  CHECK(query_text(db, "SELECT price_usd_per_gpu_hour FROM instances WHERE id = 'azure:Standard_NC64as_T4_v3'") ==
+        "1.088");
+  CHECK(query_text(db, "SELECT count(*) FROM instances WHERE price_usd_per_gpu_hour IS NULL") == "2");
+}
+
+TEST_CASE("a schema version 1 database is migrated when opened", "[catalog][store]") {
+  ScratchDir dir;
+  const fs::path db = dir.path() / "v1.db";
+  // The version 1 schema as linkwise wrote it, with one GPU and one instance.
+  exec_sql(db, R"sql(
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    INSERT INTO meta VALUES ('schema_version', '1');
+    CREATE TABLE gpus (position INTEGER NOT NULL, id TEXT PRIMARY KEY, vendor TEXT NOT NULL,
+      architecture TEXT NOT NULL, memory_gb REAL NOT NULL, hbm_gbytes_per_s REAL NOT NULL,
+      bf16_dense_tflops REAL, fp16_dense_tflops REAL, fp8_dense_tflops REAL, nvlink_gbytes_per_s REAL,
+      nvlink_generation INTEGER, pcie_gen INTEGER, tdp_w REAL);
+    CREATE TABLE instances (position INTEGER NOT NULL, id TEXT PRIMARY KEY, provider TEXT NOT NULL,
+      name TEXT NOT NULL, gpu_model TEXT NOT NULL REFERENCES gpus(id), gpu_count INTEGER NOT NULL,
+      gpu_memory_gb REAL NOT NULL, vcpus INTEGER, memory_gib REAL, intra_node_fabric TEXT NOT NULL,
+      nvlink_gbytes_per_s REAL, network_type TEXT NOT NULL, network_gbits_per_s REAL, gpudirect_rdma INTEGER,
+      price_usd_per_hour REAL, price_region TEXT, price_as_of TEXT, spot_price_usd_per_hour REAL);
+    CREATE TABLE instance_regions (instance_id TEXT NOT NULL REFERENCES instances(id) ON DELETE CASCADE,
+      position INTEGER NOT NULL, region TEXT NOT NULL, PRIMARY KEY (instance_id, region));
+    CREATE TABLE sources (owner_kind TEXT NOT NULL CHECK (owner_kind IN ('gpu', 'instance')),
+      owner_id TEXT NOT NULL, fact_group TEXT NOT NULL, url TEXT NOT NULL, as_of TEXT NOT NULL, note TEXT,
+      PRIMARY KEY (owner_kind, owner_id, fact_group));
+    INSERT INTO gpus VALUES (0, 'H100-SXM5-80GB', 'nvidia', 'hopper', 80, 3350, 989, 989, 1979, 900, 4, 5, 700);
+    INSERT INTO instances VALUES (0, 'aws:p5.48xlarge', 'aws', 'p5.48xlarge', 'H100-SXM5-80GB', 8, 80, 192, 2048,
+      'nvswitch', 900, 'efa', 3200, 1, 55.04, 'us-east-1', '2026-11-30', NULL);
+    CREATE TABLE probe_reports (id INTEGER PRIMARY KEY, body TEXT);
+  )sql");
+
+  const Catalog migrated = Catalog::open(db);
+  CHECK(query_text(db, "SELECT value FROM meta WHERE key = 'schema_version'") ==
+        std::to_string(kCatalogSchemaVersion));
+  const Instance& p5 = migrated.instance("aws:p5.48xlarge");
+  CHECK(p5.network_gbits_per_s == 3200);
+  CHECK_FALSE(p5.nvlink_domain_gpus);  // unknown until the next build from data/
+  CHECK_FALSE(p5.network_nics);
+  CHECK_FALSE(p5.frontend_network_gbits_per_s);
+  CHECK(p5.price_usd_per_gpu_hour() == Approx(6.88));
+  CHECK_FALSE(migrated.gpu("H100-SXM5-80GB").fp4_dense_tflops);
+  CHECK(query_text(db, "SELECT price_usd_per_gpu_hour FROM instances") == "6.88");
+  CHECK(query_text(db, "SELECT count(*) FROM probe_reports") == "0");  // other tables are kept
+
+  // A migrated file takes price updates like a fresh one.
+  PriceUpdate update;
+  update.instance_id = "aws:p5.48xlarge";
+  update.price_usd_per_hour = 40;
+  update.price_region = "us-east-1";
+  update.price_as_of = "2026-12-01";
+  update.price_source = {"test", "2026-12-01", std::nullopt};
+  update_prices(db, {update});
+  CHECK(query_text(db, "SELECT price_usd_per_gpu_hour FROM instances") == "5.0");
+}

@@ -7,17 +7,18 @@ import pytest
 import linkwise
 from conftest import run_cli_json
 
-# The contract of issue 2, in order: the CLI's --json, the REST service and Python share it.
+# The contract of issues 2 and 9, in order: the CLI's --json, the REST service and Python share it.
 INSTANCE_FIELDS = [
     "id", "provider", "name", "gpu_model", "gpu_count", "gpu_memory_gb", "vcpus", "memory_gib",
-    "intra_node_fabric", "nvlink_gbytes_per_s", "network_type", "network_gbits_per_s",
-    "gpudirect_rdma", "price_usd_per_hour", "price_region", "price_as_of",
+    "intra_node_fabric", "nvlink_gbytes_per_s", "nvlink_domain_gpus", "network_type",
+    "network_gbits_per_s", "network_nics", "network_nic_gbits_per_s", "frontend_network_gbits_per_s",
+    "gpudirect_rdma", "price_usd_per_hour", "price_usd_per_gpu_hour", "price_region", "price_as_of",
     "spot_price_usd_per_hour", "regions", "sources",
 ]
 GPU_FIELDS = [
     "id", "vendor", "architecture", "memory_gb", "hbm_gbytes_per_s", "bf16_dense_tflops",
-    "fp16_dense_tflops", "fp8_dense_tflops", "nvlink_gbytes_per_s", "nvlink_generation",
-    "pcie_gen", "tdp_w", "sources",
+    "fp16_dense_tflops", "fp8_dense_tflops", "fp4_dense_tflops", "nvlink_gbytes_per_s",
+    "nvlink_generation", "nvlink_domain_max_gpus", "pcie_gen", "tdp_w", "sources",
 ]
 
 
@@ -163,6 +164,45 @@ def test_gpus(catalog):
     assert sorted(gpus[0].to_dict()) == sorted(GPU_FIELDS)
 
 
+def test_per_gpu_price_is_derived_and_sortable(catalog):
+    for instance in catalog.instances():
+        if instance.price_usd_per_hour is None:
+            assert instance.price_usd_per_gpu_hour is None
+        else:
+            assert instance.price_usd_per_gpu_hour == pytest.approx(instance.price_usd_per_hour / instance.gpu_count)
+    by_gpu_price = [i.price_usd_per_gpu_hour for i in catalog.instances(sort="price_usd_per_gpu_hour")]
+    known = [p for p in by_gpu_price if p is not None]
+    assert known and known == sorted(known) and by_gpu_price[: len(known)] == known  # nulls last
+
+
+def test_filters_count_what_they_hid_for_want_of_a_value(catalog):
+    everything = catalog.instances()
+    assert everything.excluded_unknown == {}
+    rdma = catalog.instances(rdma=True)
+    unknown = sum(1 for i in everything if i.gpudirect_rdma is None)
+    assert rdma.excluded_unknown == ({"gpudirect_rdma": unknown} if unknown else {})
+    priced = catalog.instances(max_price=1e9, min_network_gbits_per_s=0)
+    assert priced.excluded_unknown.get("price_usd_per_hour", 0) == sum(
+        1 for i in everything if i.price_usd_per_hour is None)
+    assert priced.excluded_unknown.get("network_gbits_per_s", 0) == sum(
+        1 for i in everything if i.network_gbits_per_s is None)
+    assert rdma[:1].excluded_unknown == rdma.excluded_unknown  # a slice is the same query's answer
+    if unknown:
+        assert "gpudirect_rdma unknown" in repr(rdma)
+
+
+@pytest.mark.parametrize("kwargs, field, suggestion", [
+    ({"gpu": "A100-40GB"}, "gpu", '"A100-SXM4-40GB"'),
+    ({"gpu": "H100-SXM"}, "gpu", '"H100-SXM5-80GB"'),
+    ({"provider": "gpc"}, "provider", '"gcp"'),
+])
+def test_unknown_gpu_or_provider_is_a_value_error_with_a_suggestion(catalog, kwargs, field, suggestion):
+    with pytest.raises(ValueError) as caught:
+        catalog.instances(**kwargs)
+    assert caught.value.field == field
+    assert "did you mean " + suggestion in str(caught.value)
+
+
 def test_list_behaves_like_a_list(catalog):
     found = catalog.instances(gpu="A100")
     assert isinstance(found, linkwise.InstanceList)
@@ -244,6 +284,24 @@ def test_open_missing_file_is_an_error(tmp_path):
 ])
 def test_to_dict_equals_cli_json(catalog, args, kwargs):
     assert catalog.instances(**kwargs).to_dict() == run_cli_json("instances", *args)
+
+
+def test_cli_names_what_it_hid_beside_the_json(catalog):
+    """--json keeps stdout the plain array; the hidden count is one line on stderr."""
+    from conftest import linkwise_bin
+    import subprocess
+    path = linkwise_bin()
+    if path is None:
+        pytest.skip("LINKWISE_BIN is not set: no CLI to compare with")
+    done = subprocess.run([path, "instances", "--rdma", "--json"], capture_output=True, text=True, check=True)
+    assert [i["id"] for i in json.loads(done.stdout)] == [i.id for i in catalog.instances(rdma=True)]
+    hidden = catalog.instances(rdma=True).excluded_unknown.get("gpudirect_rdma", 0)
+    if hidden:
+        assert f"{hidden} instance" in done.stderr and "hidden: gpudirect_rdma unknown" in done.stderr
+    else:
+        assert done.stderr == ""
+    bad = subprocess.run([path, "instances", "--gpu", "A100-40GB"], capture_output=True, text=True)
+    assert bad.returncode == 2 and 'did you mean "A100-SXM4-40GB"?' in bad.stderr
 
 
 def test_gpus_and_show_equal_cli_json(catalog):

@@ -2,6 +2,7 @@
 field names shared with the CLI's --json."""
 import json
 
+import pytest
 import requests
 
 from conftest import run_cli
@@ -28,8 +29,36 @@ def test_instances_are_the_cli_catalog(server):
     body = r.json()
     assert body["total"] == len(cli) == len(body["items"])
     assert body["limit"] == 1000 and body["offset"] == 0
+    assert body["excluded_unknown"] == {}
     assert body["items"] == cli
     assert len(cli) >= 60
+    for item in body["items"]:
+        price = item["price_usd_per_hour"]
+        assert item["price_usd_per_gpu_hour"] == (None if price is None else pytest.approx(price / item["gpu_count"]))
+
+
+def test_instances_say_what_the_filters_hid(server):
+    """excluded_unknown counts the instances a filter left out only because its field is null; the
+    CLI prints the same count under its table."""
+    everything = get(server, "/v1/instances", limit=1000).json()["items"]
+    unknown = sum(1 for i in everything if i["gpudirect_rdma"] is None)
+    body = get(server, "/v1/instances", rdma="true", limit=1000).json()
+    assert body["excluded_unknown"] == ({"gpudirect_rdma": unknown} if unknown else {})
+    table = run_cli("instances", "--rdma", "--db", str(server.db)).stdout
+    if unknown:
+        assert f"{unknown} instance{'s' if unknown > 1 else ''} hidden: gpudirect_rdma unknown" in table
+    both = get(server, "/v1/instances", rdma="true", max_price="1000", limit=1000).json()["excluded_unknown"]
+    unpriced = sum(1 for i in everything if i["price_usd_per_hour"] is None and i["gpudirect_rdma"] is not False)
+    assert both.get("price_usd_per_hour", 0) == unpriced
+
+
+def test_sort_by_price_per_gpu(server):
+    items = get(server, "/v1/instances", sort="price_usd_per_gpu_hour", limit=1000).json()["items"]
+    prices = [i["price_usd_per_gpu_hour"] for i in items]
+    known = [p for p in prices if p is not None]
+    assert known == sorted(known) and prices[: len(known)] == known
+    cli = json.loads(run_cli("instances", "--sort", "price_usd_per_gpu_hour", "--json", "--db", str(server.db)).stdout)
+    assert [i["id"] for i in cli] == [i["id"] for i in items]
 
 
 def test_instance_filters_match_the_cli(server):

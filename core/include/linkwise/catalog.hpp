@@ -32,8 +32,12 @@ struct Gpu {
   std::optional<double> bf16_dense_tflops;  // dense tensor-core peak, no sparsity; null where none or unpublished
   std::optional<double> fp16_dense_tflops;
   std::optional<double> fp8_dense_tflops;
+  std::optional<double> fp4_dense_tflops;  // NVFP4/MXFP4; null where the GPU has no FP4 tensor cores
   std::optional<double> nvlink_gbytes_per_s;  // per GPU, both directions added; null without NVLink
   std::optional<int> nvlink_generation;
+  // The most GPUs one NVLink (or Infinity Fabric) domain can join at full per-GPU bandwidth, as the
+  // vendor states it: 8 on HGX H100/B200, 72 on GB200/GB300 NVL72; null where not stated.
+  std::optional<int> nvlink_domain_max_gpus;
   std::optional<int> pcie_gen;
   std::optional<double> tdp_w;
   Sources sources;
@@ -65,8 +69,16 @@ struct Instance {
   std::optional<double> memory_gib;  // host memory
   Fabric intra_node_fabric = Fabric::none;
   std::optional<double> nvlink_gbytes_per_s;  // per GPU, both directions added; null without NVLink
+  // How many GPUs one GPU reaches over NVLink at nvlink_gbytes_per_s: 8 on HGX H100, 72 on a GB200
+  // NVL72 tray rented within its rack (more than gpu_count), 1 without NVLink.
+  std::optional<int> nvlink_domain_gpus;
   NetworkType network_type = NetworkType::ethernet;
-  std::optional<double> network_gbits_per_s;  // instance total between instances
+  // The GPU fabric between instances (the NICs NCCL uses); for instances without one (single GPU,
+  // plain ethernet) the instance's sustained network bandwidth. Never the host/front-end NICs.
+  std::optional<double> network_gbits_per_s;
+  std::optional<int> network_nics;                     // GPU-fabric NICs (p5: 32)
+  std::optional<double> network_nic_gbits_per_s;       // one GPU-fabric NIC (p5: 100)
+  std::optional<double> frontend_network_gbits_per_s;  // general-purpose NICs, not for GPU traffic
   std::optional<bool> gpudirect_rdma;
   std::optional<double> price_usd_per_hour;  // on demand
   std::optional<std::string> price_region;
@@ -74,6 +86,11 @@ struct Instance {
   std::optional<double> spot_price_usd_per_hour;
   std::vector<std::string> regions;
   Sources sources;
+
+  // Derived, never stored: price_usd_per_hour / gpu_count, null without a price. The figure people
+  // compare first across instances of different sizes; written into every JSON output after
+  // price_usd_per_hour.
+  std::optional<double> price_usd_per_gpu_hour() const;
 
   friend bool operator==(const Instance&, const Instance&) = default;
 };

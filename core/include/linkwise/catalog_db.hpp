@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -14,8 +15,10 @@
 namespace linkwise {
 
 // Filters of `linkwise instances`, GET /v1/instances and Catalog.instances(); unset means "any".
+// A name that names nothing (a provider outside known_providers(), a GPU id or family no GPU of the
+// catalog matches) is an error with a suggestion, never an empty answer.
 struct InstanceFilter {
-  std::optional<std::string> provider;
+  std::optional<std::string> provider;  // case-insensitive
   std::optional<std::string> gpu;  // a GPU id, or a family: "H100" matches every H100 variant
   std::optional<int> min_gpus;
   std::optional<double> min_gpu_memory_gb;
@@ -40,8 +43,20 @@ struct InstanceSort {
 // Catalog::query calls it; front ends need not check the bounds themselves.
 void validate(const InstanceFilter& filter);
 
-// The filter test of Catalog::query, for front ends that filter their own lists.
+// The filter test of Catalog::query, for front ends that filter their own lists. An unknown (null)
+// value never matches a filter on its field.
 bool instance_matches(const Instance& instance, const InstanceFilter& filter);
+
+// A query's answer: the matches, and what the filters hid only because a filtered field is unknown.
+struct InstanceMatches {
+  std::vector<const Instance*> instances;  // sorted
+  // Instance field -> instances that pass every filter whose field they know but lack this one
+  // ("gpudirect_rdma" for rdma, "network_gbits_per_s" for min_network_gbits_per_s, "price_usd_per_hour"
+  // for max_price, "regions" for region, "nvlink_gbytes_per_s" for an Infinity Fabric instance
+  // without a figure). An instance lacking two filtered fields counts under both.
+  std::map<std::string, std::size_t> excluded_unknown;
+  std::size_t excluded_unknown_instances = 0;  // each hidden instance once
+};
 // The GPU filter: an exact id, or a leading part ending at a '-' ("H100", "H100-SXM5"),
 // case-insensitive. "A10" matches neither "A100-SXM4-80GB" nor "A10G".
 bool gpu_id_matches(std::string_view gpu_id, std::string_view wanted);
@@ -68,8 +83,14 @@ class Catalog {
   const Gpu& gpu(std::string_view id) const;            // throws not_found
   const Instance& instance(std::string_view id) const;  // throws not_found
 
-  // Throws invalid_input for a bad filter (see validate) or sort field.
+  // Throws invalid_input for a bad filter (see validate and check_filter_names) or sort field.
+  InstanceMatches match(const InstanceFilter& filter, const InstanceSort& sort = {}) const;
+  // match(...).instances.
   std::vector<const Instance*> query(const InstanceFilter& filter, const InstanceSort& sort = {}) const;
+  // Throws invalid_input naming "gpu" or "provider" when the filter's name names nothing, with the
+  // closest names ("did you mean \"A100-SXM4-40GB\"?"). A GPU name is known when gpu_id_matches some
+  // GPU of this catalog (whether or not an instance has it); a provider when known_providers() has it.
+  void check_filter_names(const InstanceFilter& filter) const;
 
  private:
   std::vector<Gpu> gpus_;
@@ -82,7 +103,7 @@ class Catalog {
 // front ends may add their own tables to the same file and linkwise never drops them. The schema is
 // versioned in meta.schema_version: an older file is migrated when opened for writing, a newer one
 // is refused with an error that says to upgrade linkwise.
-inline constexpr int kCatalogSchemaVersion = 1;
+inline constexpr int kCatalogSchemaVersion = 2;
 
 // Writes `catalog` to `db_path` atomically: a temporary file in the same directory is filled and
 // renamed over `db_path`, so a failure leaves no file (or the previous one, untouched). Tables of an

@@ -81,4 +81,47 @@ SkyPilotImportReport plan_skypilot_import(const Catalog& catalog, std::string_vi
 SkyPilotImportReport import_skypilot(const std::filesystem::path& csv_path, const std::filesystem::path& db_path,
                                      const SkyPilotImportOptions& options);
 
+// ---- Coverage: the GPU instance types a SkyPilot vms.csv names that the catalog lacks ----
+//
+// A GPU instance type of the file is an InstanceType of a row with an AcceleratorName, unless the
+// accelerator is not a GPU (TPUs, AWS Inferentia/Trainium, Habana Gaudi: kNonGpuAccelerators). GCP's
+// file lists its accelerator-optimized machine types (a2, a3, a4, a4x, g2, g4: the GPUs come with
+// the machine type) without an AcceleratorName, so for "gcp" those families count as GPU types too;
+// its rows with an AcceleratorName but no InstanceType are GPUs (and TPUs) attached to a machine
+// type, reported apart since they name no instance type. A type is covered when the catalog has an
+// instance of the provider with exactly that name.
+
+struct SkyPilotTypeOffer {
+  std::string instance_type;
+  std::string accelerator;                   // AcceleratorName as written; empty for GCP's built-in GPUs
+  std::string accelerator_count;             // AcceleratorCount as written ("8.0"); empty if none
+  std::size_t regions = 0;                   // distinct regions of its rows
+  std::optional<double> min_price_usd_per_hour;  // cheapest on-demand Price of its rows, if any
+  std::size_t line = 0;                      // its first row's line
+};
+
+struct SkyPilotCoverageReport {
+  std::string provider;
+  std::size_t rows_read = 0;
+  std::size_t gpu_types = 0;                   // distinct GPU instance types in the file
+  std::size_t covered = 0;                     // of those, in the catalog
+  std::vector<SkyPilotTypeOffer> missing;      // the rest, by instance type
+  std::vector<std::string> non_gpu_types;      // instance types with a non-GPU accelerator
+  std::vector<std::string> attached_accelerators;  // AcceleratorNames of rows without an InstanceType
+  std::vector<std::string> catalog_not_in_file;    // catalog ids of the provider the file does not name
+};
+
+// Accelerator names (case-insensitive prefixes) that are not GPUs.
+inline constexpr std::string_view kNonGpuAccelerators[] = {"tpu", "inferentia", "trainium", "gaudi", "hl-"};
+
+// Compares `csv_text` with the catalog's instances of `provider`. Throws invalid_input for an
+// unknown provider, a malformed CSV or a file without InstanceType / AcceleratorName columns.
+SkyPilotCoverageReport skypilot_coverage(const Catalog& catalog, std::string_view csv_text,
+                                         std::string_view source_name, const std::string& provider);
+
+// The catalog provider of a SkyPilot catalog path, from its cloud folder
+// (catalogs/v8/<cloud>/vms.csv; SkyPilot's "do" is "digitalocean"); nullopt when the folder names
+// no provider of known_providers().
+std::optional<std::string> skypilot_provider_of(const std::filesystem::path& csv_path);
+
 }  // namespace linkwise
