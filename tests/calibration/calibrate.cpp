@@ -121,6 +121,12 @@ std::string to_workload(const json& r, json& out) {
     // Megatron-Core and torchtitan shard norms and dropout along the sequence whenever TP > 1.
     sequence_parallel = get_or(r, "sequence_parallel", tp > 1 && !pre_flash);
   }
+  // The framework, where the source states it (job.framework selects its documented profile).
+  if (group.rfind("nemo", 0) == 0) job["framework"] = "nemo";
+  else if (group.rfind("megatron_bridge", 0) == 0) job["framework"] = "megatron-core";
+  else if (group == "mosaicml_llm_foundry") job["framework"] = "fsdp";
+  else if (group.rfind("torchtitan", 0) == 0) job["framework"] = "torchtitan";
+  else job["framework"] = "megatron-core";
   if (pre_flash) {
     job["flash_attention"] = false;
     model["dropout"] = true;

@@ -105,6 +105,10 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
     eta = k.gemm_efficiency_hopper;
     p.attention_efficiency = k.attention_efficiency_hopper;
   }
+  // Framework profile: Megatron-Core / NeMo use cuDNN fused attention where the GPU has it (Hopper on).
+  if ((job.framework == Framework::megatron_core || job.framework == Framework::nemo) && gpu.architecture != "ampere" &&
+      gpu.architecture != "volta")
+    p.attention_efficiency = std::min(0.75, p.attention_efficiency * k.te_attention_speedup);
   // fp8 runs only the transformer's linear layers in fp8 (Transformer Engine, torchao float8); the
   // output layer, attention, norms and activations stay 16-bit.
   p.logits_flops = p.attention_peak_flops * eta;

@@ -50,7 +50,9 @@ struct PlannerConstants {
   double dp_overlap = 0;     // fraction of the last micro-batch's backward that hides the gradient reduction
   double zero3_overlap = 0;  // fraction of each micro-batch's compute that hides ZeRO-3 gathers
   double tp_overlap = 0;     // fraction of tensor-parallel collectives hidden behind GEMMs
-  double cp_overlap = 0;     // fraction of attention compute that hides context-parallel ring exchanges
+  double cp_overlap = 0;
+  // --- framework profiles (job.framework) ---
+  double te_attention_speedup = 0;  // Megatron-Core / NeMo on Hopper+: cuDNN fused attention vs FlashAttention-2     // fraction of attention compute that hides context-parallel ring exchanges
 };
 
 const PlannerConstants& default_constants();
