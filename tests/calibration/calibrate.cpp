@@ -121,6 +121,12 @@ std::string to_workload(const json& r, json& out) {
     // Megatron-Core and torchtitan shard norms and dropout along the sequence whenever TP > 1.
     sequence_parallel = get_or(r, "sequence_parallel", tp > 1 && !pre_flash);
   }
+  // The framework, where the source states it (job.framework selects its documented profile).
+  if (group.rfind("nemo", 0) == 0) job["framework"] = "nemo";
+  else if (group.rfind("megatron_bridge", 0) == 0) job["framework"] = "megatron-core";
+  else if (group == "mosaicml_llm_foundry") job["framework"] = "fsdp";
+  else if (group.rfind("torchtitan", 0) == 0) job["framework"] = "torchtitan";
+  else job["framework"] = "megatron-core";
   if (pre_flash) {
     job["flash_attention"] = false;
     model["dropout"] = true;
@@ -309,13 +315,176 @@ void memory_report(const Catalog& catalog) {
   }
 }
 
+// --- measured peak memory (tests/calibration/memory_runs.json and check_runs.json peaks) ---
+
+struct MemRun {
+  std::string id, group;
+  bool fit_set = false, oom = false;
+  planner::Workload workload;
+  double measured_bytes = 0;  // 0 for an OOM report
+};
+
+std::vector<MemRun> load_memory_runs(const std::string& path, const std::string& check_set_path, const Catalog& catalog) {
+  std::vector<MemRun> out;
+  auto add = [&](const json& r, json workload, const std::string& group, bool fit, bool oom, double bytes) {
+    MemRun run;
+    run.id = r["id"].get<std::string>();
+    run.group = group;
+    run.fit_set = fit;
+    run.oom = oom;
+    run.measured_bytes = bytes;
+    try {
+      run.workload = planner::parse_workload(workload, catalog);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "memory run %s unusable: %s\n", run.id.c_str(), e.what());
+      return;
+    }
+    out.push_back(std::move(run));
+  };
+  if (std::ifstream in(path); in) {
+    const json doc = json::parse(in);
+    for (const json& r : doc["runs"]) {
+      const auto node = node_for(r["gpu"].get<std::string>());
+      const int gpus = r["tp"].get<int>() * r["pp"].get<int>() * r["dp"].get<int>();
+      const int per_node = std::min(gpus, node->gpus_per_node);
+      json model = {{"layers", r["layers"]}, {"hidden", r["hidden"]}, {"heads", r["heads"]}, {"kv_heads", r["heads"]},
+                    {"ffn_hidden", 4 * r["hidden"].get<int>()}, {"vocab", r["vocab"]}, {"gated_mlp", false},
+                    {"tied_embeddings", r["tied_embeddings"]}, {"dropout", r["dropout"]}, {"name", r["id"]}};
+      json job = {{"kind", "pretrain"}, {"seq_len", r["seq_len"]}, {"global_batch", r["global_batch"]},
+                  {"precision", r["precision"]}, {"flash_attention", r["flash_attention"]}, {"framework", r["framework"]}};
+      json layout = {{"tp", r["tp"]}, {"pp", r["pp"]}, {"dp", r["dp"]}, {"micro_batch", r["micro_batch"]}, {"zero", r["zero"]},
+                     {"recompute", r["recompute"]}, {"sequence_parallel", false}};
+      json custom = {{"gpu_model", node->gpu_model}, {"gpu_count", per_node}, {"intra_node_fabric", "nvswitch"},
+                     {"nvlink_gbytes_per_s", node->nvlink}, {"network_type", "infiniband"}, {"network_gbits_per_s", node->network_gbits}};
+      json w = {{"model", model}, {"job", job}, {"hardware", {{"custom", custom}, {"nodes", (gpus + per_node - 1) / per_node}}}, {"layout", layout}};
+      const bool oom = r["oom"].get<bool>();
+      // nvidia-smi's MiB figures, written as "GB" in the source: read as GiB.
+      add(r, w, r["source_group"].get<std::string>(), r["set"] == "fit", oom, oom ? 0.0 : r["measured_gb"].get<double>() * 1073741824.0);
+    }
+  }
+  if (!check_set_path.empty()) {
+    std::ifstream in(check_set_path);
+    const json doc = json::parse(in);
+    for (const json& r : doc["runs"]) {
+      if (!r.contains("peak_memory_gb_per_gpu") || !r["peak_memory_gb_per_gpu"].is_number()) continue;
+      json w;
+      if (!to_workload(r, w).empty()) continue;
+      // torchtitan ran on 96 GB H100s; it reports max reserved memory in GiB.
+      w["hardware"]["custom"]["gpu_memory_gb"] = 80;
+      w["job"]["framework"] = "torchtitan";
+      add(r, w, "check: " + r["source_group"].get<std::string>() + " (peak)", false, false,
+          r["peak_memory_gb_per_gpu"].get<double>() * 1073741824.0);
+    }
+  }
+  return out;
+}
+
+struct MemPrediction { double total = 0; bool fits = false, tight = false; };
+
+MemPrediction predict_memory(const MemRun& run, const planner::PlannerConstants& k) {
+  const planner::Workload& w = run.workload;
+  const planner::Hardware& hw = *w.hardware;
+  const planner::Layout l = planner::complete_layout(w, *w.nodes * hw.instance.gpu_count);
+  const auto prepared = planner::prepare_hardware(hw, w.job, k, nullptr, false);
+  planner::Estimate e;
+  planner::estimate_memory(planner::prepare_model(w.model, w.job), prepared, l, k, e);
+  return {e.total, e.fits, e.tight};
+}
+
+double memory_loss(const std::vector<MemRun>& runs, const planner::PlannerConstants& k) {
+  double total = 0;
+  int n = 0;
+  for (const MemRun& r : runs) {
+    if (!r.fit_set || r.oom) continue;
+    total += std::fabs(std::log(predict_memory(r, k).total / r.measured_bytes));
+    ++n;
+  }
+  return n ? total / n : 0.0;
+}
+
+void fit_memory(const std::vector<MemRun>& runs, planner::PlannerConstants& k) {
+  struct Param { const char* name; double* value; double lo, hi; };
+  // NCCL: 4 MiB Simple + LL/LL128 buffers per channel per peer, 8-32 channels: 0.1-1 GB per
+  // communicator; the caching allocator's reserve over live short-lived tensors 0-50%.
+  std::vector<Param> params = {{"nccl_gb_per_communicator", &k.nccl_gb_per_communicator, 0.1, 1.0},
+                               {"allocator_dynamic_fraction", &k.allocator_dynamic_fraction, 0.0, 0.5},
+                               {"allocator_static_fraction", &k.allocator_static_fraction, 0.0, 0.1}};
+  k.nccl_gb_per_communicator = 0.3;
+  k.allocator_dynamic_fraction = 0.2;
+  k.allocator_static_fraction = 0.02;
+  double best = memory_loss(runs, k);
+  for (double step = 0.3; step > 0.002; step *= 0.5) {
+    for (int round = 0; round < 20; ++round) {
+      bool improved = false;
+      for (Param& p : params)
+        for (double dir : {1.0 + step, 1.0 / (1.0 + step)}) {
+          const double old = *p.value;
+          *p.value = std::clamp(old * dir, p.lo, p.hi);
+          const double l = memory_loss(runs, k);
+          if (l < best - 1e-9) { best = l; improved = true; }
+          else *p.value = old;
+        }
+      if (!improved) break;
+    }
+  }
+  std::printf("\nmemory fit (loss %.4f = mean |log(pred/meas)| on the fit rows):\n", best);
+  for (const Param& p : params) std::printf("    c.%s = %.4g;\n", p.name, *p.value);
+}
+
+// Prints per-group memory errors and OOM verdicts; returns false when a check threshold fails.
+bool memory_report_runs(const std::vector<MemRun>& runs, const planner::PlannerConstants& k, bool table, double max_check_median,
+                        int max_oom_fits) {
+  std::map<std::string, std::vector<double>> abs_err, signed_err;
+  std::vector<double> fit_abs;
+  int ooms = 0, oom_fits = 0, oom_tight = 0;
+  if (table) std::printf("\n%-64s %5s %9s %9s %7s %s\n", "memory run", "set", "measured", "predicted", "error", "verdict");
+  for (const MemRun& r : runs) {
+    const MemPrediction p = predict_memory(r, k);
+    const char* verdict = !p.fits ? "no" : p.tight ? "tight" : "fits";
+    if (r.oom) {
+      ++ooms;
+      oom_fits += p.fits && !p.tight;
+      oom_tight += p.tight;
+      if (table) std::printf("%-64s %5s %9s %9.1f %7s %s\n", r.id.c_str(), r.fit_set ? "fit" : "check", "OOM", p.total / 1073741824.0, "", verdict);
+      continue;
+    }
+    const double err = p.total / r.measured_bytes - 1.0;
+    const std::string g = (r.fit_set ? "fit: " : (r.group.rfind("check: ", 0) == 0 ? "" : "check: ")) + r.group;
+    abs_err[g].push_back(std::fabs(err));
+    signed_err[g].push_back(err);
+    abs_err[r.fit_set ? "ALL memory fit set" : "ALL memory check set"].push_back(std::fabs(err));
+    if (r.fit_set) fit_abs.push_back(std::fabs(err));
+    if (table)
+      std::printf("%-64s %5s %9.1f %9.1f %+6.1f%% %s\n", r.id.c_str(), r.fit_set ? "fit" : "check", r.measured_bytes / 1073741824.0,
+                  p.total / 1073741824.0, 100 * err, verdict);
+  }
+  std::printf("\n%-52s %4s %10s %10s\n", "peak memory per GPU (GiB)", "runs", "median|e|", "median e");
+  for (const auto& [g, v] : abs_err)
+    std::printf("%-52s %4zu %9.1f%% %+9.1f%%\n", g.c_str(), v.size(), 100 * median(v), signed_err.count(g) ? 100 * median(signed_err[g]) : 0.0);
+  std::sort(fit_abs.begin(), fit_abs.end());
+  if (!fit_abs.empty())
+    std::printf("memory error band (p90 |e| on the fit set): %.3f (constants: %.3f)\n", fit_abs[size_t(0.9 * (fit_abs.size() - 1))],
+                k.memory_error_band);
+  std::printf("published OOMs: %d; predicted fits %d, tight %d, no %d\n", ooms, oom_fits, oom_tight, ooms - oom_fits - oom_tight);
+  bool ok = true;
+  if (max_check_median >= 0) {
+    const double m = median(abs_err["ALL memory check set"]);
+    if (!(m <= max_check_median)) { std::printf("FAIL: memory check-set median %.3f above %.3f\n", m, max_check_median); ok = false; }
+    if (oom_fits > max_oom_fits) { std::printf("FAIL: %d published OOM(s) predicted to fit\n", oom_fits); ok = false; }
+  }
+  return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string runs_path = LINKWISE_CALIBRATION_DIR "/training_runs.json";
   std::string check_set_path;  // held-out runs from other sources (tests/calibration/check_runs.json)
   std::string data_dir = LINKWISE_DATA_DIR;
-  bool table = false, do_fit = false;
+  bool table = false, do_fit = false, do_fit_memory = false, bands = false;
+  std::string memory_runs_path = LINKWISE_CALIBRATION_DIR "/memory_runs.json";
+  double max_memory_median = -1;
+  int max_oom_fits = 0;
   std::string fit_on = "all";  // all | half-a | half-b (complementary halves of every source) | mosaicml
   double max_fit_median = -1, max_holdout_median = -1;
   for (int i = 1; i < argc; ++i) {
@@ -324,6 +493,13 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--data") && i + 1 < argc) data_dir = argv[++i];
     else if (!std::strcmp(argv[i], "--table")) table = true;
     else if (!std::strcmp(argv[i], "--fit")) do_fit = true;
+    else if (!std::strcmp(argv[i], "--fit-memory")) do_fit_memory = true;
+    else if (!std::strcmp(argv[i], "--bands")) bands = true;
+    else if (!std::strcmp(argv[i], "--memory-runs") && i + 1 < argc) memory_runs_path = argv[++i];
+    else if (!std::strcmp(argv[i], "--memory-check") && i + 2 < argc) {
+      max_memory_median = std::atof(argv[++i]);
+      max_oom_fits = std::atoi(argv[++i]);
+    }
     else if (!std::strcmp(argv[i], "--fit-on") && i + 1 < argc) fit_on = argv[++i];
     else if (!std::strcmp(argv[i], "--check") && i + 2 < argc) {
       max_fit_median = std::atof(argv[++i]);
@@ -406,6 +582,38 @@ int main(int argc, char** argv) {
 
   if (table) memory_report(catalog);
 
+  bool memory_ok = true;
+  if (table || do_fit_memory || max_memory_median >= 0) {
+    const std::vector<MemRun> mem = load_memory_runs(memory_runs_path, check_set_path, catalog);
+    if (do_fit_memory) fit_memory(mem, k);
+    memory_ok = memory_report_runs(mem, k, table, max_memory_median, max_oom_fits);
+  }
+
+  if (bands) {
+    // Residuals (measured / predicted tokens/s) of every run, fit and check sets together, by
+    // generation x precision class x parallelism family, for core/src/planner/residual_bands.inc.
+    std::map<std::string, std::vector<double>> by;
+    std::map<std::string, double> best_mfu;
+    for (const Run& r : runs) {
+      const planner::Workload& w = r.workload;
+      const std::string gen = w.hardware->gpu.architecture;
+      const std::string prec = w.job.precision == planner::Precision::fp8 ? "fp8" : "16bit";
+      const std::string fam = w.layout.zero.value_or(1) == 3 ? "fsdp" : "3d";
+      const double ratio = r.measured / predict(r, k);
+      for (const std::string& key : {gen + "|" + prec + "|" + fam, gen + "|" + prec + "|*", gen + "|*|*", std::string("*|") + prec + "|*",
+                                     std::string("*|*|*")})
+        by[key].push_back(ratio);
+    }
+    std::printf("\n// generation, precision, family, p10, p90, runs\n");
+    for (auto& [key, v] : by) {
+      std::sort(v.begin(), v.end());
+      auto q = [&](double f) { return v[size_t(std::lround(f * (v.size() - 1)))]; };
+      std::string a = key.substr(0, key.find('|')), rest = key.substr(key.find('|') + 1);
+      std::string b = rest.substr(0, rest.find('|')), c = rest.substr(rest.find('|') + 1);
+      std::printf("{\"%s\", \"%s\", \"%s\", %.3f, %.3f, %zu},\n", a.c_str(), b.c_str(), c.c_str(), q(0.1), q(0.9), v.size());
+    }
+  }
+
   if (max_fit_median >= 0) {
     const double fit_median = median(abs_err["ALL fit set"]);
     const double holdout_median = abs_err.count("ALL held out") ? median(abs_err["ALL held out"]) : 0.0;
@@ -415,5 +623,5 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  return 0;
+  return memory_ok ? 0 : 1;
 }

@@ -78,8 +78,14 @@ TEST_CASE("each bad input names its field") {
   CHECK(failing_field(d) == "layout.zero");
   d = good(); d["layout"]["micro_batch"] = 3;  // 512 / 4 = 128 not divisible by 3
   CHECK(failing_field(d) == "layout.micro_batch");
-  d = good(); d["layout"]["virtual_stages"] = 3;  // 80 / (4 x 3) not whole
+  d = good(); d["layout"]["virtual_stages"] = 21;  // 80 / 4 = 20 layers per stage: 21 chunks cannot each hold one
   CHECK(failing_field(d) == "layout.virtual_stages");
+  d = good(); d["job"]["framework"] = "jax";
+  CHECK(failing_field(d) == "job.framework");
+  d = good(); d["job"]["optimizer"] = "lion";
+  CHECK(failing_field(d) == "job.optimizer");
+  d = good(); d["job"]["offload"] = "optimizer_and_params";  // needs ZeRO-3
+  CHECK(failing_field(d) == "job.offload");
   d = good(); d["hardware"]["nodes"] = 0;
   CHECK(failing_field(d) == "hardware.nodes");
   d = good(); d["layout"]["tpp"] = 2;

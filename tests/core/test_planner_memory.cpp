@@ -39,7 +39,9 @@ double per_layer_activations(ModelShape shape, const Job& job, const Layout& l) 
 TEST_CASE("mixed-precision Adam without ZeRO takes 16 bytes per parameter (ZeRO paper, Transformer Math 101)") {
   const ModelShape m = preset("llama2-7b");
   Layout l;  // tp = pp = dp = 1, zero 0
-  const Estimate e = memory_of(m, pretrain(4096, 8), l);
+  Job job = pretrain(4096, 8);
+  job.framework = Framework::fsdp;  // the ZeRO paper's accounting (Megatron keeps fp32 gradients: below)
+  const Estimate e = memory_of(m, job, l);
   const double params = m.total_params() - m.hidden;
   // All parameters live on the one GPU (two embedding matrices, layer norms; the final norm's 4096 aside).
   CHECK(e.weights == Approx(2.0 * params).epsilon(1e-9));
@@ -53,7 +55,8 @@ TEST_CASE("ZeRO stages shard model states over DP as in the ZeRO paper's 7.5B, 6
   ModelShape m = preset("llama2-7b");
   Layout l;
   l.dp = 64;
-  const Job job = pretrain(2048, 64);
+  Job job = pretrain(2048, 64);
+  job.framework = Framework::fsdp;  // the ZeRO paper's accounting
   auto states = [&](int zero) {
     l.zero = zero;
     const Estimate e = memory_of(m, job, l);
@@ -151,4 +154,45 @@ TEST_CASE("capacity is the nominal binary size minus the reserve") {
   const Estimate e = memory_of(preset("llama2-7b"), pretrain(2048, 8), Layout{});
   CHECK(e.capacity == Approx(80 * linkwise::units::kBytesPerGiB - default_constants().capacity_reserve_gb * 1e9));
   CHECK_FALSE(e.fits);  // 16 bytes x 6.7 B parameters does not fit on one 80 GB GPU
+}
+
+TEST_CASE("framework accounting: Megatron-Core's fp32 main gradients, DeepSpeed's bf16 optimizer, optimizers, offload") {
+  const ModelShape m = preset("llama2-7b");
+  Layout l;
+  l.dp = 8;
+  l.zero = 1;
+  const double psi = m.total_params() - m.hidden;
+  auto states = [&](Framework f, Precision p, Optimizer o = Optimizer::adamw, Offload off = Offload::none) {
+    Job job = pretrain(4096, 64);
+    job.framework = f;
+    job.precision = p;
+    job.optimizer = o;
+    job.offload = off;
+    const Estimate e = memory_of(m, job, l);
+    return (e.weights + e.gradients + e.optimizer) / psi;
+  };
+  // Megatron-Core docs (distributed optimizer): bf16 params + fp32 grads 6 + 12/d; fp16 4 + 16/d.
+  CHECK(states(Framework::megatron_core, Precision::bf16) == Approx(6 + 12.0 / 8).epsilon(1e-3));
+  CHECK(states(Framework::auto_, Precision::bf16) == Approx(6 + 12.0 / 8).epsilon(1e-3));
+  CHECK(states(Framework::megatron_core, Precision::fp16) == Approx(4 + 16.0 / 8).epsilon(1e-3));
+  // DeepSpeed bf16 optimizer: fp32 gradient accumulation, unsharded at ZeRO-1 (BigScience tr11 notes).
+  CHECK(states(Framework::deepspeed, Precision::bf16) == Approx(8 + 12.0 / 8).epsilon(1e-3));
+  CHECK(states(Framework::fsdp, Precision::bf16, Optimizer::adam8bit) == Approx(4 + 6.0 / 8).epsilon(1e-3));
+  CHECK(states(Framework::fsdp, Precision::bf16, Optimizer::adafactor) == Approx(4 + 4.0 / 8).epsilon(1e-3));
+  CHECK(states(Framework::fsdp, Precision::bf16, Optimizer::sgd) == Approx(4 + 8.0 / 8).epsilon(1e-3));
+  CHECK(states(Framework::fsdp, Precision::bf16, Optimizer::adamw, Offload::optimizer) == Approx(4).epsilon(1e-3));
+}
+
+TEST_CASE("memory verdict: tight inside the error band, no above capacity") {
+  const ModelShape m = preset("llama2-7b");
+  Layout l;
+  l.dp = 8;
+  l.zero = 1;
+  for (int mb : {1, 2, 4, 8, 16}) {
+    l.micro_batch = mb;
+    const Estimate e = memory_of(m, pretrain(4096, 128), l);
+    const double band = default_constants().memory_error_band;
+    CHECK(e.fits == (e.total <= e.capacity));
+    CHECK(e.tight == (e.fits && e.total * (1 + band) > e.capacity));
+  }
 }

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "linkwise/error.hpp"
 #include "linkwise/planner.hpp"
 
 using namespace linkwise;
@@ -57,7 +58,12 @@ TEST_CASE("Llama-3.1-70B on 16 p5.48xlarge: fits, near published MFU, bandwidth 
     "layout": {"tp": 8, "pp": 4, "dp": 4, "micro_batch": 1, "zero": 1, "recompute": "selective", "virtual_stages": 5}})");
   const json p = planner::plan_json(doc, catalog);
   CHECK(p["fits"] == true);
-  CHECK(p["memory_gb"]["capacity"].get<double>() == Approx(80 * 1.073741824 - 1.0));
+  CHECK(p["memory_gb"]["capacity"].get<double>() == Approx(80 * 1.073741824 - 0.5));
+  CHECK(p["memory_verdict"] == "fits");
+  CHECK(p["interval"]["tokens_per_s"]["p10"].get<double>() < p["tokens_per_s"].get<double>());
+  CHECK(p["interval"]["tokens_per_s"]["p90"].get<double>() > p["tokens_per_s"].get<double>());
+  CHECK(p["interval"]["step_time_s"]["p10"].get<double>() < p["step_time_s"].get<double>());
+  CHECK(p["interval"]["cost_usd"]["p90"].get<double>() > p["cost_usd"].get<double>());
   // Published Megatron/NeMo Llama 70B bf16 runs on H100 reach 35-50% MFU.
   CHECK(p["mfu"].get<double>() > 0.25);
   CHECK(p["mfu"].get<double>() < 0.6);
@@ -72,4 +78,40 @@ TEST_CASE("Llama-3.1-70B on 16 p5.48xlarge: fits, near published MFU, bandwidth 
   const json slow = planner::plan_json(doc, catalog, &measured);
   CHECK(slow["bandwidth_source"]["intra_node"].get<std::string>().rfind("measured: probe report test", 0) == 0);
   CHECK(slow["step_time_s"].get<double>() > p["step_time_s"].get<double>());
+}
+
+TEST_CASE("impossible custom hardware is refused naming the field") {
+  const Catalog catalog = Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
+  auto with = [&](const char* key, double value) {
+    json doc = json::parse(R"({"model": {"preset": "llama3.1-8b"},
+      "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 64},
+      "hardware": {"custom": {"gpu_model": "H100-SXM5-80GB", "gpu_count": 8, "intra_node_fabric": "nvswitch",
+                              "network_type": "infiniband", "network_gbits_per_s": 3200}, "nodes": 2},
+      "layout": {"tp": 8, "pp": 1}})");
+    doc["hardware"]["custom"][key] = value;
+    try {
+      planner::plan_json(doc, catalog);
+    } catch (const linkwise::Error& e) {
+      return e.field();
+    }
+    return std::string("<no error>");
+  };
+  CHECK(with("nvlink_gbytes_per_s", 5000) == "hardware.custom.nvlink_gbytes_per_s");
+  CHECK(with("network_gbits_per_s", 1e7) == "hardware.custom.network_gbits_per_s");
+  CHECK(with("gpu_memory_gb", 200) == "hardware.custom.gpu_memory_gb");
+  CHECK(with("nvlink_gbytes_per_s", 900) == "<no error>");
+}
+
+TEST_CASE("Llama-3.1-405B's 126 layers plan with PP 16 and interleaving (uneven split)") {
+  const Catalog catalog = Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
+  const json doc = json::parse(R"({"model": {"preset": "llama3.1-405b"},
+    "job": {"kind": "pretrain", "seq_len": 8192, "global_batch": 1024, "precision": "bf16"},
+    "hardware": {"custom": {"gpu_model": "H100-SXM5-80GB", "gpu_count": 8, "intra_node_fabric": "nvswitch",
+                            "network_type": "infiniband", "network_gbits_per_s": 3200}, "nodes": 128},
+    "layout": {"tp": 8, "pp": 16, "cp": 1, "micro_batch": 1, "zero": 1, "recompute": "none", "virtual_stages": 8}})");
+  const json p = planner::plan_json(doc, catalog);
+  CHECK(p["tokens_per_s"].get<double>() > 0);
+  bool warned = false;
+  for (const auto& w : p["warnings"]) warned = warned || w.get<std::string>().find("uneven") != std::string::npos;
+  CHECK(warned);
 }

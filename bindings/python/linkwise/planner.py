@@ -192,12 +192,17 @@ class Plan(Record):
     gpus = Field[int]("GPUs in all.")
     layout = Field[Layout]("The layout evaluated.", Layout)
     fits = Field[bool]("Whether the layout fits in GPU memory.")
+    memory_verdict = Field[str]("'fits', 'tight' (fits but inside the memory model's measured error band: may OOM) or 'no'.")
+    memory_error_band = Field[float]("The memory model's error band, a fraction of the predicted total.")
     memory_margin_gb = Field[float]("Capacity minus total memory per GPU, GB (negative: does not fit).")
     why_not = Field[List[str]]("Why it does not fit or meet the constraints, in words; empty when it does.")
     memory_gb = Field[MemoryBreakdown]("Memory per GPU, GB.", MemoryBreakdown)
     step_time_s = Field[float]("Time of one optimizer step (training) or one batch, s.")
     time_s = Field[TimeBreakdown]("The step's time by part, s.", TimeBreakdown)
     tokens_per_s = Field[float]("Tokens per second, whole job.")
+    interval = Field[Dict[str, Any]](
+        "p10-p90 interval: {'level', 'step_time_s': {'p10', 'p90'}, 'tokens_per_s', 'cost_usd' (or None), "
+        "'usd_per_million_tokens' (or None), 'basis', 'widened'} from calibration residuals of comparable runs.")
     model_tflops_per_gpu = Field[float]("Model FLOPs achieved per GPU, TFLOP/s.")
     hardware_tflops_per_gpu = Field[float]("Hardware FLOPs (with recompute) per GPU, TFLOP/s.")
     mfu = Field[float]("Model FLOPs utilisation, 0-1.")

@@ -26,6 +26,8 @@ nlohmann::json to_json(const Plan& p) {
       {"gpus", p.gpus},
       {"layout", to_json(p.layout)},
       {"fits", p.fits},
+      {"memory_verdict", p.memory_verdict},
+      {"memory_error_band", p.memory_error_band},
       {"memory_margin_gb", p.memory_margin_gb},
       {"why_not", p.why_not},
       {"memory_gb",
@@ -66,6 +68,15 @@ nlohmann::json to_json(const Plan& p) {
         {"inter_node_gbytes_per_s_per_gpu", p.inter_node_gbytes_per_s_per_gpu}}},
       {"warnings", p.warnings},
   };
+  auto range = [](const Plan::Range& r) { return nlohmann::json{{"p10", r.p10}, {"p90", r.p90}}; };
+  out["interval"] = {{"level", "p10-p90"},
+                     {"step_time_s", range(p.step_time_interval)},
+                     {"tokens_per_s", range(p.tokens_per_s_interval)},
+                     {"cost_usd", p.cost_usd_interval ? range(*p.cost_usd_interval) : nlohmann::json(nullptr)},
+                     {"usd_per_million_tokens",
+                      p.usd_per_million_tokens_interval ? range(*p.usd_per_million_tokens_interval) : nlohmann::json(nullptr)},
+                     {"basis", p.interval_basis},
+                     {"widened", p.interval_widened}};
   if (p.kind == JobKind::inference) {
     out["ttft_s"] = optional_json(p.ttft_s);
     out["tpot_s"] = optional_json(p.tpot_s);

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "linkwise/planner/engine.hpp"
+#include "linkwise/planner/framework_memory.hpp"
 #include "linkwise/units.hpp"
 
 namespace linkwise::planner {
@@ -45,7 +46,14 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
   // The heaviest stage: a pipeline of one stage holds both embeddings (one when tied); otherwise
   // the first stage holds the input embedding and the last the output projection.
   const double embedding_matrices = l.pp == 1 ? (m.tied ? 1.0 : 2.0) : 1.0;
-  const double params_per_gpu = (layers_per_stage * m.layer_params + embedding_matrices * m.embedding_params) / tp;
+  // Uneven splits (layers not a multiple of pp): the middle stages hold ceil(layers / pp) layers and
+  // the first and last share the deficit (Megatron-Core's first/last-stage layer counts, DeepSpeed's
+  // 'type:transformer|embedding' partition), which makes room for the embedding and the loss.
+  const double deficit = l.pp > 1 ? pp * layers_per_stage - m.layers : 0.0;
+  const double first_layers = layers_per_stage - std::ceil(deficit / 2), last_layers = layers_per_stage - std::floor(deficit / 2);
+  const double params_per_gpu =
+      std::max(first_layers * m.layer_params + embedding_matrices * m.embedding_params,
+               l.pp > 2 ? layers_per_stage * m.layer_params : 0.0) / tp;
   const double zero_group = dp * cp;  // Megatron shards optimizer states over DP x CP
   const double shard_weights = l.zero >= 3 ? zero_group : 1.0;
   const double shard_grads = l.zero >= 2 ? zero_group : 1.0;
@@ -72,9 +80,12 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
       out.gradients = 2.0 * adapters / shard_grads;
       out.optimizer = 12.0 * adapters / shard_optimizer;
     } else {
-      out.weights = 2.0 * params_per_gpu / shard_weights;
-      out.gradients = 2.0 * params_per_gpu / shard_grads;
-      out.optimizer = 12.0 * params_per_gpu / shard_optimizer;
+      // What the framework keeps per parameter (framework_memory.cpp): fp32 main gradients,
+      // optimizer states of the chosen optimizer, offload.
+      const StateBytes b = model_state_bytes(m, l, zero_group);
+      out.weights = b.weights * params_per_gpu;
+      out.gradients = b.gradients * params_per_gpu;
+      out.optimizer = b.optimizer * params_per_gpu;
     }
     // Activations of one micro-batch through one layer.
     const double tokens = l.micro_batch * m.seq_len / cp;
@@ -94,18 +105,27 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     // (1 + (pp - 1) / (pp v)) times more (Korthikanti et al. 2022, section 4.2.3).
     double in_flight = l.pp == 1 ? 1.0 : std::min(pp, micro_batches);
     if (l.virtual_stages > 1) in_flight *= 1.0 + (pp - 1.0) / (pp * l.virtual_stages);
-    const double first_stage = layers_per_stage * per_layer * in_flight + working_set +
-                               2.0 * m.hidden * tokens / (l.sequence_parallel ? tp : 1.0);  // embedding output
-    // Output layer: 16-bit logits and their fp32 softmax for the loss, vocab split over TP.
-    const double logits = tokens * m.vocab / tp * (2.0 + 4.0);
-    const double last_stage = layers_per_stage * per_layer + working_set + logits;
+    double first_stage = first_layers * per_layer * in_flight + working_set +
+                         2.0 * m.hidden * tokens / (l.sequence_parallel ? tp : 1.0);  // embedding output
+    if (deficit > 0 && l.pp > 2) {  // the second stage: a full share of layers, one micro-batch fewer in flight
+      double in_flight_2 = std::min(pp - 1.0, micro_batches);
+      if (l.virtual_stages > 1) in_flight_2 *= 1.0 + (pp - 1.0) / (pp * l.virtual_stages);
+      first_stage = std::max(first_stage, layers_per_stage * per_layer * in_flight_2 + working_set);
+    }
+    // Output layer: 16-bit logits, their fp32 softmax kept for the loss, and the fp32 gradient of
+    // the logits at the loss's backward (the largest single op at large vocab), vocab split over TP.
+    const double logits = tokens * m.vocab / tp * (2.0 + 4.0 + 4.0);
+    const double last_stage = last_layers * per_layer + working_set + logits;
     out.activations = l.pp == 1 ? first_stage + logits : std::max(first_stage, last_stage);
   }
-  const double allocated = out.weights + out.gradients + out.optimizer + out.activations + out.kv_cache;
-  out.overhead = units::gb_to_bytes(k.overhead_fixed_gb) + k.overhead_fraction * allocated;
-  out.total = allocated + out.overhead;
+  const double states = out.weights + out.gradients + out.optimizer;
+  const MemoryOverhead o = framework_overhead(m, hw, l, k, m.layer_params / tp, out.gradients, states,
+                                              out.activations + out.kv_cache);
+  out.overhead = o.total;
+  out.total = states + out.activations + out.kv_cache + out.overhead;
   out.capacity = hw.capacity_bytes;
   out.fits = out.total <= out.capacity;
+  out.tight = out.fits && out.total * (1.0 + k.memory_error_band) > out.capacity;
 }
 
 }  // namespace linkwise::planner

@@ -5,6 +5,7 @@
 
 #include "linkwise/error.hpp"
 #include "linkwise/planner/plan.hpp"
+#include "linkwise/planner/uncertainty.hpp"
 #include "linkwise/units.hpp"
 
 namespace linkwise::planner {
@@ -87,7 +88,12 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
                     bytes_to_gb(e.activations), bytes_to_gb(e.kv_cache), bytes_to_gb(e.overhead),
                     bytes_to_gb(e.total), bytes_to_gb(e.capacity)};
   plan.fits = e.fits;
+  plan.memory_verdict = !e.fits ? "no" : e.tight ? "tight" : "fits";
+  plan.memory_error_band = k.memory_error_band;
   plan.memory_margin_gb = bytes_to_gb(e.capacity - e.total);
+  if (e.tight)
+    plan.warnings.push_back(fmt("memory is tight: %.1f GB to spare is inside the memory model's measured error band ", plan.memory_margin_gb) +
+                            fmt("(+-%.0f%% of the total): the job may run out of memory", 100 * k.memory_error_band));
   if (!e.fits)
     plan.why_not.push_back(fmt("needs %.1f GB per GPU, ", plan.memory_gb.total) +
                            fmt("%.1f GB available", plan.memory_gb.capacity) +
@@ -136,12 +142,26 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
 
   if (l.tp > hw.instance.gpu_count)
     plan.warnings.push_back("tensor parallelism (tp=" + std::to_string(l.tp) + ") spans nodes: its collectives run on the network");
-  if (w.model.layers % l.pp != 0)
-    plan.warnings.push_back("pp=" + std::to_string(l.pp) + " does not divide the " + std::to_string(w.model.layers) +
-                            " layers: stages are uneven and the largest sets the pace");
+  if (w.model.layers % ((long long)l.pp * l.virtual_stages) != 0)
+    plan.warnings.push_back("pp x virtual_stages = " + std::to_string(l.pp * l.virtual_stages) + " does not divide the " +
+                            std::to_string(w.model.layers) + " layers: stages are uneven (Megatron's first/last-stage split); the heaviest, " +
+                            std::to_string((w.model.layers + l.pp - 1) / l.pp) + " layers, sets the pace");
   if (hw.gpu.architecture != "ampere" && hw.gpu.architecture != "hopper")
     plan.warnings.push_back("no calibration data for the " + hw.gpu.architecture +
                             " generation: its GEMM efficiency is the uncalibrated default " + fmt("%.2f", k.gemm_efficiency_other));
+  {
+    const Interval iv = throughput_interval(hw.gpu.architecture, w.job.precision, w.job.kind, l, plan.gpus,
+                                            w.job.kind == JobKind::inference ? double(w.job.prompt_len) : double(w.job.seq_len), plan.mfu);
+    plan.tokens_per_s_interval = {e.tokens_per_s * iv.tokens_low, e.tokens_per_s * iv.tokens_high};
+    plan.step_time_interval = {e.step / iv.tokens_high, e.step / iv.tokens_low};
+    if (plan.cost_usd) plan.cost_usd_interval = Plan::Range{*plan.cost_usd / iv.tokens_high, *plan.cost_usd / iv.tokens_low};
+    if (plan.usd_per_million_tokens)
+      plan.usd_per_million_tokens_interval =
+          Plan::Range{*plan.usd_per_million_tokens / iv.tokens_high, *plan.usd_per_million_tokens / iv.tokens_low};
+    plan.interval_basis = iv.basis;
+    plan.interval_widened = iv.widened;
+    for (const std::string& why : iv.reasons) plan.warnings.push_back(why);
+  }
   if (!plan.price_usd_per_hour)
     plan.warnings.push_back(w.constraints.spot ? "no spot price in the catalog for this instance: cost unknown"
                                                : "no price for this hardware: cost unknown");

@@ -42,6 +42,9 @@ PreparedModel prepare_model(const ModelShape& s, const Job& job) {
   m.prompt_len = job.prompt_len;
   m.output_len = job.output_len;
   m.concurrent = job.concurrent;
+  m.framework = job.framework;
+  m.optimizer = job.optimizer;
+  m.offload = job.offload;
   return m;
 }
 
@@ -102,6 +105,10 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
     eta = k.gemm_efficiency_hopper;
     p.attention_efficiency = k.attention_efficiency_hopper;
   }
+  // Framework profile: Megatron-Core / NeMo use cuDNN fused attention where the GPU has it (Hopper on).
+  if ((job.framework == Framework::megatron_core || job.framework == Framework::nemo) && gpu.architecture != "ampere" &&
+      gpu.architecture != "volta")
+    p.attention_efficiency = std::min(0.75, p.attention_efficiency * k.te_attention_speedup);
   // fp8 runs only the transformer's linear layers in fp8 (Transformer Engine, torchao float8); the
   // output layer, attention, norms and activations stay 16-bit.
   p.logits_flops = p.attention_peak_flops * eta;
@@ -111,6 +118,13 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
   // Memory.
   const double nominal_gb = in.gpu_memory_gb > 0 ? in.gpu_memory_gb : gpu.memory_gb;
   p.capacity_bytes = units::gpu_capacity_bytes(nominal_gb) - units::gb_to_bytes(k.capacity_reserve_gb);
+  double context_gb = k.cuda_context_gb_other;
+  if (gpu.architecture == "volta") context_gb = k.cuda_context_gb_volta;
+  if (gpu.architecture == "ampere") context_gb = k.cuda_context_gb_ampere;
+  if (gpu.architecture == "hopper") context_gb = k.cuda_context_gb_hopper;
+  p.context_bytes = units::gb_to_bytes(context_gb);
+  // NCCL opens more channels where a GPU has more NVLinks (NVLink 4/5: 18 links vs Ampere's 12).
+  p.nccl_channel_factor = gpu.nvlink_generation.value_or(3) >= 4 ? 1.5 : 1.0;
   const bool hbm_measured = measured && measured->hbm_gbytes_per_s;
   p.hbm_bytes_per_s = hbm_measured ? *measured->hbm_gbytes_per_s * units::kBytesPerGB
                                    : gpu.hbm_gbytes_per_s * k.hbm_efficiency * units::kBytesPerGB;

@@ -234,7 +234,10 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                     ++cx.stats.feasible;
                     Candidate c{objective(cx, hw, u.nodes, e.tokens_per_s), u.option, u.nodes, l, e};
                     if (c.objective == kInf) continue;
-                    if (best.objective == kInf || better(c, best)) best = c;
+                    // A setting whose memory clears the model's error band beats a `tight` one.
+                    if (best.objective == kInf ||
+                        (c.estimate.tight != best.estimate.tight ? !c.estimate.tight : better(c, best)))
+                      best = c;
                   }
                 }
                 if (best.objective != kInf) top.offer(best);
@@ -303,6 +306,12 @@ std::string why_words(const Workload& w, const Plan& p, int rank) {
   }
   std::snprintf(buf, sizeof buf, "; fits with %.1f GB to spare per GPU", p.memory_margin_gb);
   out += buf;
+  if (p.memory_verdict == "tight") {
+    std::snprintf(buf, sizeof buf,
+                  " (tight: inside the memory model's +-%.0f%% error band; no ZeRO stage or recompute setting of this layout clears it)",
+                  100 * p.memory_error_band);
+    out += buf;
+  }
   if (p.kind != JobKind::inference)
     out += "; ZeRO-" + std::to_string(p.layout.zero) + " with " +
            (p.layout.recompute == Recompute::none ? std::string("no") : std::string(to_string(p.layout.recompute))) +

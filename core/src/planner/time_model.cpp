@@ -144,7 +144,10 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   // Output layer and loss on the last stage: forward and both gradients, fp32 softmax traffic.
   const Rates logits_rates{hw.logits_flops, hw.hbm_bytes_per_s, 2.0};
   const double logits = 3.0 * gemm_s(tokens, h, m.vocab / tp, logits_rates) + 3.0 * tokens * m.vocab / tp * 6.0 / hw.hbm_bytes_per_s;
-  const double stage_compute_mb = layers_per_stage * layer_total + logits;
+  // The slowest stage sets the pace: a full share of layers, or the last stage's (fewer, when the
+  // split is uneven: Megatron-Core's first/last-stage layer counts) plus the output layer and loss.
+  const double last_layers = l.pp > 1 ? layers_per_stage - std::floor((pp * layers_per_stage - m.layers) / 2) : layers_per_stage;
+  const double stage_compute_mb = std::max(l.pp > 2 ? layers_per_stage * layer_total : 0.0, last_layers * layer_total + logits);
   const double stage_bwd_mb = layers_per_stage * layer_bwd;
 
   // Tensor parallelism: two all-reduces (or reduce-scatter + all-gather pairs with sequence
@@ -248,7 +251,8 @@ double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int 
   const double per_layer = passes * (gemm_flops + gemm_rows) + 3.5 * attention + 3.0 * elem + 2.0 * k.layer_overhead_s;
   const double logits = 3.0 * (2.0 * tokens * h * m.vocab / tp / r.flops + r.elem * tokens * (h + m.vocab / tp) / r.hbm) +
                         3.0 * tokens * m.vocab / tp * 6.0 / r.hbm;
-  const double compute = layers_per_stage * per_layer + logits;
+  const double last_layers = pp_ > 1 ? layers_per_stage - std::floor((pp * layers_per_stage - m.layers) / 2) : layers_per_stage;
+  const double compute = std::max(pp_ > 2 ? layers_per_stage * per_layer : 0.0, last_layers * per_layer + logits);
   double tp_comm = 0;
   if (tp_ > 1) {
     const double busbw = tp <= gpn ? hw.intra_busbw : std::min(hw.intra_busbw, gpn * hw.nic_per_gpu);

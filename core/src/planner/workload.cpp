@@ -1,6 +1,7 @@
 // Parsing and validating the workload JSON (model + job + hardware + layout + constraints).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -122,7 +123,8 @@ Recompute parse_recompute(const std::string& text) {
 
 Job parse_job(const json& j) {
   reject_unknown(j, "job", {"kind", "seq_len", "global_batch", "tokens", "precision", "flash_attention", "lora_rank",
-                            "lora_base", "prompt_len", "output_len", "concurrent", "latency_target_ms"});
+                            "lora_base", "prompt_len", "output_len", "concurrent", "latency_target_ms", "framework",
+                            "optimizer", "offload"});
   Job job;
   const std::string kind = opt_string(j, "kind", "job.kind").value_or("");
   if (kind == "pretrain") job.kind = JobKind::pretrain;
@@ -138,6 +140,9 @@ Job parse_job(const json& j) {
   else throw_invalid("job.precision", "job.precision must be one of bf16, fp16, fp8; got '" + precision + "'");
 
   job.tokens = opt_number(j, "tokens", "job.tokens", limits::kJobTokens);
+  if (const auto f = opt_string(j, "framework", "job.framework")) job.framework = parse_framework(*f);
+  if (const auto o = opt_string(j, "optimizer", "job.optimizer")) job.optimizer = parse_optimizer(*o);
+  if (const auto o = opt_string(j, "offload", "job.offload")) job.offload = parse_offload(*o);
   job.flash_attention = opt_bool(j, "flash_attention", "job.flash_attention").value_or(true);
   if (job.kind == JobKind::inference) {
     for (const char* key : {"prompt_len", "output_len"})
@@ -167,6 +172,42 @@ Job parse_job(const json& j) {
   return job;
 }
 
+std::string number_words(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// Physical bounds on a custom machine: no NVLink faster than the GPU's own, no more memory than its
+// spec, no network faster than the fastest NICs of the type could carry (one or two rails per GPU
+// plus front-end ports). A figure above these is a typo, and planning on it would mislead.
+void check_custom_bounds(const Instance& in, const Gpu& gpu) {
+  if (in.nvlink_gbytes_per_s) {
+    const double own = gpu.nvlink_gbytes_per_s.value_or(0);
+    if (own <= 0 && in.intra_node_fabric != Fabric::pcie && in.intra_node_fabric != Fabric::none &&
+        in.intra_node_fabric != Fabric::infinity_fabric && *in.nvlink_gbytes_per_s > 0)
+      throw_invalid("hardware.custom.nvlink_gbytes_per_s", "hardware.custom.nvlink_gbytes_per_s: " + gpu.id +
+                                                               " has no NVLink in the catalog; drop the field or use intra_node_fabric pcie");
+    if (own > 0 && *in.nvlink_gbytes_per_s > own * 1.001)
+      throw_invalid("hardware.custom.nvlink_gbytes_per_s",
+                    "hardware.custom.nvlink_gbytes_per_s (" + number_words(*in.nvlink_gbytes_per_s) + " GB/s) exceeds " +
+                        gpu.id + "'s own NVLink bandwidth (" + number_words(own) + " GB/s per GPU, both directions)");
+  }
+  if (gpu.memory_gb > 0 && in.gpu_memory_gb > gpu.memory_gb * limits::kMemorySpecSlack)
+    throw_invalid("hardware.custom.gpu_memory_gb", "hardware.custom.gpu_memory_gb (" + number_words(in.gpu_memory_gb) +
+                                                       " GB) exceeds " + gpu.id + "'s HBM (" + number_words(gpu.memory_gb) + " GB)");
+  if (in.network_gbits_per_s) {
+    const double ports = double(limits::kNicPortsPerGpuMax) * in.gpu_count + 2;
+    const double most = ports * limits::kNicGbitsPerPort;
+    if (*in.network_gbits_per_s > most)
+      throw_invalid("hardware.custom.network_gbits_per_s",
+                    "hardware.custom.network_gbits_per_s (" + number_words(*in.network_gbits_per_s) + " Gbit/s per node) exceeds what " +
+                        number_words(ports) + " " + std::string(to_string(in.network_type)) + " ports of " +
+                        number_words(limits::kNicGbitsPerPort) + " Gbit/s (the fastest NICs) can carry for " +
+                        std::to_string(in.gpu_count) + " GPUs: " + number_words(most) + " Gbit/s");
+  }
+}
+
 Hardware custom_hardware(const json& c, const Catalog& catalog) {
   reject_unknown(c, "hardware.custom", {"gpu_model", "gpu_count", "intra_node_fabric", "nvlink_gbytes_per_s",
                                         "network_type", "network_gbits_per_s", "gpu_memory_gb", "price_usd_per_hour",
@@ -194,6 +235,7 @@ Hardware custom_hardware(const json& c, const Catalog& catalog) {
   in.network_gbits_per_s = opt_number(c, "network_gbits_per_s", "hardware.custom.network_gbits_per_s", limits::kNetworkGbitsPerS);
   in.gpudirect_rdma = opt_bool(c, "gpudirect_rdma", "hardware.custom.gpudirect_rdma");
   in.price_usd_per_hour = opt_number(c, "price_usd_per_hour", "hardware.custom.price_usd_per_hour", limits::kUsdPerHour, true);
+  check_custom_bounds(in, *gpu);
   in.provider = "custom";
   in.name = opt_string(c, "name", "hardware.custom.name").value_or(gpu->id + "x" + std::to_string(in.gpu_count));
   in.id = "custom:" + in.name;
@@ -337,9 +379,16 @@ void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int 
   if (l.zero < 0 || l.zero > 3) throw_invalid("layout.zero", "layout.zero must be 0, 1, 2 or 3");
   if (l.virtual_stages > 1) {
     if (l.pp == 1) throw_invalid("layout.virtual_stages", "layout.virtual_stages > 1 needs pp > 1");
-    if (m.layers % ((long long)l.pp * l.virtual_stages) != 0)
-      throw_invalid("layout.virtual_stages", "layers (" + std::to_string(m.layers) + ") must be divisible by pp x virtual_stages");
+    // Uneven splits are allowed, as Megatron-Core allows them (first/last stages with fewer layers
+    // to make room for the embedding and the loss): the heaviest stage holds ceil(layers / pp)
+    // layers in virtual_stages chunks, so it needs at least one layer per chunk.
+    if ((m.layers + l.pp - 1) / l.pp < l.virtual_stages)
+      throw_invalid("layout.virtual_stages", "layout.virtual_stages (" + std::to_string(l.virtual_stages) +
+                                                 ") exceeds the layers per pipeline stage (ceil(" + std::to_string(m.layers) +
+                                                 " / " + std::to_string(l.pp) + "))");
   }
+  if (w.job.offload == Offload::optimizer_and_params && l.zero != 3)
+    throw_invalid("job.offload", "job.offload optimizer_and_params needs layout.zero 3 (ZeRO-Infinity / FSDP CPU offload)");
   if (w.job.kind != JobKind::inference) {
     if (w.job.global_batch % ((long long)l.dp * l.micro_batch) != 0)
       throw_invalid("layout.micro_batch", "job.global_batch (" + std::to_string(w.job.global_batch) +

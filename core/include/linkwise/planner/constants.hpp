@@ -7,9 +7,14 @@ namespace linkwise::planner {
 
 struct PlannerConstants {
   // --- memory ---
-  double capacity_reserve_gb = 0;  // subtracted from the card's capacity: CUDA context, cuBLAS/NCCL workspaces
-  double overhead_fixed_gb = 0;    // framework allowance: NCCL buffers, allocator slack
-  double overhead_fraction = 0;    // allocator fragmentation, proportional to what is allocated
+  double capacity_reserve_gb = 0;  // subtracted from the card's capacity: driver/ECC reserve nvidia-smi never offers
+  // CUDA context, kernel images, cuBLAS/cuDNN workspaces per process, by generation (what nvidia-smi
+  // shows before the first tensor)
+  double cuda_context_gb_volta = 0, cuda_context_gb_ampere = 0, cuda_context_gb_hopper = 0, cuda_context_gb_other = 0;
+  double nccl_gb_per_communicator = 0;     // NCCL channel buffers of one communicator at Ampere's channel count
+  double allocator_dynamic_fraction = 0;   // caching-allocator reserve over short-lived tensors (activations, logits)
+  double allocator_static_fraction = 0;    // ... over long-lived ones (weights, gradients, optimizer states)
+  double memory_error_band = 0;            // |measured/predicted - 1| the memory model stays within (p90 on its fit set): `tight`
 
   // --- compute (GEMM roofline with shape-dependent terms) ---
   double gemm_efficiency_ampere = 0;  // achievable fraction of dense peak for large 16-bit GEMMs
@@ -45,7 +50,9 @@ struct PlannerConstants {
   double dp_overlap = 0;     // fraction of the last micro-batch's backward that hides the gradient reduction
   double zero3_overlap = 0;  // fraction of each micro-batch's compute that hides ZeRO-3 gathers
   double tp_overlap = 0;     // fraction of tensor-parallel collectives hidden behind GEMMs
-  double cp_overlap = 0;     // fraction of attention compute that hides context-parallel ring exchanges
+  double cp_overlap = 0;
+  // --- framework profiles (job.framework) ---
+  double te_attention_speedup = 0;  // Megatron-Core / NeMo on Hopper+: cuDNN fused attention vs FlashAttention-2     // fraction of attention compute that hides context-parallel ring exchanges
 };
 
 const PlannerConstants& default_constants();

@@ -29,6 +29,10 @@ struct PreparedModel {
   double gemm_element_bytes = 2;
   // inference
   double prompt_len = 0, output_len = 0, concurrent = 0;
+  // training stack (framework.hpp)
+  Framework framework = Framework::auto_;
+  Optimizer optimizer = Optimizer::adamw;
+  Offload offload = Offload::none;
 };
 
 // One node's hardware, reduced to effective rates (bytes/s, FLOP/s) and the price.
@@ -41,6 +45,8 @@ struct PreparedHardware {
   double attention_efficiency = 0;  // FlashAttention on this generation
   double hbm_bytes_per_s = 0;   // achievable
   double capacity_bytes = 0;    // per GPU, after the reserve
+  double context_bytes = 0;     // CUDA context and library workspaces of this generation
+  double nccl_channel_factor = 1;  // NCCL channels relative to Ampere's (more NVLinks: more channels)
   double intra_busbw = 0;       // all-reduce bus bandwidth inside a node, bytes/s
   double intra_p2p = 0;         // GPU-to-GPU one direction inside a node
   double intra_latency_s = 0;
@@ -56,6 +62,7 @@ struct Estimate {
   double weights = 0, gradients = 0, optimizer = 0, activations = 0, kv_cache = 0, overhead = 0;
   double total = 0, capacity = 0;
   bool fits = false;
+  bool tight = false;  // fits, but inside the memory model's measured error band (memory_verdict "tight")
   // time per step (training: optimizer step; inference: one decode step), seconds
   double compute = 0, tp_comm = 0, cp_comm = 0, pp_comm = 0, pp_bubble = 0, dp_comm = 0;
   double tp_exposed = 0, cp_exposed = 0, dp_exposed = 0, exposed_comm = 0;

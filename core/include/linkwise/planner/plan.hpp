@@ -37,6 +37,8 @@ struct Plan {
   Layout layout;
 
   bool fits = false;
+  std::string memory_verdict;        // "fits", "tight" (inside the memory model's error band) or "no"
+  double memory_error_band = 0;      // that band, as a fraction of the predicted total
   double memory_margin_gb = 0;       // capacity - total (negative when it does not fit)
   std::vector<std::string> why_not;  // why it does not fit / meet the constraints
   MemoryGb memory_gb;
@@ -51,6 +53,12 @@ struct Plan {
   BandwidthSource bandwidth_source;
   double intra_node_busbw_gbytes_per_s = 0, inter_node_gbytes_per_s_per_gpu = 0;
   std::vector<std::string> warnings;
+  // p10-p90 interval (uncertainty.hpp)
+  struct Range { double p10 = 0, p90 = 0; };
+  Range step_time_interval, tokens_per_s_interval;
+  std::optional<Range> cost_usd_interval, usd_per_million_tokens_interval;
+  std::string interval_basis;
+  bool interval_widened = false;
   // inference
   std::optional<double> ttft_s, tpot_s, decode_tokens_per_s;
   std::optional<bool> meets_latency_target;

@@ -10,6 +10,7 @@
 
 #include "linkwise/catalog.hpp"
 #include "linkwise/catalog_db.hpp"
+#include "linkwise/planner/framework.hpp"
 #include "linkwise/planner/model.hpp"
 
 namespace linkwise::planner {
@@ -44,6 +45,10 @@ inline constexpr double kMemoryGb = 1e5;                 // hardware.custom.gpu_
 inline constexpr double kNetworkGbitsPerS = 1e5;         // hardware.custom.network_gbits_per_s (per node)
 inline constexpr double kNvlinkGbytesPerS = 1e5;         // hardware.custom.nvlink_gbytes_per_s (per GPU)
 inline constexpr long long kLoraRank = 1LL << 16;
+// Sanity bounds on custom hardware (hardware.custom.*): a figure above these is a typo, not a machine.
+inline constexpr double kNicGbitsPerPort = 800;   // fastest NIC port shipping (InfiniBand XDR, ConnectX-8 / 800GbE)
+inline constexpr int kNicPortsPerGpuMax = 2;      // ports per GPU on the densest rails (plus 2 front-end ports per node)
+inline constexpr double kMemorySpecSlack = 1.02;  // gpu_memory_gb may not exceed the GPU's spec beyond rounding
 }  // namespace limits
 
 struct Job {
@@ -61,6 +66,10 @@ struct Job {
   int output_len = 0;
   int concurrent = 1;            // sequences decoded together per model replica
   std::optional<double> latency_target_ms;  // per output token (time per output token)
+  // training stack (framework.hpp): memory buffers and overlap profiles
+  Framework framework = Framework::auto_;
+  Optimizer optimizer = Optimizer::adamw;
+  Offload offload = Offload::none;      // ZeRO-Offload: optimizer states (and parameters, ZeRO-3) in CPU memory
 };
 
 // The machine one node is: a catalog instance or a custom one, with its GPU.

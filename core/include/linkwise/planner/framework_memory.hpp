@@ -1,0 +1,27 @@
+// Framework memory terms (framework_memory.cpp), used by estimate_memory().
+#pragma once
+
+#include "linkwise/planner/engine.hpp"
+
+namespace linkwise::planner {
+
+struct StateBytes {  // bytes per local parameter after ZeRO sharding
+  double weights = 0, gradients = 0, optimizer = 0;
+};
+
+// True where the layout runs under PyTorch FSDP-style sharding (ZeRO-3, or an FSDP framework).
+bool fsdp_family(const PreparedModel& m, const Layout& l) noexcept;
+
+// Model states per local parameter for the framework, optimizer, precision and offload of `m`.
+StateBytes model_state_bytes(const PreparedModel& m, const Layout& l, double zero_group) noexcept;
+
+struct MemoryOverhead {  // bytes per GPU beyond the model's tensors
+  double context = 0, nccl = 0, buffers = 0, allocator = 0, total = 0;
+};
+
+// static_bytes: weights, gradients, optimizer states; dynamic_bytes: activations, logits, KV cache.
+MemoryOverhead framework_overhead(const PreparedModel& m, const PreparedHardware& hw, const Layout& l,
+                                  const PlannerConstants& k, double layer_params_local, double grads_local_bytes,
+                                  double static_bytes, double dynamic_bytes) noexcept;
+
+}  // namespace linkwise::planner

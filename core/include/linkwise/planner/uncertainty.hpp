@@ -1,0 +1,39 @@
+// Error bars on a plan (uncertainty.cpp): p10-p90 intervals on step time, tokens/s and cost from
+// the calibration residuals (measured / predicted tokens/s) of comparable published runs: same
+// GPU generation, precision class and parallelism family; wider, with a warning naming why, where
+// the planner extrapolates.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "linkwise/planner/engine.hpp"
+
+namespace linkwise::planner {
+
+struct ResidualBand {
+  const char* generation;  // "ampere", "hopper", "volta", "*"
+  const char* precision;   // "16bit", "fp8", "*"
+  const char* family;      // "fsdp" (ZeRO-3 / FSDP), "3d" (Megatron TP/PP/DP), "*"
+  double p10, p90;         // quantiles of measured / predicted tokens/s
+  int runs;
+};
+
+// The table, from `linkwise_calibrate --bands` over the fit and check sets.
+const std::vector<ResidualBand>& residual_bands();
+
+struct Interval {
+  double tokens_low = 1, tokens_high = 1;  // multipliers of the predicted tokens/s (p10, p90)
+  std::string basis;                       // which runs the band comes from
+  int runs = 0;
+  bool widened = false;
+  std::vector<std::string> reasons;        // why it was widened (also in the plan's warnings)
+};
+
+// Highest MFU any published run of the generation reached (calibration and check sets).
+double best_published_mfu(const std::string& generation, Precision precision) noexcept;
+
+Interval throughput_interval(const std::string& generation, Precision precision, JobKind kind, const Layout& l,
+                             int gpus, double seq_len, double mfu);
+
+}  // namespace linkwise::planner

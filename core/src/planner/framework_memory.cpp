@@ -1,0 +1,143 @@
+// Memory as the frameworks hold it, beyond the ZeRO paper's 16 bytes per parameter: which copies of
+// weights, gradients and optimizer states each framework keeps (Megatron-Core's fp32 main
+// gradients, DeepSpeed's bf16 optimizer with fp32 gradient accumulation, FSDP's sharded fp32
+// states), the optimizer's own states, CPU offload, and what nvidia-smi shows on top of the
+// tensors: the CUDA context and library workspaces, NCCL's buffers per communicator, the
+// framework's communication buckets and gathered ZeRO-3 units, and the caching allocator's
+// reserved-but-unallocated memory. Constants: constants.cpp (memory section), fit and checked by
+// tests/calibration/calibrate.cpp on tests/calibration/memory_runs.json.
+#include <algorithm>
+#include <cmath>
+
+#include "linkwise/error.hpp"
+#include "linkwise/planner/framework_memory.hpp"
+#include "linkwise/units.hpp"
+
+namespace linkwise::planner {
+
+std::string_view to_string(Framework f) noexcept {
+  switch (f) {
+    case Framework::auto_: return "auto";
+    case Framework::megatron_core: return "megatron-core";
+    case Framework::nemo: return "nemo";
+    case Framework::torchtitan: return "torchtitan";
+    case Framework::deepspeed: return "deepspeed";
+    case Framework::fsdp: return "fsdp";
+    case Framework::hf_accelerate: return "hf-accelerate";
+  }
+  return "?";
+}
+std::string_view to_string(Optimizer o) noexcept {
+  switch (o) {
+    case Optimizer::adamw: return "adamw";
+    case Optimizer::adam8bit: return "adam8bit";
+    case Optimizer::adafactor: return "adafactor";
+    case Optimizer::sgd: return "sgd";
+  }
+  return "?";
+}
+std::string_view to_string(Offload o) noexcept {
+  switch (o) {
+    case Offload::none: return "none";
+    case Offload::optimizer: return "optimizer";
+    case Offload::optimizer_and_params: return "optimizer_and_params";
+  }
+  return "?";
+}
+
+Framework parse_framework(const std::string& text, const std::string& field) {
+  for (Framework f : {Framework::auto_, Framework::megatron_core, Framework::nemo, Framework::torchtitan,
+                      Framework::deepspeed, Framework::fsdp, Framework::hf_accelerate})
+    if (text == to_string(f)) return f;
+  throw_invalid(field, field + " must be one of auto, megatron-core, nemo, torchtitan, deepspeed, fsdp, hf-accelerate; got '" +
+                           text + "'");
+}
+Optimizer parse_optimizer(const std::string& text, const std::string& field) {
+  for (Optimizer o : {Optimizer::adamw, Optimizer::adam8bit, Optimizer::adafactor, Optimizer::sgd})
+    if (text == to_string(o)) return o;
+  if (text == "adam") return Optimizer::adamw;
+  throw_invalid(field, field + " must be one of adamw, adam8bit, adafactor, sgd; got '" + text + "'");
+}
+Offload parse_offload(const std::string& text, const std::string& field) {
+  for (Offload o : {Offload::none, Offload::optimizer, Offload::optimizer_and_params})
+    if (text == to_string(o)) return o;
+  throw_invalid(field, field + " must be one of none, optimizer, optimizer_and_params; got '" + text + "'");
+}
+
+double optimizer_state_bytes(Optimizer o) noexcept {
+  switch (o) {
+    case Optimizer::adamw: return 12.0;
+    case Optimizer::adam8bit: return 6.0;
+    case Optimizer::adafactor: return 4.0;
+    case Optimizer::sgd: return 8.0;
+  }
+  return 12.0;
+}
+
+bool fsdp_family(const PreparedModel& m, const Layout& l) noexcept {
+  if (l.zero == 3) return true;
+  return m.framework == Framework::fsdp || m.framework == Framework::torchtitan || m.framework == Framework::hf_accelerate;
+}
+
+StateBytes model_state_bytes(const PreparedModel& m, const Layout& l, double zero_group) noexcept {
+  const double sw = l.zero >= 3 ? zero_group : 1.0, sg = l.zero >= 2 ? zero_group : 1.0, so = l.zero >= 1 ? zero_group : 1.0;
+  const double opt = optimizer_state_bytes(m.optimizer);
+  StateBytes b{2.0 / sw, 2.0 / sg, opt / so};
+  const bool fp16 = m.precision == Precision::fp16;
+  if (!fsdp_family(m, l)) {
+    if (m.framework == Framework::deepspeed) {
+      // DeepSpeed: bf16 runs its BF16_Optimizer, which accumulates gradients in an fp32 buffer of
+      // the whole local model (4 bytes per parameter, not sharded by ZeRO-1: BigScience tr11
+      // chronicles-prequel, "Rebalancing layers"); fp16 keeps fp32 gradients of its partition.
+      if (fp16) b.optimizer += 4.0 / so;
+      else b.gradients = 2.0 / sg + 4.0 / sg;
+    } else {
+      // Megatron-Core (docs: distributed optimizer): bf16/fp8 keep fp32 main gradients in the DDP
+      // buffer (6 + 12/d bytes per parameter with the distributed optimizer); fp16 keeps 16-bit
+      // gradients and shards fp32 copies with the optimizer (4 + 16/d).
+      if (fp16) b.optimizer += 4.0 / so;
+      else b.gradients = 4.0 / sg;
+    }
+  }
+  if (m.offload != Offload::none) {
+    // ZeRO-Offload: fp32 states (and fp32 gradient copies) live in CPU memory.
+    b.optimizer = 0;
+    if (m.offload == Offload::optimizer_and_params) b.weights = 0;  // gathered per unit (overhead)
+  }
+  return b;
+}
+
+MemoryOverhead framework_overhead(const PreparedModel& m, const PreparedHardware& hw, const Layout& l,
+                                  const PlannerConstants& k, double layer_params_local, double grads_local_bytes,
+                                  double static_bytes, double dynamic_bytes) noexcept {
+  MemoryOverhead o;
+  o.context = hw.context_bytes;
+  // NCCL: each communicator holds per-channel buffers to its ring/tree peers (NCCL_BUFFSIZE 4 MiB
+  // for the Simple protocol plus LL/LL128 buffers); channels grow with the generation's links
+  // (hw.nccl_channel_factor) and trees add peers as the group spans more nodes.
+  auto comm = [&](double n) {
+    if (n <= 1) return 0.0;
+    return units::gb_to_bytes(k.nccl_gb_per_communicator) * hw.nccl_channel_factor * (1.0 + 0.1 * std::log2(n));
+  };
+  const bool training = m.kind != JobKind::inference;
+  o.nccl = comm(l.tp) + comm(double(l.dp) * l.cp) + comm(l.cp) + (l.pp > 1 ? 2.0 * comm(2) + comm(2) : 0.0);
+  if (training) {
+    if (l.zero == 3) {
+      // Two units gathered at once (the current layer and the prefetched next) in 16-bit, and the
+      // current unit's unsharded gradients before their reduce-scatter (fp32 with FSDP mixed precision).
+      o.buffers = layer_params_local * (2.0 * 2.0 + 4.0);
+    } else if (m.framework == Framework::deepspeed) {
+      // DeepSpeed ZeRO-1/2 reduce and all-gather buckets (reduce_bucket_size, allgather_bucket_size
+      // default 5e8 elements; 16-bit), never above the local gradients.
+      o.buffers = std::min(2.0 * 5e8 * 2.0, grads_local_bytes);
+    }
+  }
+  // The caching allocator: nvidia-smi shows reserved segments, which exceed the live tensors by the
+  // fragmentation of the short-lived ones (activations, logits, gathered weights) and a little of
+  // the long-lived ones.
+  o.allocator = k.allocator_dynamic_fraction * (dynamic_bytes + o.buffers) + k.allocator_static_fraction * static_bytes;
+  o.total = o.context + o.nccl + o.buffers + o.allocator;
+  return o;
+}
+
+}  // namespace linkwise::planner

@@ -1,0 +1,84 @@
+// p10-p90 intervals from calibration residuals (see uncertainty.hpp and README "Error bars").
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "linkwise/planner/uncertainty.hpp"
+
+namespace linkwise::planner {
+
+const std::vector<ResidualBand>& residual_bands() {
+  // `linkwise_calibrate --check-set tests/calibration/check_runs.json --bands` (fit and check sets
+  // together; a band needs 5 runs, otherwise the coarser row below it applies).
+  static const std::vector<ResidualBand> bands = {
+#include "residual_bands.inc"
+  };
+  return bands;
+}
+
+double best_published_mfu(const std::string& generation, Precision precision) noexcept {
+  // The best MFU in the calibration and check sets (linkwise_calibrate --bands prints them):
+  // Megatron/NeMo/MosaicML runs; a plan above this is beyond anything measured on the generation.
+  const bool fp8 = precision == Precision::fp8;
+  if (generation == "ampere") return 0.62;
+  if (generation == "hopper") return fp8 ? 0.42 : 0.62;
+  if (generation == "volta") return 0.50;
+  return fp8 ? 0.45 : 0.60;
+}
+
+namespace {
+bool match(const char* pattern, const std::string& value) { return std::string(pattern) == "*" || value == pattern; }
+std::string pct(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f%%", 100 * v);
+  return buf;
+}
+}  // namespace
+
+Interval throughput_interval(const std::string& generation, Precision precision, JobKind kind, const Layout& l,
+                             int gpus, double seq_len, double mfu) {
+  Interval out;
+  const std::string prec = precision == Precision::fp8 ? "fp8" : "16bit";
+  const std::string family = l.zero == 3 ? "fsdp" : "3d";
+  const bool calibrated_generation = generation == "ampere" || generation == "hopper";
+  for (const ResidualBand& b : residual_bands()) {
+    if (!match(b.generation, calibrated_generation ? generation : "*") || !match(b.precision, prec) ||
+        !match(b.family, family) || b.runs < 5)
+      continue;
+    out.tokens_low = b.p10;
+    out.tokens_high = b.p90;
+    out.runs = b.runs;
+    out.basis = std::to_string(b.runs) + " published runs (" + b.generation + ", " + b.precision + ", " + b.family +
+                "): p10-p90 of measured / predicted tokens/s";
+    break;
+  }
+  // The band is of residuals, which can sit on one side of the prediction for a group (a bias the
+  // fit could not remove); the interval still always contains the point prediction.
+  out.tokens_low = std::min(out.tokens_low, 0.97);
+  out.tokens_high = std::max(out.tokens_high, 1.03);
+  auto widen = [&](double factor, std::string why) {
+    // Stretch the band around 1 in log space.
+    out.tokens_low = std::exp(std::log(out.tokens_low) * factor);
+    out.tokens_high = std::exp(std::log(out.tokens_high) * factor);
+    out.widened = true;
+    out.reasons.push_back(std::move(why));
+  };
+  if (kind == JobKind::inference) {
+    out.tokens_low = std::min(out.tokens_low, 0.7);
+    out.tokens_high = std::max(out.tokens_high, 1.3);
+    out.widened = true;
+    out.reasons.push_back("inference: no serving run in the calibration set; the interval is a +-30% guess");
+    return out;
+  }
+  if (!calibrated_generation)
+    widen(2.0, "no calibration run on the " + generation + " generation: interval doubled");
+  const double best = best_published_mfu(generation, precision);
+  if (mfu > best)
+    widen(1.0 + 2.0 * (mfu - best) / best, "predicted MFU " + pct(mfu) + " is above the best published " + generation + " run (" +
+                                                pct(best) + "): interval widened");
+  if (gpus > 3072) widen(1.5, "more GPUs (" + std::to_string(gpus) + ") than any calibration run (3072): interval widened");
+  if (seq_len > 262144) widen(1.5, "sequence length beyond the calibration runs (262144): interval widened");
+  return out;
+}
+
+}  // namespace linkwise::planner
