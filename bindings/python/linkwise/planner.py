@@ -27,7 +27,8 @@ class Workload:
     ``model`` may also be a preset name ("llama3.1-70b") and ``hardware`` an instance id.
     The core checks the document when the Workload is made, against ``catalog`` (default: the
     shipped one) for instance ids: a bad one raises ``linkwise.InvalidInputError`` (a ValueError)
-    naming the field, an unknown preset or instance ``linkwise.NotFoundError`` (a KeyError)."""
+    naming the field, an unknown preset or instance ``linkwise.UnknownReferenceError`` (also a
+    ValueError) naming the field."""
 
     __slots__ = ("_data",)
 
@@ -194,6 +195,8 @@ class Plan(Record):
     fits = Field[bool]("Whether the layout fits in GPU memory.")
     memory_margin_gb = Field[float]("Capacity minus total memory per GPU, GB (negative: does not fit).")
     why_not = Field[List[str]]("Why it does not fit or meet the constraints, in words; empty when it does.")
+    why_not_reasons = Field[List[str]]("The class of each why_not entry: memory, deadline, budget, "
+                                       "latency_target (the vocabulary of recommend's rejected).")
     memory_gb = Field[MemoryBreakdown]("Memory per GPU, GB.", MemoryBreakdown)
     step_time_s = Field[float]("Time of one optimizer step (training) or one batch, s.")
     time_s = Field[TimeBreakdown]("The step's time by part, s.", TimeBreakdown)
@@ -239,6 +242,13 @@ class PlanList(RecordList[Plan]):
         skipped, objective, model (the rest of ``linkwise recommend --json``)."""
         return copy.deepcopy(self._search)
 
+    @property
+    def rejected(self) -> List[JsonDict]:
+        """Instance types with no qualifying plan and why: [{"instance", "gpu_model", "reason",
+        "reasons": [{"reason", "count", "detail", "best_hours"?...}]}]. Reasons: memory, deadline,
+        budget, network_unknown, unpriced, latency_target, constraint (as Plan.why_not_reasons)."""
+        return copy.deepcopy(self._search.get("rejected", []))
+
     def to_contract(self) -> JsonDict:
         """The whole ``linkwise recommend --json`` document: {"results": [...], **search}."""
         return {"results": self.to_dict(), **copy.deepcopy(self._search)}
@@ -266,12 +276,19 @@ def plan(workload: Union[Workload, Mapping[str, Any]], catalog: Optional[Catalog
     return Plan(_core.plan(_workload_dict(workload), _catalog_core(catalog), _report_dict(report)))
 
 
-def recommend(workload: Union[Workload, Mapping[str, Any]], top: int = 10,
-              catalog: Optional[Catalog] = None, report: Any = None) -> PlanList:
+def recommend(workload: Union[Workload, Mapping[str, Any]], top: int = _core.default_top,
+              catalog: Optional[Catalog] = None, report: Any = None, per: Optional[str] = None) -> PlanList:
     """Searches instances x nodes x layouts for the workload and returns the ``top`` best plans
-    by the constraints' objective (``linkwise recommend``)."""
+    by the constraints' objective (``linkwise recommend``). ``top``: 1 to 100 (default 5, as the
+    CLI's --top and REST's ?top=). ``per``: ``"instance"`` or ``"gpu"`` returns the best plan of
+    each instance type or GPU model instead, ranked (CLI --per, REST ?per=).
+
+    When nothing qualifies the list is empty and ``.rejected`` says why, per instance type."""
     if isinstance(top, bool) or not isinstance(top, int):
         raise TypeError(f"top: expected an integer, got {type(top).__name__}")
-    found = _core.recommend(_workload_dict(workload), _catalog_core(catalog), top, _report_dict(report))
+    if per is not None and not isinstance(per, str):
+        raise TypeError(f"per: expected 'instance', 'gpu' or None, got {type(per).__name__}")
+    found = _core.recommend(_workload_dict(workload), _catalog_core(catalog), top, _report_dict(report),
+                            per or "none")
     results = found.pop("results")
     return PlanList(results, search=found)
