@@ -293,9 +293,9 @@ PYBIND11_MODULE(_core, m) {
         py::arg("report") = py::none(), py::arg("per") = "none",
         "Searches instances and layouts (linkwise recommend --json).");
   m.attr("__version__") = LINKWISE_VERSION;
-  m.attr("default_top") = planner::kDefaultTop;
-  m.attr("min_top") = planner::kMinTop;
-  m.attr("max_top") = planner::kMaxTop;
+  m.attr("default_top") = linkwise::planner::kDefaultTop;
+  m.attr("min_top") = linkwise::planner::kMinTop;
+  m.attr("max_top") = linkwise::planner::kMaxTop;
   m.def("load_report", &linkwise::load_report, py::arg("path"),
         "Reads and checks a probe report file; returns its JSON document.");
   m.def("parse_report", &linkwise::parse_report, py::arg("document"),

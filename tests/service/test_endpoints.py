@@ -18,7 +18,7 @@ def test_healthz(server):
     r = get(server, "/healthz")
     assert r.status_code == 200
     assert r.headers["Content-Type"] == "application/json"
-    assert r.json() == {"status": "ok"}
+    assert r.json()["status"] == "ok" and set(r.json()) == {"status", "version"}
 
 
 def test_instances_are_the_cli_catalog(server):
