@@ -92,3 +92,22 @@ def test_plot_helpers_draw():
     with pytest.raises(ValueError):
         plans.plot("pie")
     assert linkwise.planner.pareto_front([(1, 5), (2, 3), (3, 4), (4, 1)]) == [(1, 5), (2, 3), (4, 1)]
+
+
+def test_every_example_workload_validates_against_the_json_schema():
+    jsonschema = pytest.importorskip("jsonschema")
+    import json
+    import pathlib
+    repo = pathlib.Path(__file__).resolve().parents[2]
+    schema = json.loads((repo / "data" / "schema" / "workload.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    examples = sorted((repo / "data" / "examples").glob("*.json"))
+    assert examples
+    for path in examples:
+        document = json.loads(path.read_text())
+        assert list(validator.iter_errors(document)) == [], path.name
+        linkwise.Workload.from_json(document)  # and the core reads it
+    bad = json.loads(examples[0].read_text())
+    bad["job"]["kind"] = "train"
+    assert list(validator.iter_errors(bad))
