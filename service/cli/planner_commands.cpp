@@ -2,6 +2,8 @@
 // `linkwise recommend WORKLOAD.json [--top K] [--json] [--report ...]`.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <unistd.h>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -58,7 +60,10 @@ void print_plan(const planner::Plan& p, std::ostream& out) {
                                 {"optimizer", m.optimizer}, {"activations", m.activations}, {"kv_cache", m.kv_cache},
                                 {"overhead", m.overhead}, {"total", m.total}, {"capacity", m.capacity}})
     out << "  " << pad(name, 12) << fmt("%9.2f\n", v);
-  out << (p.fits ? "fits" : "DOES NOT FIT") << fmt(" (margin %.2f GB)\n", p.memory_margin_gb);
+  // "DOES NOT FIT" in red on a terminal (not when piped, nor with NO_COLOR set).
+  const bool colour = &out == &std::cout && isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR");
+  out << (p.fits ? "fits" : colour ? "\033[31mDOES NOT FIT\033[0m" : "DOES NOT FIT")
+      << fmt(" (margin %.2f GB)\n", p.memory_margin_gb);
   for (std::size_t i = 0; i < p.why_not.size(); ++i)
     out << "  - " << (i < p.why_not_reasons.size() ? std::string(planner::to_string(p.why_not_reasons[i])) + ": " : "")
         << p.why_not[i] << "\n";

@@ -72,3 +72,16 @@ def test_report_upload_posts_to_the_service(fresh_server, tmp_path):
 def test_version():
     done = run_cli("--version")
     assert re.fullmatch(r"linkwise \d+\.\d+\.\d+\n", done.stdout)
+
+
+def test_instances_columns_picks_and_orders_the_table():
+    text = run_cli("instances", "--gpu", "H100", "--columns", "price_usd_per_hour,id").stdout
+    header = text.splitlines()[0].split()
+    assert header[:3] == ["PRICE", "($/h)", "ID"] and "GPU" not in header
+    bad = run_cli("instances", "--columns", "id,colour", check=False)
+    assert bad.returncode == 2 and "--columns" in bad.stderr and "price_usd_per_hour" in bad.stderr
+
+
+def test_no_colour_codes_when_piped():
+    below = run_cli("validate", str(FIXTURES / "synthetic-h100-below.json"), check=False)
+    assert "\033[" not in below.stdout and "below" in below.stdout
