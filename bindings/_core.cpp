@@ -220,13 +220,14 @@ py::object plan(py::handle workload, const Catalog& catalog, py::handle report) 
   return to_python(result);
 }
 
-py::object recommend(py::handle workload, const Catalog& catalog, int top_k, py::handle report) {
+py::object recommend(py::handle workload, const Catalog& catalog, int top_k, py::handle report, const std::string& per) {
   const json document = from_python(workload, "");
   const std::optional<MeasuredLinks> measured = measured_from(report);
+  const planner::Grouping grouping = planner::parse_grouping(per, "per");
   json result;
   {
     py::gil_scoped_release release;
-    result = planner::recommend_json(document, catalog, top_k, measured ? &*measured : nullptr);
+    result = planner::recommend_json(document, catalog, top_k, measured ? &*measured : nullptr, grouping);
   }
   return to_python(result);
 }
@@ -289,7 +290,12 @@ PYBIND11_MODULE(_core, m) {
   m.def("plan", &linkwise::plan, py::arg("workload"), py::arg("catalog"), py::arg("report") = py::none(),
         "Evaluates the workload's layout (linkwise plan --json).");
   m.def("recommend", &linkwise::recommend, py::arg("workload"), py::arg("catalog"), py::arg("top"),
-        py::arg("report") = py::none(), "Searches instances and layouts (linkwise recommend --json).");
+        py::arg("report") = py::none(), py::arg("per") = "none",
+        "Searches instances and layouts (linkwise recommend --json).");
+  m.attr("__version__") = LINKWISE_VERSION;
+  m.attr("default_top") = linkwise::planner::kDefaultTop;
+  m.attr("min_top") = linkwise::planner::kMinTop;
+  m.attr("max_top") = linkwise::planner::kMaxTop;
   m.def("load_report", &linkwise::load_report, py::arg("path"),
         "Reads and checks a probe report file; returns its JSON document.");
   m.def("parse_report", &linkwise::parse_report, py::arg("document"),

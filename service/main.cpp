@@ -9,10 +9,12 @@
 int main(int argc, char** argv) {
   CLI::App app{"linkwise: the GPU instance catalog, a planner, link probes and a REST service"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("linkwise ") + LINKWISE_VERSION);
   linkwise::cli::register_catalog_commands(app);
   linkwise::cli::register_planner_commands(app);
   linkwise::cli::register_probe_commands(app);
   linkwise::cli::register_service_commands(app);
+  linkwise::cli::register_report_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {
@@ -26,7 +28,11 @@ int main(int argc, char** argv) {
     switch (e.kind()) {
       case linkwise::ErrorKind::invalid_input:
       case linkwise::ErrorKind::not_found:
+      case linkwise::ErrorKind::unknown_reference:
+      case linkwise::ErrorKind::conflict:  // e.g. `keys create` with a name already taken
       case linkwise::ErrorKind::unsupported:
+      case linkwise::ErrorKind::unauthorized:  // report upload: a key the service refuses
+      case linkwise::ErrorKind::forbidden:
         return 2;
       default:
         return 3;

@@ -44,6 +44,18 @@ class Table {
   explicit Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
   void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
 
+  // Keeps only the columns at these indices, in this order (--columns).
+  void select(const std::vector<std::size_t>& keep) {
+    std::vector<Column> columns;
+    for (std::size_t k : keep) columns.push_back(columns_[k]);
+    for (auto& row : rows_) {
+      std::vector<std::string> cells;
+      for (std::size_t k : keep) cells.push_back(row[k]);
+      row = std::move(cells);
+    }
+    columns_ = std::move(columns);
+  }
+
   void print(std::ostream& out) const {
     std::vector<std::size_t> widths;
     for (const Column& column : columns_) widths.push_back(column.header.size());
@@ -145,7 +157,37 @@ std::string hidden_line(const InstanceMatches& matches) {
   return out;
 }
 
-void print_instances_table(const InstanceMatches& matches) {
+// The table's columns by their contract field names, for --columns.
+const std::vector<std::string>& instance_table_fields() {
+  static const std::vector<std::string> fields = {
+      "id", "gpu_model", "gpu_count", "gpu_memory_gb", "price_usd_per_gpu_hour", "intra_node_fabric",
+      "nvlink_gbytes_per_s", "network_type", "network_gbits_per_s", "gpudirect_rdma", "price_usd_per_hour",
+      "price_region"};
+  return fields;
+}
+
+// "id,price_usd_per_hour" -> column indices; an unknown name is bad input naming the choices.
+std::vector<std::size_t> parse_columns(const std::string& text) {
+  std::vector<std::size_t> out;
+  const auto& fields = instance_table_fields();
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = text.find(',', start);
+    const std::string name = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const auto at = std::find(fields.begin(), fields.end(), name);
+    if (at == fields.end()) {
+      std::string known;
+      for (const auto& f : fields) known += (known.empty() ? "" : ", ") + f;
+      throw_invalid("--columns", "--columns: unknown column \"" + name + "\"; known: " + known);
+    }
+    out.push_back(static_cast<std::size_t>(at - fields.begin()));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+void print_instances_table(const InstanceMatches& matches, const std::string& columns) {
   const auto& instances = matches.instances;
   // Per-GPU price first after the GPU columns: the figure compared across instance sizes.
   Table table({{"ID", false},
@@ -168,6 +210,7 @@ void print_instances_table(const InstanceMatches& matches) {
                std::string(to_string(i->network_type)), number(i->network_gbits_per_s),
                yes_no(i->gpudirect_rdma), number(i->price_usd_per_hour), i->price_region.value_or("-")});
   }
+  if (!columns.empty()) table.select(parse_columns(columns));
   table.print(std::cout);
   if (const std::string hidden = hidden_line(matches); !hidden.empty()) std::cout << hidden << "\n";
   std::cout << "(" << instances.size() << " instance" << (instances.size() == 1 ? "" : "s") << " from "
@@ -250,6 +293,7 @@ struct InstancesOptions {
   int min_gpus = 0;
   double min_gpu_memory = 0, min_nvlink = 0, min_network = 0, max_price = 0;
   bool rdma = false, no_rdma = false, json = false, csv = false;
+  std::string columns;
   std::string show_id;
   bool show_json = false;
 };
@@ -287,6 +331,9 @@ void register_instances(CLI::App& app) {
                                    "want of a value: one line on stderr)");
   auto* csv = instances->add_flag("--csv", options->csv, "Print CSV (every field but sources)");
   json->excludes(csv);
+  instances->add_option("--columns", options->columns,
+                        "The table's columns, by field name, comma-separated (e.g. id,gpu_count,price_usd_per_hour); "
+                        "default: all");
 
   CLI::App* show = instances->add_subcommand("show", "Every field and source of one instance");
   show->add_option("id", options->show_id, "Instance id, provider:name (e.g. aws:p5.48xlarge)")->required();
@@ -331,7 +378,7 @@ void register_instances(CLI::App& app) {
       // stdout stays the array (or CSV) scripts read; what was hidden goes beside it, to stderr.
       if (const std::string hidden = hidden_line(found); !hidden.empty()) std::cerr << hidden << "\n";
     } else {
-      print_instances_table(found);
+      print_instances_table(found, options->columns);
     }
   });
 }

@@ -1,6 +1,9 @@
 // `linkwise plan WORKLOAD.json [--json] [--report PROBE_REPORT.json]` and
 // `linkwise recommend WORKLOAD.json [--top K] [--json] [--report ...]`.
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <unistd.h>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -57,8 +60,13 @@ void print_plan(const planner::Plan& p, std::ostream& out) {
                                 {"optimizer", m.optimizer}, {"activations", m.activations}, {"kv_cache", m.kv_cache},
                                 {"overhead", m.overhead}, {"total", m.total}, {"capacity", m.capacity}})
     out << "  " << pad(name, 12) << fmt("%9.2f\n", v);
-  out << (p.fits ? "fits" : "DOES NOT FIT") << fmt(" (margin %.2f GB)\n", p.memory_margin_gb);
-  for (const auto& why : p.why_not) out << "  - " << why << "\n";
+  // "DOES NOT FIT" in red on a terminal (not when piped, nor with NO_COLOR set).
+  const bool colour = &out == &std::cout && isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR");
+  out << (p.fits ? "fits" : colour ? "\033[31mDOES NOT FIT\033[0m" : "DOES NOT FIT")
+      << fmt(" (margin %.2f GB)\n", p.memory_margin_gb);
+  for (std::size_t i = 0; i < p.why_not.size(); ++i)
+    out << "  - " << (i < p.why_not_reasons.size() ? std::string(planner::to_string(p.why_not_reasons[i])) + ": " : "")
+        << p.why_not[i] << "\n";
 
   const auto& t = p.time_s;
   out << "\ntime per " << (p.kind == planner::JobKind::inference ? "decode step" : "step") << fmt(": %.4g s\n", p.step_time_s);
@@ -83,6 +91,33 @@ void print_plan(const planner::Plan& p, std::ostream& out) {
   for (const auto& w : p.warnings) out << "warning: " << w << "\n";
 }
 
+// "memory 12, deadline 3": how many instance types each main reason turned down.
+std::string reason_summary(const std::vector<planner::Rejection>& rejected) {
+  std::vector<std::pair<std::string, int>> counts;
+  for (const auto& r : rejected) {
+    if (r.reasons.empty()) continue;
+    const std::string name(planner::to_string(r.reasons.front().reason));
+    auto at = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == name; });
+    if (at == counts.end()) counts.emplace_back(name, 1);
+    else ++at->second;
+  }
+  std::string out;
+  for (const auto& [name, n] : counts) out += (out.empty() ? "" : ", ") + name + " " + std::to_string(n);
+  return out;
+}
+
+void print_rejected(const std::vector<planner::Rejection>& rejected, std::ostream& out, std::size_t limit) {
+  std::size_t shown = 0;
+  for (const auto& r : rejected) {
+    if (shown++ == limit) break;
+    out << "  " << r.instance << " (" << r.gpu_model << ")\n";
+    for (const auto& c : r.reasons)
+      out << "    " << planner::to_string(c.reason) << ": " << c.detail
+          << (c.count > 1 ? " (" + std::to_string(c.count) + " layouts)" : std::string()) << "\n";
+  }
+  if (rejected.empty()) out << "  (no instance type matched the constraints' providers, gpu_models and instances)\n";
+}
+
 // Errors name their field in the message too ("layout.tp: ..."), so a person sees what to fix.
 template <class F>
 void naming_field(F&& body) {
@@ -101,7 +136,8 @@ void register_planner_commands(CLI::App& app) {
   struct Options {
     std::string workload, report;
     bool json = false;
-    int top = 5;
+    int top = planner::kDefaultTop;
+    std::string per;
   };
   auto opts = std::make_shared<Options>();
 
@@ -122,22 +158,38 @@ void register_planner_commands(CLI::App& app) {
   CLI::App* rec = app.add_subcommand("recommend", "Search instances, node counts and layouts; print the best");
   rec->add_option("WORKLOAD", opts->workload, "workload JSON (model, job, optional hardware/layout, constraints)")
       ->required();
-  rec->add_option("--top", opts->top, "how many results (default 5)")->check(CLI::Range(1, 1000));
+  rec->add_option("--top", opts->top,
+                  "how many results (" + std::to_string(planner::kMinTop) + " to " + std::to_string(planner::kMaxTop) +
+                      ", default " + std::to_string(planner::kDefaultTop) + ")")
+      ->check(CLI::Range(planner::kMinTop, planner::kMaxTop));
+  rec->add_option("--per", opts->per, "the best plan per instance type or per GPU model, ranked (default: global top K)")
+      ->check(CLI::IsMember({"instance", "gpu", "none"}));
   rec->add_flag("--json", opts->json, "print the results as JSON");
   rec->add_option("--report", opts->report, "probe report: use its measured bandwidths instead of the catalog's claims");
   rec->callback([opts] { naming_field([&] {
     const Catalog catalog = load_chosen_catalog();
     const auto measured = read_measured(opts->report);
     const nlohmann::json doc = read_workload(opts->workload);
+    const planner::Grouping per = planner::parse_grouping(opts->per, "--per");
     if (opts->json) {
-      std::cout << planner::recommend_json(doc, catalog, opts->top, measured ? &*measured : nullptr).dump(2) << "\n";
+      std::cout << planner::recommend_json(doc, catalog, opts->top, measured ? &*measured : nullptr, per).dump(2) << "\n";
       return;
     }
     const planner::Workload w = planner::parse_workload(doc, catalog);
-    const planner::SearchResult r = planner::search(w, catalog, opts->top, measured ? &*measured : nullptr);
+    planner::SearchOptions search_options;
+    search_options.per = per;
+    const planner::SearchResult r = planner::search(w, catalog, opts->top, measured ? &*measured : nullptr, search_options);
     std::cout << "evaluated " << r.evaluated << " layouts on " << r.hardware_considered << " machine(s), "
-              << r.feasible << " feasible; objective " << planner::to_string(w.constraints.objective) << "\n";
-    if (r.plans.empty()) std::cout << "no layout fits the constraints\n";
+              << r.feasible << " feasible; objective " << planner::to_string(w.constraints.objective);
+    if (per != planner::Grouping::none) std::cout << "; best plan per " << planner::to_string(per);
+    std::cout << "\n";
+    if (r.plans.empty()) {
+      std::cout << "no plan qualifies; why, per instance type:\n";
+      print_rejected(r.rejected, std::cout, r.rejected.size());
+    } else if (!r.rejected.empty()) {
+      std::cout << r.rejected.size() << " instance type(s) had no qualifying plan: " << reason_summary(r.rejected)
+                << " (--json: \"rejected\")\n";
+    }
     for (const auto& p : r.plans) {
       std::cout << "\n" << p.nodes << " x " << p.instance << "  " << layout_words(p.layout) << "\n  "
                 << fmt("%.6g tokens/s", p.tokens_per_s) << fmt(", MFU %.1f%%", 100 * p.mfu)
@@ -146,6 +198,7 @@ void register_planner_commands(CLI::App& app) {
       if (p.job_hours) std::cout << fmt(", %.1f h", *p.job_hours);
       if (p.cost_usd) std::cout << fmt(", $%.0f", *p.cost_usd);
       std::cout << "\n  why: " << p.why << "\n";
+      for (const auto& warning : p.warnings) std::cout << "  warning: " << warning << "\n";
     }
   }); });
 }

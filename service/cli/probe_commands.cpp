@@ -1,6 +1,8 @@
 // `linkwise probe` (measure this instance's links) and `linkwise validate` (the catalog's claims
 // against a probe report). The probes come from the probes library when this build has it.
 #include <cstdio>
+#include <cstdlib>
+#include <unistd.h>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -90,6 +92,13 @@ void run_probe(const ProbeArgs& args) {
 #endif
 }
 
+// "below" in red on a terminal (not when piped, nor with NO_COLOR set).
+std::string verdict_words(probe::Verdict verdict) {
+  const std::string words(probe::to_string(verdict));
+  if (verdict != probe::Verdict::below || !isatty(STDOUT_FILENO) || std::getenv("NO_COLOR")) return words;
+  return "\033[31m" + words + "\033[0m";
+}
+
 void print_validation(const probe::Validation& v) {
   const auto& m = v.instance;
   std::cout << "instance: " << m.instance_id.value_or("(not identified)")
@@ -103,7 +112,7 @@ void print_validation(const probe::Validation& v) {
     std::printf("%-8s  %10s  %-9s  %10s  %10s  %-7s  %-12s  %s\n", c.claim.c_str(),
                 fixed(c.claimed, c.claimed_unit == "PCIe gen" ? 0 : 1).c_str(), c.claimed_unit.c_str(),
                 fixed(c.expected).c_str(), fixed(c.measured).c_str(), c.unit.c_str(),
-                (efficiency + " (>=" + needed + ")").c_str(), std::string(probe::to_string(c.verdict)).c_str());
+                (efficiency + " (>=" + needed + ")").c_str(), verdict_words(c.verdict).c_str());
   }
   std::cout << "\n";
   for (const auto& c : v.verdicts) {

@@ -18,8 +18,6 @@
 namespace linkwise::server {
 namespace {
 
-constexpr long long kDefaultTop = 5;
-constexpr long long kMaxTop = 100;
 
 std::optional<MeasuredLinks> measured_from(const QueryParams& query, ReportStore& reports) {
   const auto id = query.integer("probe_report", 1, std::numeric_limits<std::int64_t>::max());
@@ -64,11 +62,14 @@ void add_planner_routes(Router& router, Context& ctx) {
              [&ctx](const httplib::Request& req, httplib::Response& res, const PathParams&) {
                require_json_content_type(req);
                answer(ctx, req, res, [&] {
-                 const QueryParams query(req, {"top", "probe_report"});
-                 const int top = static_cast<int>(query.integer("top", 1, kMaxTop).value_or(kDefaultTop));
+                 const QueryParams query(req, {"top", "probe_report", "per"});
+                 // The same default and bounds as the CLI's --top and Python's top= (search.hpp).
+                 const int top = static_cast<int>(
+                     query.integer("top", planner::kMinTop, planner::kMaxTop).value_or(planner::kDefaultTop));
+                 const planner::Grouping per = planner::parse_grouping(query.text("per").value_or(""), "per");
                  const auto measured = measured_from(query, ctx.reports);
                  const nlohmann::json workload = json_body(req);
-                 return planner::recommend_json(workload, ctx.catalog, top, measured ? &*measured : nullptr).dump();
+                 return planner::recommend_json(workload, ctx.catalog, top, measured ? &*measured : nullptr, per).dump();
                });
              });
 }

@@ -30,6 +30,7 @@ ordered_json summary_json(const StoredReport& stored) {
           {"instance", stored.instance_id},
           {"received_at", stored.received_at},
           {"uploaded_by", stored.key_name},
+          {"synthetic", stored.validation.is_object() && stored.validation.value("synthetic", false)},
           {"validation", stored.validation}};
 }
 
@@ -106,8 +107,10 @@ void add_report_routes(Router& router, Context& ctx) {
       throw_invalid("instance", "instance: the report does not name its instance type (" +
                                     validation.instance.reason + "); pass ?instance=ID");
     }
+    nlohmann::json checked = probe::to_json(validation);
+    checked["synthetic"] = probe::is_synthetic(report);  // kept with the verdicts: fleet views leave it out
     const StoredReport stored =
-        ctx.reports.add(*validation.instance.instance_id, key_name, probe::to_json(report), probe::to_json(validation));
+        ctx.reports.add(*validation.instance.instance_id, key_name, probe::to_json(report), std::move(checked));
     res.set_header("Location", "/v1/probe-reports/" + std::to_string(stored.id));
     send_json(res, summary_json(stored).dump(), 201);
   });
@@ -139,7 +142,8 @@ void add_report_routes(Router& router, Context& ctx) {
 
   router.add("GET", "/v1/instances/{id}/validation", [&ctx](const httplib::Request& req, httplib::Response& res,
                                                             const PathParams& params) {
-    QueryParams(req, {});
+    const QueryParams query(req, {"include_synthetic"});
+    const bool include_synthetic = query.boolean("include_synthetic").value_or(false);
     const std::string& id = params.find("id")->second;
     if (!ctx.catalog.find_instance(id)) throw_not_found("id", "no instance type \"" + id + "\" in the catalog");
 
@@ -148,7 +152,14 @@ void add_report_routes(Router& router, Context& ctx) {
     std::vector<ClaimSummary> claims;
     probe::ProbeReport empty;
     for (const auto& v : probe::validate(empty, ctx.catalog, id).verdicts) claims.push_back({v, {}, {}, {}});
-    const auto stored = ctx.reports.validations_for(id);
+    // Synthetic and test reports are stored but, unless asked for, not part of the fleet's verdict.
+    std::vector<nlohmann::json> stored;
+    long long synthetic = 0;
+    for (auto& validation : ctx.reports.validations_for(id)) {
+      const bool is_synthetic = validation.value("synthetic", false);
+      synthetic += is_synthetic;
+      if (!is_synthetic || include_synthetic) stored.push_back(std::move(validation));
+    }
     for (const auto& validation : stored) {
       for (const auto& v : validation.at("verdicts")) {
         auto it = std::find_if(claims.begin(), claims.end(), [&](const auto& c) { return c.first.claim == v.at("claim"); });
@@ -161,7 +172,11 @@ void add_report_routes(Router& router, Context& ctx) {
         if (v.at("efficiency").is_number()) it->shares.push_back(v.at("efficiency").get<double>());
       }
     }
-    ordered_json out = {{"instance", id}, {"reports", stored.size()}, {"claims", ordered_json::array()}};
+    ordered_json out = {{"instance", id},
+                        {"reports", stored.size()},
+                        {"synthetic_reports", synthetic},
+                        {"synthetic_included", include_synthetic},
+                        {"claims", ordered_json::array()}};
     for (const auto& c : claims) out["claims"].push_back(claim_json(c, static_cast<int>(stored.size())));
     send_json(res, out.dump());
   });

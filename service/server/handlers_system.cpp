@@ -7,7 +7,7 @@ namespace linkwise::server {
 void add_system_routes(Router& router, Context& ctx) {
   router.add("GET", "/healthz", [](const httplib::Request& req, httplib::Response& res, const PathParams&) {
     QueryParams(req, {});
-    send_json(res, R"({"status":"ok"})");
+    send_json(res, R"({"status":"ok","version":")" LINKWISE_VERSION R"("})");
   });
 
   router.add("GET", "/metrics", [&ctx](const httplib::Request& req, httplib::Response& res, const PathParams&) {

@@ -10,6 +10,7 @@ int http_status(ErrorKind kind) noexcept {
   switch (kind) {
     case ErrorKind::invalid_input: return 400;
     case ErrorKind::not_found: return 404;
+    case ErrorKind::unknown_reference: return 422;
     case ErrorKind::conflict: return 409;
     case ErrorKind::unauthorized: return 401;
     case ErrorKind::forbidden: return 403;
@@ -36,6 +37,7 @@ std::string_view title_for(int status) {
     case 414: return "URI Too Long";
     case 415: return "Unsupported Media Type";
     case 416: return "Range Not Satisfiable";
+    case 422: return "Unprocessable Content";
     case 408: return "Request Timeout";
     case 431: return "Request Header Fields Too Large";
     case 501: return "Not Implemented";
@@ -57,6 +59,7 @@ std::string_view kind_for(int status) {
     case 414: return "uri_too_long";
     case 415: return "unsupported_media_type";
     case 416: return "range_not_satisfiable";
+    case 422: return "unknown_reference";
     case 408: return "request_timeout";
     case 431: return "header_fields_too_large";
     case 501: return "unsupported";

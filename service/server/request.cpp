@@ -101,9 +101,10 @@ std::optional<bool> QueryParams::boolean(std::string_view name) const {
   auto value = text(name);
   if (!value) return std::nullopt;
   // Any case: Python's requests sends True and False as "True" and "False".
-  if (strcasecmp(value->c_str(), "true") == 0) return true;
-  if (strcasecmp(value->c_str(), "false") == 0) return false;
-  throw_invalid(std::string(name), std::string(name) + ": expected true or false, got \"" + clip(*value) + "\"");
+  // 1 and 0 too: the booleans every front end accepts (true/false/1/0, any case).
+  if (strcasecmp(value->c_str(), "true") == 0 || *value == "1") return true;
+  if (strcasecmp(value->c_str(), "false") == 0 || *value == "0") return false;
+  throw_invalid(std::string(name), std::string(name) + ": expected true, false, 1 or 0, got \"" + clip(*value) + "\"");
 }
 
 void require_json_content_type(const httplib::Request& req) {

@@ -30,7 +30,7 @@ class QueryParams {
   // A finite number (nan, inf and values beyond the double range are refused); other ranges are
   // the business of whoever uses it.
   std::optional<double> number(std::string_view name) const;
-  std::optional<bool> boolean(std::string_view name) const;  // "true" / "false", any case
+  std::optional<bool> boolean(std::string_view name) const;  // "true" / "false" (any case), "1" / "0"
 
  private:
   const std::string* find(std::string_view name) const;

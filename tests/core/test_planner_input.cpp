@@ -53,9 +53,9 @@ TEST_CASE("the good workload plans") {
 TEST_CASE("each bad input names its field") {
   json d;
   d = good(); d["model"]["preset"] = "llama9-1t";
-  CHECK(failing_field(d, ErrorKind::not_found) == "model.preset");
+  CHECK(failing_field(d, ErrorKind::unknown_reference) == "model.preset");
   d = good(); d["hardware"]["instance"] = "aws:nope";
-  CHECK(failing_field(d, ErrorKind::not_found) == "hardware.instance");
+  CHECK(failing_field(d, ErrorKind::unknown_reference) == "hardware.instance");
   d = good(); d["model"] = {{"layers", 0}, {"hidden", 4096}, {"heads", 32}};
   CHECK(failing_field(d) == "model.layers");
   d = good(); d["model"] = {{"layers", 32}, {"hidden", -4096}, {"heads", 32}};
@@ -96,7 +96,7 @@ TEST_CASE("each bad input names its field") {
   d = good(); d["hardware"] = {{"instance", "lambda:gpu_1x_a100"}, {"nodes", 2}}; d["layout"] = {{"tp", 1}, {"pp", 1}};
   CHECK(failing_field(d) == "hardware.nodes");  // no network between nodes
   d = good(); d["hardware"] = {{"custom", {{"gpu_model", "B300"}, {"gpu_count", 8}}}, {"nodes", 1}};
-  CHECK(failing_field(d, ErrorKind::not_found) == "hardware.custom.gpu_model");
+  CHECK(failing_field(d, ErrorKind::unknown_reference) == "hardware.custom.gpu_model");
   d = good(); d["hardware"] = {{"custom", {{"gpu_model", "H100-SXM5-80GB"}, {"gpu_count", 8}, {"intra_node_fabric", "warp"}}}, {"nodes", 16}};
   CHECK(failing_field(d) == "hardware.custom.intra_node_fabric");
   d = good(); d["constraints"] = {{"objective", "fun"}};

@@ -130,14 +130,27 @@ TEST_CASE("the threshold is the boundary: exactly at it meets", "[probe][validat
             .verdict == Verdict::below);
 }
 
-TEST_CASE("several matching instances: instance claims cannot be checked, GPU claims can", "[probe][validate]") {
+TEST_CASE("several matching instances: shared claims are checked, differing ones cannot be", "[probe][validate]") {
   const Validation v = validate(testing::synthetic_report(), two_h100_instances(), std::nullopt);
   CHECK_FALSE(v.instance.instance_id);
   CHECK(v.instance.gpu_model == std::optional<std::string>("H100-SXM5-80GB"));
   CHECK(contains(v.instance.reason, "aws:p5.48xlarge, lambda:gpu_8x_h100_sxm5"));
-  CHECK(claim(v, "nvlink").verdict == Verdict::cannot_check);
-  CHECK(contains(claim(v, "nvlink").reason, "not identified"));
+  CHECK(v.instance.candidates == std::vector<std::string>{"aws:p5.48xlarge", "lambda:gpu_8x_h100_sxm5"});
+  // Both claim 900 GB/s NVLink behind NVSwitch: checked without --instance.
+  CHECK(claim(v, "nvlink").verdict == Verdict::meets);
+  CHECK(contains(claim(v, "nvlink").reason, "shared by all 2 candidate instances"));
+  // Their network figures differ (3200 Gbit/s, none): not checked.
+  CHECK(claim(v, "network").verdict == Verdict::cannot_check);
+  CHECK(contains(claim(v, "network").reason, "not identified"));
   CHECK(claim(v, "hbm").verdict == Verdict::meets);
+
+  // NVLink at a quarter of the shared claim is below without --instance (the CLI exits 1).
+  testing::SyntheticFigures slow;
+  slow.allreduce_busbw = 120;
+  const Validation below = validate(testing::synthetic_report(slow), two_h100_instances(), std::nullopt);
+  CHECK(claim(below, "nvlink").verdict == Verdict::below);
+  CHECK(below.any_below());
+  CHECK(to_json(below)["instance"]["candidates"].size() == 2);
 
   // --instance settles it.
   const Validation named = validate(testing::synthetic_report(), two_h100_instances(), "lambda:gpu_8x_h100_sxm5");
@@ -255,4 +268,15 @@ TEST_CASE("validate's JSON uses the contract's field names", "[probe][validate]"
                           "min_efficiency", "measurement", "reason"}) {
     CHECK(j["verdicts"][0].contains(key));
   }
+}
+
+TEST_CASE("a report whose note says synthetic or test is synthetic", "[probe][report]") {
+  ProbeReport report = testing::synthetic_report();
+  CHECK(is_synthetic(report));
+  report.note = "A TEST run";
+  CHECK(is_synthetic(report));
+  report.note = std::nullopt;
+  CHECK_FALSE(is_synthetic(report));
+  report.note = "rack 4, after the cable swap";
+  CHECK_FALSE(is_synthetic(report));
 }

@@ -79,11 +79,14 @@ def test_plan_of_a_bad_workload_is_a_value_error_naming_the_field(change, field)
     assert caught.value.field.startswith(field), (caught.value.field, str(caught.value))
 
 
-def test_unknown_preset_or_instance_is_a_key_error():
-    with pytest.raises(KeyError) as caught:
+def test_unknown_preset_or_instance_is_an_unknown_reference():
+    with pytest.raises(ValueError) as caught:
         linkwise.Workload("llama9-1t", job=PRETRAIN_70B_P5["job"])
+    assert isinstance(caught.value, linkwise.UnknownReferenceError)
+    assert not isinstance(caught.value, KeyError)
+    assert caught.value.kind == "unknown_reference"
     assert caught.value.field == "model.preset" and "llama9-1t" in str(caught.value)
-    with pytest.raises(linkwise.NotFoundError) as caught:
+    with pytest.raises(linkwise.UnknownReferenceError) as caught:
         linkwise.Workload.from_json({**PRETRAIN_70B_P5, "hardware": {"instance": "aws:p99", "nodes": 1}})
     assert caught.value.field.startswith("hardware")
 

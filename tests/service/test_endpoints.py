@@ -18,7 +18,7 @@ def test_healthz(server):
     r = get(server, "/healthz")
     assert r.status_code == 200
     assert r.headers["Content-Type"] == "application/json"
-    assert r.json() == {"status": "ok"}
+    assert r.json()["status"] == "ok" and set(r.json()) == {"status", "version"}
 
 
 def test_instances_are_the_cli_catalog(server):
@@ -186,3 +186,13 @@ def test_gzip_when_accepted(server):
     refused = requests.get(server.url + "/v1/instances", params={"gpu": "H100"}, timeout=10,
                            headers={"Accept-Encoding": "gzip;q=0"})
     assert "Content-Encoding" not in refused.headers and refused.content == plain.content
+
+
+def test_booleans_are_true_false_1_0_any_case(server):
+    want = get(server, "/v1/instances", rdma="true", limit=1000).json()["items"]
+    for spelling in ("True", "TRUE", "1"):
+        assert get(server, "/v1/instances", rdma=spelling, limit=1000).json()["items"] == want
+    off = get(server, "/v1/instances", rdma="false", limit=1000).json()["items"]
+    assert off != want
+    for spelling in ("False", "0"):
+        assert get(server, "/v1/instances", rdma=spelling, limit=1000).json()["items"] == off

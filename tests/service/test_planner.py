@@ -57,7 +57,12 @@ def test_bad_workloads_name_the_field(server):
     workload = json.loads(PLAN_FILE.read_text())
     unknown = dict(workload, model={"preset": "no-such-model"})
     r = post(server, "/v1/plans", unknown)
-    assert r.status_code == 404 and r.json()["field"] == "model.preset", r.text
+    # An unknown reference inside the body: 422, not 404 (the URL names an endpoint that exists).
+    assert r.status_code == 422 and r.json()["field"] == "model.preset", r.text
+    assert r.json()["type"] == "urn:linkwise:problem:unknown_reference"
+    r = post(server, "/v1/recommendations", dict(json.loads(RECOMMEND_FILE.read_text()),
+                                                 hardware={"instance": "aws:p99.none"}))
+    assert r.status_code == 422 and r.json()["field"] == "hardware.instance", r.text
     bad_layout = json.loads(PLAN_FILE.read_text())
     bad_layout["layout"]["dp"] = 3
     r = post(server, "/v1/plans", bad_layout)
@@ -107,3 +112,70 @@ def test_concurrent_distinct_recommendations_all_answered(server):
     for i in range(len(presets)):
         alone = post(server, "/v1/recommendations", dict(workload(i), description="alone"), top=2).json()
         assert answers[i].json()["results"] == alone["results"]
+
+
+def test_an_empty_answer_says_why_and_the_cli_prints_it(server, tmp_path):
+    workload = json.loads(RECOMMEND_FILE.read_text())
+    workload.setdefault("constraints", {})["deadline_hours"] = 0.01
+    workload["job"]["tokens"] = workload["job"].get("tokens") or 1e10
+    r = post(server, "/v1/recommendations", workload)
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["results"] == [] and body["rejected"], body
+    assert all(x["reason"] in {"memory", "deadline", "budget", "network_unknown", "unpriced", "latency_target",
+                               "constraint"} for x in body["rejected"])
+    assert any(x["reason"] == "deadline" and x["reasons"][0]["best_hours"] > 0.01 for x in body["rejected"])
+    path = tmp_path / "impossible.json"
+    path.write_text(json.dumps(workload))
+    text = run_cli("recommend", str(path), "--db", str(server.db)).stdout
+    assert "no plan qualifies" in text and "deadline:" in text and "against the 0.0 h deadline" in text
+    assert json.loads(run_cli("recommend", str(path), "--json", "--db", str(server.db)).stdout) == body
+
+
+def test_per_instance_over_rest_is_the_cli(server):
+    workload = json.loads(RECOMMEND_FILE.read_text())
+    r = post(server, "/v1/recommendations", workload, per="instance", top=4)
+    assert r.status_code == 200, r.text
+    instances = [p["instance"] for p in r.json()["results"]]
+    assert len(instances) == len(set(instances)) and r.json()["per"] == "instance"
+    cli = json.loads(run_cli("recommend", str(RECOMMEND_FILE), "--per", "instance", "--top", "4", "--json",
+                             "--db", str(server.db)).stdout)
+    assert r.json() == cli
+    r = post(server, "/v1/recommendations", workload, per="provider")
+    assert r.status_code == 400 and r.json()["field"] == "per", r.text
+
+
+def test_top_default_and_bounds_match_the_cli(server):
+    workload = json.loads(RECOMMEND_FILE.read_text())
+    default = post(server, "/v1/recommendations", workload).json()
+    cli = json.loads(run_cli("recommend", str(RECOMMEND_FILE), "--json", "--db", str(server.db)).stdout)
+    assert len(default["results"]) == len(cli["results"]) == 5
+    assert post(server, "/v1/recommendations", workload, top=100).status_code == 200
+    r = post(server, "/v1/recommendations", workload, top=101)
+    assert r.status_code == 400 and r.json()["field"] == "top"
+    over = run_cli("recommend", str(RECOMMEND_FILE), "--top", "101", "--db", str(server.db), check=False)
+    assert over.returncode == 2
+    assert run_cli("recommend", str(RECOMMEND_FILE), "--top", "100", "--db", str(server.db), check=False).returncode == 0
+
+
+def test_recommend_text_prints_the_warnings_json_carries(server, tmp_path):
+    workload = json.loads(RECOMMEND_FILE.read_text())
+    workload["job"].pop("tokens", None)  # every plan then warns that job_hours is unknown
+    workload.setdefault("constraints", {}).pop("deadline_hours", None)
+    workload["constraints"].pop("budget_usd", None)
+    if workload["constraints"].get("objective") == "cost_within_deadline":
+        workload["constraints"]["objective"] = "cost"
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(workload))
+    doc = json.loads(run_cli("recommend", str(path), "--json", "--top", "2", "--db", str(server.db)).stdout)
+    warnings = {w for p in doc["results"] for w in p["warnings"]}
+    assert warnings
+    text = run_cli("recommend", str(path), "--top", "2", "--db", str(server.db)).stdout
+    for w in warnings:
+        assert f"warning: {w}" in text
+
+
+def test_healthz_and_version_agree(server):
+    health = requests.get(server.url + "/healthz", timeout=10).json()
+    version = run_cli("--version").stdout.strip()
+    assert health["status"] == "ok" and version == f"linkwise {health['version']}"

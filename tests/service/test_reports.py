@@ -72,9 +72,15 @@ def test_fleet_validation(fresh_server):
     assert nvlink["count"] == 0 and nvlink["median"] is None and nvlink["verdict"] == "cannot-check"
 
     for busbw in (400, 380, 200):  # shares of 450 GB/s: 0.889, 0.844, 0.444
-        assert upload(srv, h100_node_report(busbw, 3000), instance=P5).status_code == 201
-    body = requests.get(srv.url + f"/v1/instances/{P5}/validation", timeout=10).json()
-    assert body["reports"] == 3
+        created = upload(srv, h100_node_report(busbw, 3000), instance=P5)
+        assert created.status_code == 201 and created.json()["synthetic"] is True
+    # Synthetic test inputs are stored but left out of the fleet's verdict unless asked for.
+    default = requests.get(srv.url + f"/v1/instances/{P5}/validation", timeout=10).json()
+    assert default["reports"] == 0 and default["synthetic_reports"] == 3 and default["synthetic_included"] is False
+    assert next(c for c in default["claims"] if c["claim"] == "nvlink")["verdict"] == "cannot-check"
+    body = requests.get(srv.url + f"/v1/instances/{P5}/validation", params={"include_synthetic": "true"},
+                        timeout=10).json()
+    assert body["reports"] == 3 and body["synthetic_included"] is True
     nvlink = next(c for c in body["claims"] if c["claim"] == "nvlink")
     assert nvlink["claimed"] == 900 and nvlink["expected"] == 450
     assert nvlink["count"] == 3 and nvlink["median"] == 380 and nvlink["min"] == 200 and nvlink["max"] == 400
@@ -84,6 +90,15 @@ def test_fleet_validation(fresh_server):
     assert nvlink["verdict"] == "meets"
     network = next(c for c in body["claims"] if c["claim"] == "network")
     assert network["count"] == 0 and network["verdict"] == "cannot-check"
+
+    # A measured (not synthetic) report counts by default.
+    measured = h100_node_report(390, 3000)
+    measured["note"] = None
+    r = upload(srv, measured, instance=P5)
+    assert r.status_code == 201 and r.json()["synthetic"] is False
+    default = requests.get(srv.url + f"/v1/instances/{P5}/validation", timeout=10).json()
+    assert default["reports"] == 1 and default["synthetic_reports"] == 3
+    assert next(c for c in default["claims"] if c["claim"] == "nvlink")["median"] == 390
     srv.stop()
 
 

@@ -9,17 +9,19 @@ and units are the JSON contract shared with the ``linkwise`` CLI (``--json``) an
     >>> linkwise.Catalog.default().instances(gpu="H100", min_gpus=8, fabric="nvswitch")
 """
 
-from ._errors import Error, InvalidInputError, NotFoundError, UnsupportedError
+from . import _core
+from ._errors import (Error, InvalidInputError, NotFoundError, UnknownReferenceError,
+                      UnsupportedError)
 from .catalog import Catalog, Gpu, GpuList, Instance, InstanceList
 from .planner import (Layout, MemoryBreakdown, Plan, PlanList, TimeBreakdown, Workload, plan,
                       recommend)
 from .probes import ProbeReport, ValidationResult, Verdict, VerdictList, has_probes, probe, validate
 
-__version__ = "0.1.0"
+__version__: str = _core.__version__  # the project version (CMakeLists.txt), as `linkwise --version`
 
 __all__ = [
     "Catalog", "Error", "Gpu", "GpuList", "Instance", "InstanceList", "InvalidInputError",
-    "Layout", "MemoryBreakdown", "NotFoundError", "Plan", "PlanList", "TimeBreakdown", "Workload",
+    "Layout", "MemoryBreakdown", "NotFoundError", "Plan", "PlanList", "TimeBreakdown", "UnknownReferenceError", "Workload",
     "plan", "recommend", "ProbeReport", "UnsupportedError", "ValidationResult", "Verdict",
     "VerdictList", "__version__", "has_probes", "probe", "validate",
 ]

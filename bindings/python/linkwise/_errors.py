@@ -38,6 +38,13 @@ class NotFoundError(Error, KeyError):
     kind = "not_found"
 
 
+class UnknownReferenceError(Error, ValueError):
+    """A request document names something that does not exist: an unknown model preset, instance
+    or GPU id inside a workload. Also a ``ValueError`` (the document is at fault, not a lookup)."""
+
+    kind = "unknown_reference"
+
+
 class UnsupportedError(Error, RuntimeError):
     """A capability this build or machine lacks, e.g. probes without CUDA or without a GPU.
     Also a ``RuntimeError``."""
@@ -48,6 +55,7 @@ class UnsupportedError(Error, RuntimeError):
 _BY_KIND = {
     "invalid_input": InvalidInputError,
     "not_found": NotFoundError,
+    "unknown_reference": UnknownReferenceError,
     "unsupported": UnsupportedError,
 }
 

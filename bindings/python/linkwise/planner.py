@@ -27,7 +27,8 @@ class Workload:
     ``model`` may also be a preset name ("llama3.1-70b") and ``hardware`` an instance id.
     The core checks the document when the Workload is made, against ``catalog`` (default: the
     shipped one) for instance ids: a bad one raises ``linkwise.InvalidInputError`` (a ValueError)
-    naming the field, an unknown preset or instance ``linkwise.NotFoundError`` (a KeyError)."""
+    naming the field, an unknown preset or instance ``linkwise.UnknownReferenceError`` (also a
+    ValueError) naming the field."""
 
     __slots__ = ("_data",)
 
@@ -196,6 +197,8 @@ class Plan(Record):
     memory_error_band = Field[float]("The memory model's error band, a fraction of the predicted total.")
     memory_margin_gb = Field[float]("Capacity minus total memory per GPU, GB (negative: does not fit).")
     why_not = Field[List[str]]("Why it does not fit or meet the constraints, in words; empty when it does.")
+    why_not_reasons = Field[List[str]]("The class of each why_not entry: memory, deadline, budget, "
+                                       "latency_target (the vocabulary of recommend's rejected).")
     memory_gb = Field[MemoryBreakdown]("Memory per GPU, GB.", MemoryBreakdown)
     step_time_s = Field[float]("Time of one optimizer step (training) or one batch, s.")
     time_s = Field[TimeBreakdown]("The step's time by part, s.", TimeBreakdown)
@@ -224,6 +227,18 @@ class Plan(Record):
     meets_latency_target = Field[Optional[bool]]("Inference: whether the latency target is met.")
     why = Field[Optional[str]]("recommend(): why this plan ranks here, in words.")
 
+    def _repr_html_(self) -> str:
+        """The answer first (verdict, instance x nodes, layout, hours, cost, bottleneck), then
+        memory per GPU in stacking order, the step's time, throughput and where the bandwidths
+        came from; rounded, with units."""
+        return _plan_html(self._data)
+
+    def plot(self, kind: str = "memory", ax: Any = None) -> Any:
+        """A bar chart of this plan's memory per GPU (``kind="memory"``, stacked in the order
+        weights, gradients, optimizer, activations, KV cache, overhead, against the capacity) or
+        of its step time by part (``kind="time"``). Returns the matplotlib Axes."""
+        return PlanList([self]).plot(kind, ax=ax)
+
 
 class PlanList(RecordList[Plan]):
     """Plans, best first (``linkwise.recommend``); ``to_pandas()`` flattens nested objects into
@@ -233,6 +248,59 @@ class PlanList(RecordList[Plan]):
     _flatten = True
     _columns = ("instance", "nodes", "layout.tp", "layout.pp", "layout.dp", "layout.zero",
                 "fits", "job_hours", "cost_usd", "bottleneck")
+
+    def to_pandas(self) -> Any:
+        """A DataFrame, one row per plan, in the order of the HTML view: the answer (instance,
+        nodes, fits, hours, cost, bottleneck), the layout, memory per GPU in stacking order, the
+        step's time by part, then the rest; nested objects as "memory_gb.total" ... columns."""
+        frame = super().to_pandas()
+        first = [c for c in PLAN_COLUMNS if c in frame.columns]
+        return frame[first + [c for c in frame.columns if c not in first]]
+
+    def plot(self, kind: str = "memory", ax: Any = None) -> Any:
+        """Charts of the plans (matplotlib, imported here): ``"memory"`` memory per GPU stacked
+        by part with each capacity, ``"time"`` step time by part, ``"pareto"`` cost against job
+        time with the Pareto front (plans no other beats on both) joined. Returns the Axes."""
+        try:
+            import matplotlib.pyplot as plt  # type: ignore[import-untyped, unused-ignore]
+        except ImportError as error:
+            raise ImportError("plot() needs matplotlib: pip install 'linkwise[notebooks]'") from error
+        if kind not in ("memory", "time", "pareto"):
+            raise ValueError(f"kind: expected 'memory', 'time' or 'pareto', got {kind!r}")
+        if ax is None:
+            _, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(self) + 3), 4))
+        labels = [f"{p.nodes} x {p.instance}\n{_layout_words(p['layout'])}" for p in self]
+        if kind == "pareto":
+            points = [(p.job_hours, p.cost_usd, f"{p.nodes} x {p.instance}") for p in self
+                      if p.job_hours is not None and p.cost_usd is not None]
+            if not points:
+                raise ValueError("plot('pareto') needs job_hours and cost_usd: give job.tokens and use priced instances")
+            ax.scatter([h for h, _, _ in points], [c for _, c, _ in points], color="tab:gray", label="plans")
+            front = pareto_front(points)
+            ax.plot([h for h, _, _ in front], [c for _, c, _ in front], "o-", color="tab:red", label="Pareto front")
+            for h, c, name in front:
+                ax.annotate(name, (h, c), textcoords="offset points", xytext=(4, 4), fontsize=8)
+            ax.set_xlabel("job time (h)")
+            ax.set_ylabel("job cost (USD)")
+            ax.legend()
+            return ax
+        parts = MEMORY_PARTS if kind == "memory" else TIME_PARTS
+        key = "memory_gb" if kind == "memory" else "time_s"
+        bottom = [0.0] * len(self)
+        for part in parts:
+            values = [float(p[key].get(part) or 0.0) for p in self]
+            ax.bar(range(len(self)), values, bottom=bottom, label=part)
+            bottom = [b + v for b, v in zip(bottom, values)]
+        if kind == "memory":
+            ax.scatter(range(len(self)), [p["memory_gb"]["capacity"] for p in self], marker="_", s=600,
+                       color="black", label="capacity", zorder=3)
+            ax.set_ylabel("memory per GPU (GB)")
+        else:
+            ax.set_ylabel("time per step (s)")
+        ax.set_xticks(range(len(self)))
+        ax.set_xticklabels(labels, fontsize=8)
+        ax.legend(fontsize=8)
+        return ax
 
     def __init__(self, items: Sequence[Any], search: Optional[Mapping[str, Any]] = None) -> None:
         super().__init__(items)
@@ -244,9 +312,98 @@ class PlanList(RecordList[Plan]):
         skipped, objective, model (the rest of ``linkwise recommend --json``)."""
         return copy.deepcopy(self._search)
 
+    @property
+    def rejected(self) -> List[JsonDict]:
+        """Instance types with no qualifying plan and why: [{"instance", "gpu_model", "reason",
+        "reasons": [{"reason", "count", "detail", "best_hours"?...}]}]. Reasons: memory, deadline,
+        budget, network_unknown, unpriced, latency_target, constraint (as Plan.why_not_reasons)."""
+        return copy.deepcopy(self._search.get("rejected", []))
+
     def to_contract(self) -> JsonDict:
         """The whole ``linkwise recommend --json`` document: {"results": [...], **search}."""
         return {"results": self.to_dict(), **copy.deepcopy(self._search)}
+
+
+# The order of a plan's fields in its HTML view and to_pandas(): the answer, then the details.
+PLAN_COLUMNS = (
+    "instance", "nodes", "gpus", "gpu_model", "fits", "job_hours", "cost_usd", "usd_per_million_tokens",
+    "bottleneck", "why", "layout.tp", "layout.pp", "layout.cp", "layout.dp", "layout.micro_batch",
+    "layout.zero", "layout.recompute", "layout.sequence_parallel", "layout.virtual_stages",
+    "memory_gb.weights", "memory_gb.gradients", "memory_gb.optimizer", "memory_gb.activations",
+    "memory_gb.kv_cache", "memory_gb.overhead", "memory_gb.total", "memory_gb.capacity", "memory_margin_gb",
+    "step_time_s", "time_s.compute", "time_s.tp_comm", "time_s.cp_comm", "time_s.pp_comm",
+    "time_s.pp_bubble", "time_s.dp_comm", "time_s.exposed_comm", "tokens_per_s", "mfu",
+    "model_tflops_per_gpu", "hardware_tflops_per_gpu", "price_usd_per_hour", "meets_deadline",
+    "within_budget", "why_not", "why_not_reasons", "warnings", "model", "job_kind", "precision",
+    "gpus_per_node", "custom_hardware")
+MEMORY_PARTS = ("weights", "gradients", "optimizer", "activations", "kv_cache", "overhead")
+TIME_PARTS = ("compute", "tp_comm", "cp_comm", "pp_comm", "pp_bubble", "dp_comm")
+
+
+def pareto_front(points: Sequence[Any]) -> List[Any]:
+    """The points (x, y, ...) no other point beats on both x and y (lower is better), by x."""
+    front: List[Any] = []
+    for point in sorted(points, key=lambda p: (p[0], p[1])):
+        if not front or point[1] < front[-1][1]:
+            front.append(point)
+    return front
+
+
+def _layout_words(layout: Mapping[str, Any]) -> str:
+    words = f"tp={layout.get('tp')} pp={layout.get('pp')} dp={layout.get('dp')}"
+    if layout.get("cp", 1) != 1:
+        words += f" cp={layout['cp']}"
+    return words + f" zero={layout.get('zero')}"
+
+
+def _num(value: Any, unit: str = "", digits: int = 1) -> str:
+    if value is None:
+        return "unknown"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return f"{value:,.{digits}f}{(' ' + unit) if unit else ''}"
+
+
+def _plan_html(d: Mapping[str, Any]) -> str:
+    import html as _html
+    esc = _html.escape
+    layout = d.get("layout") or {}
+    mem = d.get("memory_gb") or {}
+    time_s = d.get("time_s") or {}
+    verdict = "fits" if d.get("fits") else "does not fit"
+    if d.get("fits") and d.get("why_not"):
+        verdict = "fits, but misses a constraint"
+    rows: List[Any] = [
+        ("verdict", verdict + ("" if not d.get("why_not") else ": " + "; ".join(d["why_not"]))),
+        ("hardware", f"{d.get('nodes')} x {d.get('instance')} ({d.get('gpus')} x {d.get('gpu_model')})"),
+        ("layout", _layout_words(layout) + f" micro_batch={layout.get('micro_batch')} "
+                   f"recompute={layout.get('recompute')}"),
+        ("job time", _num(d.get("job_hours"), "h")),
+        ("cost", "unknown" if d.get("cost_usd") is None else f"${d['cost_usd']:,.0f}"),
+        ("bottleneck", d.get("bottleneck")),
+    ]
+    if d.get("why"):
+        rows.append(("why", d["why"]))
+    rows.append(("memory per GPU", ""))
+    rows += [(f"  {part}", _num(mem.get(part), "GB")) for part in MEMORY_PARTS]
+    rows.append(("  total / capacity", f"{_num(mem.get('total'), 'GB')} of {_num(mem.get('capacity'), 'GB')}"))
+    rows.append((f"step time", _num(d.get("step_time_s"), "s", 3)))
+    rows += [(f"  {part}", _num(time_s.get(part), "s", 3)) for part in TIME_PARTS if time_s.get(part)]
+    rows += [
+        ("tokens/s", _num(d.get("tokens_per_s"), "", 0)),
+        ("MFU", "unknown" if d.get("mfu") is None else f"{100 * d['mfu']:.1f}%"),
+        ("price", "unknown" if d.get("price_usd_per_hour") is None else f"${d['price_usd_per_hour']:,.2f}/h"),
+        ("USD per million tokens", _num(d.get("usd_per_million_tokens"), "", 3)),
+    ]
+    if d.get("ttft_s") is not None:
+        rows += [("time to first token", _num(d.get("ttft_s"), "s", 3)),
+                 ("time per output token", _num(1000 * d["tpot_s"], "ms", 2))]
+    rows += [(f"warning", w) for w in d.get("warnings") or []]
+    source = d.get("bandwidth_source") or {}
+    rows += [(f"bandwidth: {k.replace('_', '-')}", v) for k, v in source.items()]
+    body = "".join(f"<tr><th style='text-align:left'>{esc(str(k))}</th><td style='text-align:left'>"
+                   f"{esc(str(v))}</td></tr>" for k, v in rows)
+    return f"<table>{body}</table>"
 
 
 def _workload_dict(workload: Union[Workload, Mapping[str, Any]]) -> JsonDict:
@@ -271,12 +428,19 @@ def plan(workload: Union[Workload, Mapping[str, Any]], catalog: Optional[Catalog
     return Plan(_core.plan(_workload_dict(workload), _catalog_core(catalog), _report_dict(report)))
 
 
-def recommend(workload: Union[Workload, Mapping[str, Any]], top: int = 10,
-              catalog: Optional[Catalog] = None, report: Any = None) -> PlanList:
+def recommend(workload: Union[Workload, Mapping[str, Any]], top: int = _core.default_top,
+              catalog: Optional[Catalog] = None, report: Any = None, per: Optional[str] = None) -> PlanList:
     """Searches instances x nodes x layouts for the workload and returns the ``top`` best plans
-    by the constraints' objective (``linkwise recommend``)."""
+    by the constraints' objective (``linkwise recommend``). ``top``: 1 to 100 (default 5, as the
+    CLI's --top and REST's ?top=). ``per``: ``"instance"`` or ``"gpu"`` returns the best plan of
+    each instance type or GPU model instead, ranked (CLI --per, REST ?per=).
+
+    When nothing qualifies the list is empty and ``.rejected`` says why, per instance type."""
     if isinstance(top, bool) or not isinstance(top, int):
         raise TypeError(f"top: expected an integer, got {type(top).__name__}")
-    found = _core.recommend(_workload_dict(workload), _catalog_core(catalog), top, _report_dict(report))
+    if per is not None and not isinstance(per, str):
+        raise TypeError(f"per: expected 'instance', 'gpu' or None, got {type(per).__name__}")
+    found = _core.recommend(_workload_dict(workload), _catalog_core(catalog), top, _report_dict(report),
+                            per or "none")
     results = found.pop("results")
     return PlanList(results, search=found)

@@ -11,6 +11,8 @@ namespace linkwise {
 enum class ErrorKind {
   invalid_input,      // a value or document is malformed or out of range (HTTP 400, ValueError, exit 2)
   not_found,          // an id that names nothing (HTTP 404, KeyError, exit 2)
+  unknown_reference,  // a request document names something that does not exist, e.g. an unknown
+                      // preset or instance id inside a workload (HTTP 422, ValueError, exit 2)
   conflict,           // the write collides with what is stored (HTTP 409)
   unauthorized,       // no or malformed credentials (HTTP 401)
   forbidden,          // credentials that do not allow this (HTTP 403)
@@ -40,5 +42,6 @@ class Error : public std::runtime_error {
 // Shorthands for the common cases; the message should say what was expected.
 [[noreturn]] void throw_invalid(std::string field, std::string message);
 [[noreturn]] void throw_not_found(std::string field, std::string message);
+[[noreturn]] void throw_unknown_reference(std::string field, std::string message);
 
 }  // namespace linkwise

@@ -29,8 +29,11 @@ std::vector<Plan> recommend(const Workload& w, const Catalog& catalog, int top_k
 // JSON in, JSON out (REST service and Python).
 nlohmann::json plan_json(const nlohmann::json& workload, const Catalog& catalog, const MeasuredLinks* measured = nullptr);
 // {"results": [plan + "rank" + "why"...], "evaluated": N, "feasible": M, "objective": ..., "search": {...}}
+// "rejected": per instance type with no qualifying plan, its reasons (search.hpp: Rejection);
+// per: the best plan per instance type or GPU model instead of the global top K.
 nlohmann::json recommend_json(const nlohmann::json& workload, const Catalog& catalog, int top_k,
-                              const MeasuredLinks* measured = nullptr);
+                              const MeasuredLinks* measured = nullptr, Grouping per = Grouping::none);
+nlohmann::json to_json(const Rejection& r);
 
 nlohmann::json preset_json(std::string_view name);  // throws not_found naming "model.preset"
 

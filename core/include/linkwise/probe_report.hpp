@@ -184,6 +184,9 @@ struct ProbeReport {
 
 // JSON in the schema's field names; nulls written out, never omitted.
 nlohmann::json to_json(const ProbeReport& report);
+// A synthetic or test report (its note says "synthetic" or "test", any case): stored like any
+// other, but left out of fleet verdicts unless asked for.
+bool is_synthetic(const ProbeReport& report);
 // Validates everything (types, units, counting, stats against samples); throws invalid_input
 // naming the field, e.g. "probes[1].results[0].counting".
 ProbeReport parse_report(const nlohmann::json& document);
@@ -223,6 +226,9 @@ struct InstanceMatch {
   std::optional<std::string> gpu_model;    // catalog GPU id, when known
   std::string detected_by;  // "option", "cloud-metadata", "gpu-name-and-count", "none"
   std::string reason;       // how, or why not
+  // When several catalog instances have the report's GPU and count: their ids. A claim they all
+  // share (the same NVLink figure and fabric, the same network figure) is checked without --instance.
+  std::vector<std::string> candidates;
 };
 
 struct Validation {

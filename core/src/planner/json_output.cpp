@@ -10,6 +10,12 @@ namespace {
 
 using json_fields::optional_json;
 
+nlohmann::json reason_names(const std::vector<Reason>& reasons) {
+  nlohmann::json out = nlohmann::json::array();
+  for (Reason r : reasons) out.push_back(std::string(to_string(r)));
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json to_json(const Plan& p) {
@@ -30,6 +36,7 @@ nlohmann::json to_json(const Plan& p) {
       {"memory_error_band", p.memory_error_band},
       {"memory_margin_gb", p.memory_margin_gb},
       {"why_not", p.why_not},
+      {"why_not_reasons", reason_names(p.why_not_reasons)},
       {"memory_gb",
        {{"weights", p.memory_gb.weights},
         {"gradients", p.memory_gb.gradients},
@@ -92,10 +99,29 @@ nlohmann::json plan_json(const nlohmann::json& workload, const Catalog& catalog,
   return to_json(plan(w, catalog, measured));
 }
 
+nlohmann::json to_json(const Rejection& r) {
+  nlohmann::json reasons = nlohmann::json::array();
+  for (const Rejection::Count& c : r.reasons) {
+    nlohmann::json one = {{"reason", std::string(to_string(c.reason))}, {"count", c.count}, {"detail", c.detail}};
+    if (c.best_hours) one["best_hours"] = *c.best_hours;
+    if (c.best_cost_usd) one["best_cost_usd"] = *c.best_cost_usd;
+    if (c.best_tpot_ms) one["best_tpot_ms"] = *c.best_tpot_ms;
+    reasons.push_back(std::move(one));
+  }
+  return {{"instance", r.instance},
+          {"gpu_model", r.gpu_model},
+          {"reason", r.reasons.empty() ? std::string() : std::string(to_string(r.reasons.front().reason))},
+          {"reasons", std::move(reasons)}};
+}
+
 nlohmann::json recommend_json(const nlohmann::json& workload, const Catalog& catalog, int top_k,
-                              const MeasuredLinks* measured) {
+                              const MeasuredLinks* measured, Grouping per) {
   const Workload w = parse_workload(workload, catalog);
-  const SearchResult r = search(w, catalog, top_k, measured);
+  SearchOptions options;
+  options.per = per;
+  const SearchResult r = search(w, catalog, top_k, measured, options);
+  nlohmann::json rejected = nlohmann::json::array();
+  for (const Rejection& x : r.rejected) rejected.push_back(to_json(x));
   nlohmann::json results = nlohmann::json::array();
   for (const Plan& p : r.plans) results.push_back(to_json(p));
   return {{"results", std::move(results)},  // moved: an initializer list copies lvalues deeply
@@ -104,6 +130,8 @@ nlohmann::json recommend_json(const nlohmann::json& workload, const Catalog& cat
           {"pruned_subtrees", r.pruned_subtrees},
           {"hardware_considered", r.hardware_considered},
           {"skipped", r.skipped},
+          {"rejected", std::move(rejected)},
+          {"per", std::string(to_string(per))},
           {"objective", std::string(to_string(w.constraints.objective))},
           {"model", to_json(w.model)}};
 }

@@ -146,7 +146,13 @@ ModelShape parse_model(const nlohmann::json& model) {
       if (key != "preset")
         throw_invalid("model." + key, "model.preset names a published shape; model." + key +
                                           " cannot be given with it (give either a preset or the shape)");
-    return preset(json_fields::string(*p, "model.preset"));
+    // Inside a request document an unknown preset is an unknown reference (422), not a missing URL.
+    try {
+      return preset(json_fields::string(*p, "model.preset"));
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::not_found) throw;
+      throw_unknown_reference(e.field(), e.what());
+    }
   }
   if (const auto* p = json_fields::member_or_null(model, "params_b")) {
     for (const auto& [key, value] : model.items())

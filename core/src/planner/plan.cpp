@@ -98,6 +98,7 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
     plan.why_not.push_back(fmt("needs %.1f GB per GPU, ", plan.memory_gb.total) +
                            fmt("%.1f GB available", plan.memory_gb.capacity) +
                            fmt(" (%.0f GB nominal minus the reserve)", hw.instance.gpu_memory_gb > 0 ? hw.instance.gpu_memory_gb : hw.gpu.memory_gb));
+  if (!e.fits) plan.why_not_reasons.push_back(Reason::memory);
   plan.step_time_s = e.step;
   plan.time_s = {e.compute, e.tp_comm, e.cp_comm, e.pp_comm, e.pp_bubble, e.dp_comm, e.exposed_comm};
   plan.tokens_per_s = e.tokens_per_s;
@@ -114,6 +115,7 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
       if (!*plan.meets_latency_target)
         plan.why_not.push_back(fmt("time per output token %.1f ms exceeds ", e.tpot * 1000) +
                                fmt("the %.1f ms target", *w.job.latency_target_ms));
+      if (!*plan.meets_latency_target) plan.why_not_reasons.push_back(Reason::latency_target);
     }
   }
   if (p.price_per_node_hour >= 0) {
@@ -129,11 +131,13 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
     plan.meets_deadline = *plan.job_hours <= *c.deadline_hours;
     if (!*plan.meets_deadline)
       plan.why_not.push_back(fmt("takes %.1f h, ", *plan.job_hours) + fmt("over the %.1f h deadline", *c.deadline_hours));
+    if (!*plan.meets_deadline) plan.why_not_reasons.push_back(Reason::deadline);
   }
   if (c.budget_usd && plan.cost_usd) {
     plan.within_budget = *plan.cost_usd <= *c.budget_usd;
     if (!*plan.within_budget)
       plan.why_not.push_back(fmt("costs $%.0f, ", *plan.cost_usd) + fmt("over the $%.0f budget", *c.budget_usd));
+    if (!*plan.within_budget) plan.why_not_reasons.push_back(Reason::budget);
   }
   plan.bottleneck = bottleneck_words(w, hw, nodes, l, e, p);
   plan.bandwidth_source = {links.intra_node, links.inter_node, links.hbm};

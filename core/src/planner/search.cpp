@@ -1,6 +1,9 @@
 // The layout and instance search behind recommend() (see search.hpp for what it returns).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <optional>
+#include <string>
 #include <limits>
 #include <tuple>
 
@@ -33,7 +36,18 @@ struct Option {  // one machine the search may use: the catalog's records, not c
   HardwareRef hardware;
   PreparedHardware prepared;
   std::vector<int> node_counts;
+  int index = 0;  // in the search's list of options (and of tallies), also when searching a subset
 };
+
+// Why an option's layouts were turned down (the rejected summary); one per option.
+struct Tally {
+  long long feasible = 0, outranked = 0;  // offered to the top K; subtrees skipped as worse than it
+  long long memory = 0, deadline = 0, budget = 0, latency = 0;
+  double min_total = kInf, capacity = 0;  // bytes: the smallest need that did not fit
+  double best_hours = kInf, best_cost = kInf, best_tpot_ms = kInf;
+};
+
+enum class Verdict { ok, latency, deadline, budget };
 
 struct Candidate {
   double objective = kInf;
@@ -73,6 +87,7 @@ struct Context {
   const PlannerConstants& k;
   bool exhaustive;
   SearchResult& stats;
+  std::vector<Tally>& tallies;  // per Option::index
 };
 
 // The objective of an estimate (lower is better) given the machine price; +inf when it cannot rank.
@@ -82,16 +97,39 @@ double objective(const Context& cx, const PreparedHardware& hw, int nodes, doubl
   return hw.price_per_node_hour * nodes / tokens_per_s;  // USD per second per (token/s) = USD per token x 3600
 }
 
-bool meets_constraints(const Context& cx, const PreparedHardware& hw, int nodes, const Estimate& e) {
+// Which constraint the estimate breaks (ok: none); the tally keeps the best value seen per reason.
+Verdict meets_constraints(const Context& cx, const PreparedHardware& hw, int nodes, const Estimate& e, Tally& t) {
   const Constraints& c = cx.w.constraints;
   const Job& job = cx.w.job;
-  if (job.kind == JobKind::inference && job.latency_target_ms && e.tpot * 1000.0 > *job.latency_target_ms) return false;
+  if (job.kind == JobKind::inference && job.latency_target_ms && e.tpot * 1000.0 > *job.latency_target_ms) {
+    t.best_tpot_ms = std::min(t.best_tpot_ms, e.tpot * 1000.0);
+    return Verdict::latency;
+  }
   if (job.tokens) {
     const double hours = *job.tokens / e.tokens_per_s / units::kSecondsPerHour;
-    if (c.deadline_hours && hours > *c.deadline_hours) return false;
-    if (c.budget_usd && hw.price_per_node_hour >= 0 && hours * hw.price_per_node_hour * nodes > *c.budget_usd) return false;
+    if (c.deadline_hours && hours > *c.deadline_hours) {
+      t.best_hours = std::min(t.best_hours, hours);
+      return Verdict::deadline;
+    }
+    if (c.budget_usd && hw.price_per_node_hour >= 0 && hours * hw.price_per_node_hour * nodes > *c.budget_usd) {
+      t.best_cost = std::min(t.best_cost, hours * hw.price_per_node_hour * nodes);
+      return Verdict::budget;
+    }
   }
-  return true;
+  return Verdict::ok;
+}
+
+void count(Tally& t, Verdict v) {
+  switch (v) {
+    case Verdict::ok: ++t.memory; break;  // nothing fitted (a fitting layout has a verdict)
+    case Verdict::latency: ++t.latency; break;
+    case Verdict::deadline: ++t.deadline; break;
+    case Verdict::budget: ++t.budget; break;
+  }
+}
+
+void note_memory(Tally& t, const Estimate& e) {
+  if (e.total < t.min_total) { t.min_total = e.total; t.capacity = e.capacity; }
 }
 
 // Lower bound of the objective from a step-time lower bound; also false when the bound alone
@@ -105,6 +143,23 @@ double objective_bound(const Context& cx, const PreparedHardware& hw, int nodes,
     if (c.budget_usd && hw.price_per_node_hour >= 0 && hours_lb * hw.price_per_node_hour * nodes > *c.budget_usd) return kInf;
   }
   return objective(cx, hw, nodes, tokens_per_s_ub);
+}
+
+// A subtree skipped by its bound: outranked when the bound is finite, else turned down by the
+// deadline or budget that even the bound breaks (counted once, with the bound as the best value).
+void note_pruned(const Context& cx, const PreparedHardware& hw, int nodes, double step_lb, double bound, Tally& t) {
+  if (bound < kInf || !cx.w.job.tokens) { ++t.outranked; return; }
+  const double hours_lb = *cx.w.job.tokens / (cx.model.global_batch * cx.model.seq_len / step_lb) / units::kSecondsPerHour;
+  const Constraints& c = cx.w.constraints;
+  if (c.deadline_hours && hours_lb > *c.deadline_hours) {
+    ++t.deadline;
+    t.best_hours = std::min(t.best_hours, hours_lb);
+  } else if (c.budget_usd) {
+    ++t.budget;
+    t.best_cost = std::min(t.best_cost, hours_lb * hw.price_per_node_hour * nodes);
+  } else {
+    ++t.outranked;
+  }
 }
 
 template <class T>
@@ -159,21 +214,26 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
   const int max_zero = choices.max_zero;
 
   // Visit machines and node counts in order of their bound so good results come early.
-  struct Unit { int option, nodes; double bound; };
+  struct Unit { int option, nodes; double bound, step_lb; };
   std::vector<Unit> units;
   for (int o = 0; o < int(options.size()); ++o)
     for (int nodes : options[o].node_counts) {
       const int gpus = nodes * options[o].prepared.gpus_per_node;
       // Best conceivable: all GPUs doing GEMMs only (tp = pp = cp = 1 terms vanish at dp = gpus).
       const double lb = step_lower_bound(cx.model, options[o].prepared, nodes, 1, 1, 1, gpus, 1, false, cx.k);
-      units.push_back({o, nodes, objective_bound(cx, options[o].prepared, nodes, lb)});
+      units.push_back({o, nodes, objective_bound(cx, options[o].prepared, nodes, lb), lb});
     }
   if (!cx.exhaustive) std::sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) { return a.bound < b.bound; });
 
   Layout l;
   for (const Unit& u : units) {
-    if (!cx.exhaustive && !(u.bound <= top.threshold())) { ++cx.stats.pruned_subtrees; continue; }
     const Option& opt = options[u.option];
+    Tally& tally = cx.tallies[opt.index];
+    if (!cx.exhaustive && !(u.bound <= top.threshold())) {
+      ++cx.stats.pruned_subtrees;
+      note_pruned(cx, opt.prepared, u.nodes, u.step_lb, u.bound, tally);
+      continue;
+    }
     const PreparedHardware& hw = opt.prepared;
     const int gpn = hw.gpus_per_node, gpus = u.nodes * gpn;
     const int tp_limit = w.constraints.tp_across_nodes ? gpus : gpn;
@@ -196,7 +256,8 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
           const int max_v = *std::max_element(vs.begin(), vs.end());
           if (!cx.exhaustive) {
             const double lb = step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, max_v, sps[0], cx.k);
-            if (!(objective_bound(cx, hw, u.nodes, lb) <= top.threshold())) { ++cx.stats.pruned_subtrees; continue; }
+            const double bound = objective_bound(cx, hw, u.nodes, lb);
+            if (!(bound <= top.threshold())) { ++cx.stats.pruned_subtrees; note_pruned(cx, hw, u.nodes, lb, bound, tally); continue; }
           }
           l.tp = tp; l.cp = cp; l.pp = pp; l.dp = dp;
           for (bool sp : sps) {
@@ -205,7 +266,8 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
               if (v > 1 && (sequences % pp != 0)) continue;  // interleaving needs micro-batches in multiples of pp
               if (!cx.exhaustive && v != max_v) {  // the subtree's bound, now for this many virtual stages
                 const double lb = step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k);
-                if (!(objective_bound(cx, hw, u.nodes, lb) <= top.threshold())) { ++cx.stats.pruned_subtrees; continue; }
+                const double bound = objective_bound(cx, hw, u.nodes, lb);
+                if (!(bound <= top.threshold())) { ++cx.stats.pruned_subtrees; note_pruned(cx, hw, u.nodes, lb, bound, tally); continue; }
               }
               l.virtual_stages = v;
               for (int mb : choices.micro_batches) {
@@ -214,6 +276,7 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                 l.micro_batch = mb;
                 Candidate best;
                 bool any_fit_at_min = false;
+                Verdict failed = Verdict::ok;  // what turned down the last fitting setting
                 for (Recompute rc : choices.recomputes) {
                   l.recompute = rc;
                   // Deepest ZeRO stage first: memory never grows with the stage, so when it does
@@ -226,11 +289,12 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                     ++cx.stats.evaluated;
                     if (zero == max_zero && e.fits) any_fit_at_min = true;
                     if (!e.fits) {
+                      note_memory(tally, e);
                       if (!cx.exhaustive && zero == max_zero) break;
                       continue;
                     }
                     estimate_time(cx.model, hw, u.nodes, l, cx.k, e);
-                    if (!meets_constraints(cx, hw, u.nodes, e)) continue;
+                    if (const Verdict v = meets_constraints(cx, hw, u.nodes, e, tally); v != Verdict::ok) { failed = v; continue; }
                     ++cx.stats.feasible;
                     Candidate c{objective(cx, hw, u.nodes, e.tokens_per_s), u.option, u.nodes, l, e};
                     if (c.objective == kInf) continue;
@@ -240,7 +304,8 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                       best = c;
                   }
                 }
-                if (best.objective != kInf) top.offer(best);
+                if (best.objective != kInf) { top.offer(best); ++tally.feasible; }
+                else count(tally, failed);
                 // Memory grows with the micro-batch: once nothing fits, larger ones will not either.
                 if (!cx.exhaustive && !any_fit_at_min) break;
               }
@@ -261,6 +326,7 @@ void search_inference(const Context& cx, const std::vector<Option>& options, Top
   Layout l;
   for (int o = 0; o < int(options.size()); ++o) {
     const PreparedHardware& hw = options[o].prepared;
+    Tally& tally = cx.tallies[options[o].index];
     for (int nodes : options[o].node_counts) {
       const int gpus = nodes * hw.gpus_per_node;
       const int tp_limit = w.constraints.tp_across_nodes ? gpus : hw.gpus_per_node;
@@ -277,12 +343,12 @@ void search_inference(const Context& cx, const std::vector<Option>& options, Top
           Estimate e;
           estimate_memory(cx.model, hw, l, cx.k, e);
           ++cx.stats.evaluated;
-          if (!e.fits) continue;
+          if (!e.fits) { note_memory(tally, e); count(tally, Verdict::ok); continue; }
           estimate_time(cx.model, hw, nodes, l, cx.k, e);
-          if (!meets_constraints(cx, hw, nodes, e)) continue;
+          if (const Verdict v = meets_constraints(cx, hw, nodes, e, tally); v != Verdict::ok) { count(tally, v); continue; }
           ++cx.stats.feasible;
           Candidate c{objective(cx, hw, nodes, e.tokens_per_s), o, nodes, l, e};
-          if (c.objective != kInf) top.offer(c);
+          if (c.objective != kInf) { top.offer(c); ++tally.feasible; }
         }
       }
     }
@@ -333,9 +399,103 @@ std::vector<int> candidate_node_counts(const Constraints& c, int gpus_per_node, 
   return out;
 }
 
+namespace {
+
+std::string words(const char* format, double v) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+Rejection::Count reason_count(Reason r, long long n, std::string detail) {
+  Rejection::Count c;
+  c.reason = r;
+  c.count = n;
+  c.detail = std::move(detail);
+  return c;
+}
+
+// The rejected entry of an option that produced no qualifying plan; nullopt when it had one, or
+// when it was only outranked (skipped as worse than the plans found).
+std::optional<Rejection> rejection_of(const Workload& w, const Option& o, const Tally& t) {
+  if (t.feasible > 0 || t.outranked > 0) return std::nullopt;
+  Rejection r{o.hardware.instance.id, o.hardware.gpu.id, {}};
+  const Constraints& c = w.constraints;
+  // The reasons that come closest to a plan first: a constraint missed, then memory.
+  std::vector<Rejection::Count> near;
+  if (t.deadline > 0) {
+    auto n = reason_count(Reason::deadline, t.deadline,
+                          words("fastest plan %.1f h", t.best_hours) + words(" against the %.1f h deadline", c.deadline_hours.value_or(0)));
+    n.best_hours = t.best_hours;
+    near.push_back(std::move(n));
+  }
+  if (t.budget > 0) {
+    auto n = reason_count(Reason::budget, t.budget,
+                          words("cheapest plan $%.0f", t.best_cost) + words(" against the $%.0f budget", c.budget_usd.value_or(0)));
+    n.best_cost_usd = t.best_cost;
+    near.push_back(std::move(n));
+  }
+  if (t.latency > 0) {
+    auto n = reason_count(Reason::latency_target, t.latency,
+                          words("lowest time per output token %.1f ms", t.best_tpot_ms) +
+                              words(" against the %.1f ms target", w.job.latency_target_ms.value_or(0)));
+    n.best_tpot_ms = t.best_tpot_ms;
+    near.push_back(std::move(n));
+  }
+  std::stable_sort(near.begin(), near.end(), [](const auto& a, const auto& b) { return a.count > b.count; });
+  r.reasons = std::move(near);
+  if (t.memory > 0) {
+    std::string detail = "does not fit in memory";
+    if (t.min_total < kInf)
+      detail = words("needs at least %.1f GB per GPU", units::bytes_to_gb(t.min_total)) +
+               words(", %.1f GB available", units::bytes_to_gb(t.capacity));
+    r.reasons.push_back(reason_count(Reason::memory, t.memory, std::move(detail)));
+  }
+  if (r.reasons.empty()) return std::nullopt;
+  if (!o.prepared.has_network && !(w.nodes && *w.nodes == 1))
+    r.reasons.push_back(reason_count(Reason::network_unknown, 1, "no stated network bandwidth between nodes: one node only"));
+  return r;
+}
+
+Rejection single_rejection(HardwareRef hw, Reason reason, std::string detail) {
+  return Rejection{hw.instance.id, hw.gpu.id, {reason_count(reason, 1, std::move(detail))}};
+}
+
+}  // namespace
+
+std::string_view to_string(Reason r) noexcept {
+  switch (r) {
+    case Reason::memory: return "memory";
+    case Reason::deadline: return "deadline";
+    case Reason::budget: return "budget";
+    case Reason::network_unknown: return "network_unknown";
+    case Reason::unpriced: return "unpriced";
+    case Reason::latency_target: return "latency_target";
+    case Reason::constraint: return "constraint";
+  }
+  return "constraint";
+}
+
+std::string_view to_string(Grouping g) noexcept {
+  switch (g) {
+    case Grouping::none: return "none";
+    case Grouping::instance: return "instance";
+    case Grouping::gpu: return "gpu";
+  }
+  return "none";
+}
+
+Grouping parse_grouping(std::string_view text, const std::string& field) {
+  if (text.empty() || text == "none") return Grouping::none;
+  if (text == "instance") return Grouping::instance;
+  if (text == "gpu") return Grouping::gpu;
+  throw_invalid(field, field + " must be instance, gpu or none; got '" + std::string(text) + "'");
+}
+
 SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const MeasuredLinks* measured,
                     const SearchOptions& options) {
-  if (top_k < 1 || top_k > 1000) throw_invalid("top", "top must be between 1 and 1000");
+  if (top_k < kMinTop || top_k > kMaxTop)
+    throw_invalid("top", "top must be between " + std::to_string(kMinTop) + " and " + std::to_string(kMaxTop));
   const PlannerConstants& k = options.constants ? *options.constants : default_constants();
   SearchResult result;
   const PreparedModel model = prepare_model(w.model, w.job);
@@ -357,37 +517,98 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
       machines.emplace_back(in, *gpu, false);
     }
   }
+  // Rejections keyed by the machine's position, so the summary comes in catalog order.
+  std::vector<std::pair<int, Rejection>> rejected;
+  std::vector<int> option_machine;
   std::vector<Option> opts;
   opts.reserve(machines.size());
-  for (const HardwareRef& hw : machines) {
+  for (int m = 0; m < int(machines.size()); ++m) {
+    const HardwareRef& hw = machines[m];
     if (!supports_precision(hw.gpu, w.job.precision)) {
-      result.skipped.push_back(hw.instance.id + ": " + missing_peak_reason(hw.gpu, w.job.precision));
+      const std::string why = missing_peak_reason(hw.gpu, w.job.precision);
+      result.skipped.push_back(hw.instance.id + ": " + why);
+      rejected.emplace_back(m, single_rejection(hw, Reason::constraint, why));
       continue;
     }
     Option o{hw, {}, {}};
     o.prepared = prepare_hardware(hw, w.job, k, measured, w.constraints.spot);
     if (w.constraints.objective != Objective::time && o.prepared.price_per_node_hour < 0) {
-      result.skipped.push_back(hw.instance.id + (w.constraints.spot ? ": no spot price" : ": no price"));
+      const std::string why = w.constraints.spot ? "no spot price" : "no price";
+      result.skipped.push_back(hw.instance.id + ": " + why);
+      rejected.emplace_back(m, single_rejection(hw, Reason::unpriced, why + std::string(" in the catalog: no cost to rank by")));
       continue;
     }
     if (w.nodes) {
-      if (*w.nodes > 1 && !o.prepared.has_network) continue;
+      if (*w.nodes > 1 && !o.prepared.has_network) {
+        rejected.emplace_back(m, single_rejection(hw, Reason::network_unknown,
+                                                  "no stated network bandwidth between nodes: cannot run on " +
+                                                      std::to_string(*w.nodes) + " nodes"));
+        continue;
+      }
       o.node_counts = {*w.nodes};
     } else {
       o.node_counts = candidate_node_counts(w.constraints, hw.instance.gpu_count, o.prepared.has_network);
     }
-    if (o.node_counts.empty()) continue;
+    if (o.node_counts.empty()) {
+      const Constraints& c = w.constraints;
+      std::string why = "no node count allowed by the constraints";
+      if (c.max_gpus && *c.max_gpus < hw.instance.gpu_count)
+        why = "max_gpus " + std::to_string(*c.max_gpus) + " is below its " + std::to_string(hw.instance.gpu_count) + " GPUs per node";
+      else if (c.min_nodes && *c.min_nodes > 1 && !o.prepared.has_network) {
+        rejected.emplace_back(m, single_rejection(hw, Reason::network_unknown,
+                                                  "no stated network bandwidth between nodes: one node only, min_nodes is " +
+                                                      std::to_string(*c.min_nodes)));
+        continue;
+      }
+      rejected.emplace_back(m, single_rejection(hw, Reason::constraint, why));
+      continue;
+    }
+    o.index = int(opts.size());
+    option_machine.push_back(m);
     opts.push_back(std::move(o));
   }
   result.hardware_considered = int(opts.size());
 
-  TopK top(top_k);
-  const Context cx{w, model, k, options.exhaustive, result};
-  if (w.job.kind == JobKind::inference) search_inference(cx, opts, top);
-  else search_training(cx, opts, top);
+  std::vector<Tally> tallies(opts.size());
+  const Context cx{w, model, k, options.exhaustive, result, tallies};
+  auto run = [&](const std::vector<Option>& subset, TopK& top) {
+    if (w.job.kind == JobKind::inference) search_inference(cx, subset, top);
+    else search_training(cx, subset, top);
+  };
+  std::vector<Candidate> chosen;  // Candidate::option: an index into opts
+  if (options.per == Grouping::none) {
+    TopK top(top_k);
+    run(opts, top);
+    chosen = top.items();
+  } else {
+    // The best plan of each group (instance type or GPU model): one search per group, ranked.
+    std::vector<std::string> keys;
+    std::vector<std::vector<Option>> groups;
+    for (const Option& o : opts) {
+      const std::string& key = options.per == Grouping::instance ? o.hardware.instance.id : o.hardware.gpu.id;
+      const auto at = std::find(keys.begin(), keys.end(), key);
+      if (at == keys.end()) { keys.push_back(key); groups.emplace_back(); groups.back().push_back(o); }
+      else groups[at - keys.begin()].push_back(o);
+    }
+    for (const auto& group : groups) {
+      TopK top(1);
+      run(group, top);
+      if (top.items().empty()) continue;
+      Candidate c = top.items().front();
+      c.option = group[c.option].index;
+      chosen.push_back(c);
+    }
+    std::sort(chosen.begin(), chosen.end(), better);
+    if (int(chosen.size()) > top_k) chosen.resize(top_k);
+  }
+
+  for (int i = 0; i < int(opts.size()); ++i)
+    if (auto r = rejection_of(w, opts[i], tallies[i])) rejected.emplace_back(option_machine[i], std::move(*r));
+  std::stable_sort(rejected.begin(), rejected.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [m, r] : rejected) result.rejected.push_back(std::move(r));
 
   int rank = 0;
-  for (const Candidate& c : top.items()) {
+  for (const Candidate& c : chosen) {
     const Option& o = opts[c.option];
     PreparedLinksInfo links;  // the words, for the plans shown only
     prepare_hardware(o.hardware, w.job, k, measured, w.constraints.spot, &links);

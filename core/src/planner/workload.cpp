@@ -217,7 +217,7 @@ Hardware custom_hardware(const json& c, const Catalog& catalog) {
   const auto gpu_id = opt_string(c, "gpu_model", "hardware.custom.gpu_model");
   if (!gpu_id) throw_invalid("hardware.custom.gpu_model", "hardware.custom.gpu_model is required (a GPU id of the catalog)");
   const Gpu* gpu = catalog.find_gpu(*gpu_id);
-  if (!gpu) throw_not_found("hardware.custom.gpu_model", "unknown GPU model '" + *gpu_id + "' (see `linkwise gpus`)");
+  if (!gpu) throw_unknown_reference("hardware.custom.gpu_model", "unknown GPU model '" + *gpu_id + "' (see `linkwise gpus`)");
   hw.gpu = *gpu;
   Instance& in = hw.instance;
   in.gpu_model = gpu->id;
@@ -264,9 +264,9 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
       const auto id = json_fields::string(required(h, "instance", "hardware.instance", "an instance id of the catalog"),
                                           "hardware.instance");
       const Instance* in = catalog.find_instance(id);
-      if (!in) throw_not_found("hardware.instance", "unknown instance '" + id + "' (see `linkwise instances`)");
+      if (!in) throw_unknown_reference("hardware.instance", "unknown instance '" + id + "' (see `linkwise instances`)");
       const Gpu* gpu = catalog.find_gpu(in->gpu_model);
-      if (!gpu) throw_not_found("hardware.instance", "instance '" + id + "' names GPU '" + in->gpu_model + "' missing from the catalog");
+      if (!gpu) throw_unknown_reference("hardware.instance", "instance '" + id + "' names GPU '" + in->gpu_model + "' missing from the catalog");
       w.hardware = Hardware{*in, *gpu, false};
     } else if (h.contains("custom")) {
       const json& custom = required(h, "custom", "hardware.custom", "an object describing the machine");
@@ -325,7 +325,7 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
         throw_invalid("constraints.providers", "unknown provider '" + p + "'");
     }
     for (const auto& id : k.instances)
-      if (!catalog.find_instance(id)) throw_not_found("constraints.instances", "unknown instance '" + id + "'");
+      if (!catalog.find_instance(id)) throw_unknown_reference("constraints.instances", "unknown instance '" + id + "'");
   }
   return w;
 }

@@ -27,6 +27,13 @@ std::string_view to_string(Verdict verdict) noexcept {
   return "cannot-check";
 }
 
+bool is_synthetic(const ProbeReport& report) {
+  if (!report.note) return false;
+  std::string note = *report.note;
+  for (char& c : note) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return note.find("synthetic") != std::string::npos || note.find("test") != std::string::npos;
+}
+
 bool Validation::any_below() const {
   return std::any_of(verdicts.begin(), verdicts.end(),
                      [](const ClaimVerdict& v) { return v.verdict == Verdict::below; });
@@ -169,6 +176,7 @@ InstanceMatch match_instance(const ProbeReport& report, const Catalog& catalog,
     return match;
   }
   match.detected_by = candidates.empty() ? "none" : "gpu-name-and-count";
+  match.candidates = candidates;
   if (candidates.empty()) {
     match.reason = "no catalog instance has " + what + "; GPU claims checked, pass --instance for the rest";
   } else {
@@ -384,8 +392,32 @@ Validation validate(const ProbeReport& report, const Catalog& catalog, std::opti
   auto gpu_claim = [&](ClaimVerdict v) {
     return host_only ? cannot(std::move(v), "host-only report: no GPU was measured") : v;
   };
-  validation.verdicts.push_back(gpu_claim(check_nvlink(report, instance, thresholds)));
-  validation.verdicts.push_back(check_network(report, instance, thresholds));
+  // Not identified among several candidates: a claim every candidate makes alike is still checked,
+  // against the first of them (the reason says so).
+  std::vector<const Instance*> candidates;
+  if (!instance)
+    for (const auto& id : validation.instance.candidates)
+      if (const Instance* c = catalog.find_instance(id)) candidates.push_back(c);
+  auto shared = [&](auto same) -> const Instance* {
+    if (instance || candidates.size() < 2) return instance;
+    for (const Instance* c : candidates)
+      if (!same(*candidates.front(), *c)) return nullptr;
+    return candidates.front();
+  };
+  auto noted = [&](ClaimVerdict v, const Instance* used) {
+    if (!instance && used && v.verdict != Verdict::cannot_check)
+      v.reason = "the claim is shared by all " + std::to_string(candidates.size()) +
+                 " candidate instances: " + v.reason;
+    return v;
+  };
+  const Instance* nvlink_instance = shared([](const Instance& a, const Instance& b) {
+    return a.nvlink_gbytes_per_s == b.nvlink_gbytes_per_s && a.intra_node_fabric == b.intra_node_fabric &&
+           a.gpu_count == b.gpu_count;
+  });
+  const Instance* network_instance =
+      shared([](const Instance& a, const Instance& b) { return a.network_gbits_per_s == b.network_gbits_per_s; });
+  validation.verdicts.push_back(gpu_claim(noted(check_nvlink(report, nvlink_instance, thresholds), nvlink_instance)));
+  validation.verdicts.push_back(noted(check_network(report, network_instance, thresholds), network_instance));
   validation.verdicts.push_back(gpu_claim(check_hbm(report, gpu, thresholds)));
   validation.verdicts.push_back(gpu_claim(check_pcie(report, gpu, thresholds)));
   return validation;
@@ -412,7 +444,8 @@ json to_json(const Validation& validation) {
            {{"id", optional_json(m.instance_id)},
             {"gpu_model", optional_json(m.gpu_model)},
             {"detected_by", m.detected_by},
-            {"reason", m.reason}}},
+            {"reason", m.reason},
+            {"candidates", m.candidates}}},
           {"verdicts", verdicts},
           {"any_below", validation.any_below()}};
 }

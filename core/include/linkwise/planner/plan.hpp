@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -13,6 +14,18 @@
 #include "linkwise/planner/workload.hpp"
 
 namespace linkwise::planner {
+
+// Why a plan does not qualify: one vocabulary for plan (Plan::why_not_reasons) and recommend
+// (SearchResult::rejected). JSON: the names below.
+//   memory          needs more memory per GPU than there is
+//   deadline        takes longer than constraints.deadline_hours
+//   budget          costs more than constraints.budget_usd
+//   network_unknown no stated network bandwidth between nodes: one node only
+//   unpriced        no (spot) price, so no cost to rank by
+//   latency_target  time per output token over job.latency_target_ms
+//   constraint      another constraint rules it out (precision, max_gpus, min_nodes, ...)
+enum class Reason { memory, deadline, budget, network_unknown, unpriced, latency_target, constraint };
+std::string_view to_string(Reason r) noexcept;
 
 struct MemoryGb {  // per GPU, GB = 10^9 bytes
   double weights = 0, gradients = 0, optimizer = 0, activations = 0, kv_cache = 0, overhead = 0, total = 0, capacity = 0;
@@ -41,6 +54,7 @@ struct Plan {
   double memory_error_band = 0;      // that band, as a fraction of the predicted total
   double memory_margin_gb = 0;       // capacity - total (negative when it does not fit)
   std::vector<std::string> why_not;  // why it does not fit / meet the constraints
+  std::vector<Reason> why_not_reasons;  // the class of each why_not entry, in the same order
   MemoryGb memory_gb;
   double step_time_s = 0;
   TimeS time_s;

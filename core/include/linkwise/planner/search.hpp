@@ -9,6 +9,9 @@
 // tests/core/test_planner_search.cpp checks that the pruned search returns what the exhaustive one does.
 #pragma once
 
+#include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "linkwise/catalog_db.hpp"
@@ -17,9 +20,35 @@
 
 namespace linkwise::planner {
 
+// How many results recommend returns: the same default and bounds in the CLI (--top), REST (?top=)
+// and Python (top=).
+inline constexpr int kDefaultTop = 5, kMinTop = 1, kMaxTop = 100;
+
+// How results are grouped: none = the global top K layouts; instance / gpu = the best plan of each
+// instance type / GPU model, the groups ranked by it (top K groups).
+enum class Grouping { none, instance, gpu };
+std::string_view to_string(Grouping g) noexcept;
+Grouping parse_grouping(std::string_view text, const std::string& field);  // "", "none", "instance", "gpu"
+
 struct SearchOptions {
   bool exhaustive = false;                      // evaluate everything (tests)
   const PlannerConstants* constants = nullptr;  // default_constants() when null
+  Grouping per = Grouping::none;
+};
+
+// One instance type with no qualifying plan, and why: per reason class the number of layouts (or,
+// for unpriced / network_unknown / constraint, 1: the instance itself) turned down for it.
+struct Rejection {
+  struct Count {
+    Reason reason = Reason::memory;
+    long long count = 0;
+    std::string detail;                // in words, e.g. "fastest plan 1795.2 h against the 504 h deadline"
+    std::optional<double> best_hours;  // deadline: the shortest job time found
+    std::optional<double> best_cost_usd;  // budget: the cheapest job found
+    std::optional<double> best_tpot_ms;   // latency_target: the lowest time per output token found
+  };
+  std::string instance, gpu_model;
+  std::vector<Count> reasons;  // the main reason first
 };
 
 struct SearchResult {
@@ -29,6 +58,7 @@ struct SearchResult {
   long long pruned_subtrees = 0;
   int hardware_considered = 0;  // instances (or the custom machine) after the constraint filters
   std::vector<std::string> skipped;  // instances left out, with why (no price, no fp8, ...)
+  std::vector<Rejection> rejected;   // instance types with no qualifying plan, with why (catalog order)
 };
 
 SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const MeasuredLinks* measured = nullptr,

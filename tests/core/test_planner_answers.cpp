@@ -1,0 +1,219 @@
+// Answers that explain themselves: the rejected summary of an empty (or partial) recommend, its
+// reason vocabulary shared with plan, the best plan per instance type or GPU model, and unknown
+// references in a workload.
+#include <algorithm>
+#include <set>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "linkwise/error.hpp"
+#include "linkwise/planner.hpp"
+#include "planner_test_util.hpp"
+
+using namespace linkwise;
+using nlohmann::json;
+
+namespace {
+
+Catalog small_catalog() {
+  const Gpu a100 = planner_test::a100_80(), h100 = planner_test::h100_80();
+  Instance unpriced = planner_test::node(h100, "azure", "h100-unpriced", Fabric::nvswitch, 3200, 1.0);
+  unpriced.price_usd_per_hour = std::nullopt;
+  return Catalog({a100, h100}, {planner_test::node(a100, "aws", "p4de.24xlarge", Fabric::nvswitch, 400, 40.97),
+                                planner_test::node(h100, "aws", "p5.48xlarge", Fabric::nvswitch, 3200, 98.3),
+                                planner_test::node(a100, "lambda", "gpu_1x_a100", Fabric::none, 0, 1.29), unpriced});
+}
+
+const json* entry(const json& rejected, const std::string& instance) {
+  for (const auto& r : rejected)
+    if (r["instance"] == instance) return &r;
+  return nullptr;
+}
+
+const json* reason(const json& entry, const std::string& name) {
+  for (const auto& r : entry["reasons"])
+    if (r["reason"] == name) return &r;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("an empty recommend says why, per instance type") {
+  const Catalog catalog = small_catalog();
+  // 70B pre-training on 1e11 tokens in 10 hours: nothing is that fast.
+  const json doc = json::parse(R"({"model": {"preset": "llama3.1-70b"},
+     "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 256, "tokens": 1e11},
+     "constraints": {"max_nodes": 4, "deadline_hours": 10}})");
+  const json r = planner::recommend_json(doc, catalog, 5);
+  CHECK(r["results"].empty());
+  const json& rejected = r["rejected"];
+  REQUIRE(rejected.size() == 4);  // every instance type, each with its reason
+
+  const json* p5 = entry(rejected, "aws:p5.48xlarge");
+  REQUIRE(p5);
+  CHECK((*p5)["reason"] == "deadline");
+  CHECK((*p5)["gpu_model"] == "H100-SXM5-80GB");
+  const json* deadline = reason(*p5, "deadline");
+  REQUIRE(deadline);
+  CHECK((*deadline)["count"].get<long long>() > 0);
+  // The best time found is over the deadline, and it is the fastest plan: the time objective with
+  // no deadline finds exactly that time on the same instance.
+  const double best_hours = (*deadline)["best_hours"].get<double>();
+  CHECK(best_hours > 10);
+  CHECK((*deadline)["detail"].get<std::string>().find("against the 10.0 h deadline") != std::string::npos);
+  json fastest = doc;
+  fastest["constraints"].erase("deadline_hours");
+  fastest["constraints"]["objective"] = "time";
+  fastest["constraints"]["instances"] = {"aws:p5.48xlarge"};
+  const json quickest = planner::recommend_json(fastest, catalog, 1);
+  REQUIRE(quickest["results"].size() == 1);
+  CHECK(best_hours == Approx(quickest["results"][0]["job_hours"].get<double>()).epsilon(1e-9));
+
+  // One A100 without a stated network: memory on one node, and why only one node was tried.
+  const json* single = entry(rejected, "lambda:gpu_1x_a100");
+  REQUIRE(single);
+  CHECK((*single)["reason"] == "memory");
+  REQUIRE(reason(*single, "memory"));
+  CHECK((*reason(*single, "memory"))["detail"].get<std::string>().find("GB per GPU") != std::string::npos);
+  REQUIRE(reason(*single, "network_unknown"));
+
+  const json* unpriced = entry(rejected, "azure:h100-unpriced");
+  REQUIRE(unpriced);
+  CHECK((*unpriced)["reason"] == "unpriced");
+}
+
+TEST_CASE("a budget, a latency target and the constraints are reasons too") {
+  const Catalog catalog = small_catalog();
+  json doc = json::parse(R"({"model": {"preset": "llama3.1-8b"},
+     "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 64, "tokens": 1e10},
+     "constraints": {"max_nodes": 2, "budget_usd": 1, "instances": ["aws:p5.48xlarge"]}})");
+  json r = planner::recommend_json(doc, catalog, 3);
+  CHECK(r["results"].empty());
+  REQUIRE(r["rejected"].size() == 1);
+  CHECK(r["rejected"][0]["reason"] == "budget");
+  CHECK(r["rejected"][0]["reasons"][0]["best_cost_usd"].get<double>() > 1);
+
+  doc["constraints"].erase("budget_usd");
+  doc["constraints"]["max_gpus"] = 4;  // below the 8 GPUs of one node
+  r = planner::recommend_json(doc, catalog, 3);
+  REQUIRE(r["rejected"].size() == 1);
+  CHECK(r["rejected"][0]["reason"] == "constraint");
+
+  const json serve = json::parse(R"({"model": {"preset": "llama3.1-70b"},
+     "job": {"kind": "inference", "prompt_len": 2048, "output_len": 256, "concurrent": 8, "latency_target_ms": 0.01},
+     "constraints": {"instances": ["aws:p5.48xlarge"], "max_nodes": 1}})");
+  r = planner::recommend_json(serve, catalog, 3);
+  CHECK(r["results"].empty());
+  REQUIRE(r["rejected"].size() == 1);
+  CHECK(r["rejected"][0]["reason"] == "latency_target");
+  CHECK(r["rejected"][0]["reasons"][0]["best_tpot_ms"].get<double>() > 0.01);
+}
+
+TEST_CASE("instances that produced a result are not rejected") {
+  const Catalog catalog = small_catalog();
+  const json doc = json::parse(R"({"model": {"preset": "llama3.1-8b"},
+     "job": {"kind": "finetune", "seq_len": 4096, "global_batch": 32, "tokens": 1e9},
+     "constraints": {"max_nodes": 2}})");
+  const json r = planner::recommend_json(doc, catalog, 3);
+  REQUIRE_FALSE(r["results"].empty());
+  for (const auto& p : r["results"]) CHECK(entry(r["rejected"], p["instance"].get<std::string>()) == nullptr);
+  CHECK(entry(r["rejected"], "azure:h100-unpriced"));  // no price: cost objective cannot rank it
+}
+
+TEST_CASE("plan and recommend share the reason vocabulary") {
+  const Catalog catalog = small_catalog();
+  const json doc = json::parse(R"({"model": {"preset": "llama3.1-70b"},
+     "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 64, "tokens": 1e11},
+     "hardware": {"instance": "aws:p5.48xlarge", "nodes": 1},
+     "layout": {"tp": 1, "pp": 1, "dp": 8, "zero": 0, "micro_batch": 1},
+     "constraints": {"deadline_hours": 1}})");
+  const json p = planner::plan_json(doc, catalog);
+  CHECK(p["fits"] == false);
+  REQUIRE(p["why_not"].size() == p["why_not_reasons"].size());
+  CHECK(p["why_not_reasons"] == json({"memory", "deadline"}));
+  const std::set<std::string> vocabulary = {"memory", "deadline", "budget", "network_unknown", "unpriced",
+                                            "latency_target", "constraint"};
+  for (auto r : {planner::Reason::memory, planner::Reason::deadline, planner::Reason::budget,
+                 planner::Reason::network_unknown, planner::Reason::unpriced, planner::Reason::latency_target,
+                 planner::Reason::constraint})
+    CHECK(vocabulary.count(std::string(planner::to_string(r))) == 1);
+}
+
+TEST_CASE("per instance and per GPU: the best plan of each group, ranked") {
+  const Catalog catalog = small_catalog();
+  const json doc = json::parse(R"({"model": {"preset": "llama3.1-8b"},
+     "job": {"kind": "finetune", "seq_len": 4096, "global_batch": 32, "tokens": 1e9},
+     "constraints": {"max_nodes": 4, "objective": "time"}})");
+  const json global = planner::recommend_json(doc, catalog, 10);
+  std::set<std::string> global_instances;
+  for (const auto& p : global["results"]) global_instances.insert(p["instance"].get<std::string>());
+  REQUIRE(global_instances.size() < global["results"].size());  // the global top K repeats instances
+
+  const json per = planner::recommend_json(doc, catalog, 10, nullptr, planner::Grouping::instance);
+  CHECK(per["per"] == "instance");
+  std::set<std::string> seen;
+  double previous = 0;
+  for (const auto& p : per["results"]) {
+    CHECK(seen.insert(p["instance"].get<std::string>()).second);  // one plan per instance type
+    CHECK(p["tokens_per_s"].get<double>() <= (previous == 0 ? 1e300 : previous));
+    previous = p["tokens_per_s"].get<double>();
+    // Each is its instance type's best: the same as the search restricted to it.
+    json alone = doc;
+    alone["constraints"]["instances"] = {p["instance"]};
+    const json best = planner::recommend_json(alone, catalog, 1);
+    CHECK(p["tokens_per_s"] == best["results"][0]["tokens_per_s"]);
+    CHECK(p["nodes"] == best["results"][0]["nodes"]);
+  }
+  CHECK(per["results"].size() == 3);  // all but the single 80 GB A100 (time: the unpriced one ranks too)
+  CHECK(entry(per["rejected"], "lambda:gpu_1x_a100"));
+  CHECK(per["results"][0] ["instance"] == global["results"][0]["instance"]);
+
+  const json by_gpu = planner::recommend_json(doc, catalog, 10, nullptr, planner::Grouping::gpu);
+  std::set<std::string> gpus;
+  for (const auto& p : by_gpu["results"]) CHECK(gpus.insert(p["gpu_model"].get<std::string>()).second);
+  CHECK(gpus.size() == 2);
+  const json top1 = planner::recommend_json(doc, catalog, 1, nullptr, planner::Grouping::gpu);
+  CHECK(top1["results"].size() == 1);
+
+  CHECK_THROWS_AS(planner::parse_grouping("provider", "per"), Error);
+}
+
+TEST_CASE("top has one range: 1 to 100") {
+  const Catalog catalog = small_catalog();
+  const planner::Workload w = planner::parse_workload(json::parse(R"({"model": {"preset": "llama3.1-8b"},
+     "job": {"kind": "finetune", "seq_len": 4096, "global_batch": 32, "tokens": 1e9}})"), catalog);
+  CHECK(planner::kDefaultTop == 5);
+  CHECK_NOTHROW(planner::search(w, catalog, planner::kMaxTop));
+  CHECK_THROWS_AS(planner::search(w, catalog, planner::kMaxTop + 1), Error);
+  CHECK_THROWS_AS(planner::search(w, catalog, 0), Error);
+}
+
+TEST_CASE("an unknown preset or instance inside a workload is an unknown reference naming the field") {
+  const Catalog catalog = small_catalog();
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"model": {"preset": "no-such-model"}, "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 8}})",
+       "model.preset"},
+      {R"({"model": {"preset": "llama3.1-8b"}, "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 8},
+          "hardware": {"instance": "aws:p9.nothing"}})", "hardware.instance"},
+      {R"({"model": {"preset": "llama3.1-8b"}, "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 8},
+          "constraints": {"instances": ["aws:p9.nothing"]}})", "constraints.instances"},
+  };
+  for (const auto& [text, field] : cases) {
+    INFO(text);
+    try {
+      planner::parse_workload(json::parse(text), catalog);
+      FAIL("expected unknown_reference");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::unknown_reference);
+      CHECK(e.field() == field);
+    }
+  }
+  // Looking a preset up by name (GET /v1/presets/{name}) still answers not_found.
+  try {
+    planner::preset_json("no-such-model");
+    FAIL("expected not_found");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::not_found);
+  }
+}
