@@ -68,7 +68,11 @@ TEST_CASE("an empty recommend says why, per instance type") {
   fastest["constraints"]["instances"] = {"aws:p5.48xlarge"};
   const json quickest = planner::recommend_json(fastest, catalog, 1);
   REQUIRE(quickest["results"].size() == 1);
-  CHECK(best_hours == Approx(quickest["results"][0]["job_hours"].get<double>()).epsilon(1e-9));
+  // recommend may trade a little speed for a memory setting outside the error band ("tight"); the
+  // best time found counts every setting, so it is at most the offered plan's and close to it.
+  const double offered_hours = quickest["results"][0]["job_hours"].get<double>();
+  CHECK(best_hours <= offered_hours * (1 + 1e-9));
+  CHECK(best_hours == Approx(offered_hours).epsilon(0.01));
 
   // One A100 without a stated network: memory on one node, and why only one node was tried.
   const json* single = entry(rejected, "lambda:gpu_1x_a100");
