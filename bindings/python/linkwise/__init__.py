@@ -11,8 +11,8 @@ and units are the JSON contract shared with the ``linkwise`` CLI (``--json``) an
 
 from ._errors import Error, InvalidInputError, NotFoundError, UnsupportedError
 from .catalog import Catalog, Gpu, GpuList, Instance, InstanceList
-from .planner import (Layout, MemoryBreakdown, Plan, PlanList, TimeBreakdown, Workload, plan,
-                      recommend)
+from .planner import (Layout, MemoryBreakdown, Plan, PlanList, TimeBreakdown, Workload, models,
+                      plan, recommend)
 from .probes import ProbeReport, ValidationResult, Verdict, VerdictList, has_probes, probe, validate
 
 __version__ = "0.1.0"
@@ -20,6 +20,6 @@ __version__ = "0.1.0"
 __all__ = [
     "Catalog", "Error", "Gpu", "GpuList", "Instance", "InstanceList", "InvalidInputError",
     "Layout", "MemoryBreakdown", "NotFoundError", "Plan", "PlanList", "TimeBreakdown", "Workload",
-    "plan", "recommend", "ProbeReport", "UnsupportedError", "ValidationResult", "Verdict",
+    "models", "plan", "recommend", "ProbeReport", "UnsupportedError", "ValidationResult", "Verdict",
     "VerdictList", "__version__", "has_probes", "probe", "validate",
 ]
