@@ -98,7 +98,7 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
   plan.nodes = nodes;
   plan.gpus_per_node = hw.instance.gpu_count;
   plan.gpus = nodes * hw.instance.gpu_count;
-  plan.nvlink_domain_gpus = std::min(plan.gpus, std::max(p.gpus_per_node, p.nvlink_domain_gpus));
+  plan.nvlink_domain_gpus = std::max(p.gpus_per_node, p.nvlink_domain_gpus);
   plan.layout = l;
   plan.raw = e;
 

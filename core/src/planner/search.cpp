@@ -362,9 +362,10 @@ std::string why_words(const Workload& w, const Plan& p, int rank) {
     out += "; expert parallelism ep=" + std::to_string(p.layout.ep) +
            (p.raw.ep_inside_domain
                 ? std::string(" keeps the all-to-all inside the ") +
-                      (domain_beyond_node ? std::to_string(p.nvlink_domain_gpus) + "-GPU NVLink domain (spanning " +
-                                                std::to_string(p.nvlink_domain_gpus / std::max(1, p.gpus_per_node)) +
-                                                " instances)"
+                      (domain_beyond_node ? std::to_string(p.nvlink_domain_gpus) + "-GPU NVLink domain (" +
+                                                std::to_string(std::min(p.gpus, p.nvlink_domain_gpus)) + " GPUs of it over " +
+                                                std::to_string(std::min(p.gpus, p.nvlink_domain_gpus) / std::max(1, p.gpus_per_node)) +
+                                                " instances, no network hop)"
                                           : std::string("node's NVLink"))
                 : std::string(" sends part of the all-to-all over the network"));
     char a2a[96];
