@@ -209,6 +209,8 @@ void check_workload(py::handle workload, const Catalog& catalog) {
   (void)planner::parse_workload(document, catalog);
 }
 
+py::object models() { return to_python(planner::models_json()["models"]); }
+
 py::object plan(py::handle workload, const Catalog& catalog, py::handle report) {
   const json document = from_python(workload, "");
   const std::optional<MeasuredLinks> measured = measured_from(report);
@@ -287,6 +289,7 @@ PYBIND11_MODULE(_core, m) {
   linkwise::bind_catalog(m);
   m.def("check_workload", &linkwise::check_workload, py::arg("workload"), py::arg("catalog"),
         "Checks a workload document as plan/recommend read it; raises naming the field.");
+  m.def("models", &linkwise::models, "The planner's model presets, as contract dicts (linkwise models --json).");
   m.def("plan", &linkwise::plan, py::arg("workload"), py::arg("catalog"), py::arg("report") = py::none(),
         "Evaluates the workload's layout (linkwise plan --json).");
   m.def("recommend", &linkwise::recommend, py::arg("workload"), py::arg("catalog"), py::arg("top"),

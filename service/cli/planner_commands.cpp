@@ -47,12 +47,16 @@ std::string layout_words(const planner::Layout& l) {
          " dp=" + std::to_string(l.dp) + " micro_batch=" + std::to_string(l.micro_batch) + " zero=" +
          std::to_string(l.zero) + " recompute=" + std::string(planner::to_string(l.recompute)) +
          (l.sequence_parallel ? " sp" : "") +
-         (l.virtual_stages > 1 ? " virtual_stages=" + std::to_string(l.virtual_stages) : "");
+         (l.virtual_stages > 1 ? " virtual_stages=" + std::to_string(l.virtual_stages) : "") +
+         (l.ep > 1 || l.etp > 1 ? " ep=" + std::to_string(l.ep) + " etp=" + std::to_string(l.etp) : "") +
+         (l.overlap_a2a ? " overlap_a2a" : "");
 }
 
 void print_plan(const planner::Plan& p, std::ostream& out) {
-  out << p.model << " (" << planner::to_string(p.kind) << ", " << planner::to_string(p.precision) << ") on " << p.nodes
-      << " x " << p.instance << " (" << p.gpus << " x " << p.gpu_model << ")\n";
+  out << p.model << " (" << fmt("%.4g", p.params_b) << "B params"
+      << (p.active_params_b < p.params_b ? fmt(", %.4gB active", p.active_params_b) : std::string()) << "; "
+      << planner::to_string(p.kind) << ", " << planner::to_string(p.precision) << ") on " << p.nodes << " x " << p.instance
+      << " (" << p.gpus << " x " << p.gpu_model << ")\n";
   out << "layout: " << layout_words(p.layout) << "\n\n";
   const auto& m = p.memory_gb;
   out << "memory per GPU (GB)\n";
@@ -72,7 +76,7 @@ void print_plan(const planner::Plan& p, std::ostream& out) {
   out << "\ntime per " << (p.kind == planner::JobKind::inference ? "decode step" : "step") << fmt(": %.4g s\n", p.step_time_s);
   for (const auto& [name, v] : {std::pair<const char*, double>{"compute", t.compute}, {"tp_comm", t.tp_comm},
                                 {"cp_comm", t.cp_comm}, {"pp_comm", t.pp_comm}, {"pp_bubble", t.pp_bubble},
-                                {"dp_comm", t.dp_comm}, {"exposed_comm", t.exposed_comm}})
+                                {"dp_comm", t.dp_comm}, {"ep_comm", t.ep_comm}, {"exposed_comm", t.exposed_comm}})
     out << "  " << pad(name, 13) << fmt("%10.4g s", v) << fmt("  (%4.1f%% of the step)\n", 100.0 * v / p.step_time_s);
   out << "bottleneck: " << p.bottleneck << "\n\n";
   out << fmt("tokens/s (job) %.6g", p.tokens_per_s) << fmt(", %.0f per GPU\n", p.tokens_per_s / p.gpus);
@@ -154,6 +158,28 @@ void register_planner_commands(CLI::App& app) {
     if (opts->json) std::cout << planner::to_json(p).dump(2) << "\n";
     else print_plan(p, std::cout);
   }); });
+
+  CLI::App* models = app.add_subcommand("models", "List the model presets: shapes, total and active parameters, sources");
+  models->add_flag("--json", opts->json, "print the presets as JSON");
+  models->callback([opts] {
+    const nlohmann::json all = planner::models_json();
+    if (opts->json) {
+      std::cout << all.dump(2) << "\n";
+      return;
+    }
+    std::cout << pad("preset", 18) << pad("params_b", 10) << pad("active_b", 10) << pad("attention", 10) << "experts\n";
+    for (const auto& m : all["models"]) {
+      std::string experts = "dense";
+      if (!m["moe"].is_null())
+        experts = std::to_string(m["moe"]["experts"].get<int>()) + " top-" + std::to_string(m["moe"]["top_k"].get<int>()) +
+                  (m["moe"]["shared_experts"].get<int>() > 0
+                       ? " + " + std::to_string(m["moe"]["shared_experts"].get<int>()) + " shared"
+                       : std::string());
+      std::cout << pad(m["name"].get<std::string>().c_str(), 18) << pad(fmt("%.1f", m["params_b"].get<double>()).c_str(), 10)
+                << pad(fmt("%.1f", m["active_params_b"].get<double>()).c_str(), 10)
+                << pad(m["attention"]["kind"].get<std::string>().c_str(), 10) << experts << "\n";
+    }
+  });
 
   CLI::App* rec = app.add_subcommand("recommend", "Search instances, node counts and layouts; print the best");
   rec->add_option("WORKLOAD", opts->workload, "workload JSON (model, job, optional hardware/layout, constraints)")

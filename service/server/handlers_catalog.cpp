@@ -1,10 +1,11 @@
-// GET /v1/instances (filters, sort, paging), GET /v1/instances/{id}, GET /v1/gpus: answered from
+// GET /v1/instances (filters, sort, paging), GET /v1/instances/{id}, GET /v1/gpus, GET /v1/models: answered from
 // the in-memory catalog snapshot with each instance's JSON serialized once at startup.
 #include <limits>
 
 #include <nlohmann/json.hpp>
 
 #include "linkwise/error.hpp"
+#include "linkwise/planner.hpp"
 #include "server/handlers.hpp"
 #include "server/request.hpp"
 
@@ -79,6 +80,13 @@ void add_catalog_routes(Router& router, Context& ctx) {
   router.add("GET", "/v1/gpus", [&ctx](const httplib::Request& req, httplib::Response& res, const PathParams&) {
     QueryParams(req, {});
     send_encoded(req, res, ctx.gpus_body);
+  });
+
+  // The planner's model presets: fixed at build time, encoded once.
+  router.add("GET", "/v1/models", [](const httplib::Request& req, httplib::Response& res, const PathParams&) {
+    QueryParams(req, {});
+    static const auto body = encode_body(planner::models_json().dump());
+    send_encoded(req, res, body);
   });
 }
 

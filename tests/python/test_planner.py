@@ -203,3 +203,20 @@ def test_plan_and_recommend_equal_cli_json(tmp_path):
     rec_file.write_text(json.dumps(RECOMMEND_70B))
     assert linkwise.recommend(RECOMMEND_70B, top=4).to_contract() == \
         _cli("recommend", str(rec_file), "--top", "4", "--json")
+
+
+def test_models_and_a_moe_plan_share_the_contract():
+    models = {m["name"]: m for m in linkwise.models()}
+    assert models["deepseek-v3"]["moe"]["top_k"] == 8
+    p = linkwise.plan({"model": {"preset": "deepseek-v3"},
+                       "job": {"kind": "inference", "precision": "fp4", "prompt_len": 2048, "output_len": 512,
+                               "concurrent": 64},
+                       "hardware": {"instance": "aws:p6-b200.48xlarge"}, "layout": {"tp": 8, "pp": 1, "ep": 8}})
+    assert p.layout.ep == 8 and p.layout.edp == 1
+    assert p.fits and p.active_params_b < p.params_b
+    assert p.time_s.ep_comm > 0 and p.kv_cache_precision == "bf16"
+    with pytest.raises(linkwise.InvalidInputError) as err:
+        linkwise.plan({"model": {"preset": "deepseek-v3"},
+                       "job": {"kind": "inference", "precision": "fp4", "prompt_len": 8, "output_len": 8},
+                       "hardware": {"instance": "aws:p5.48xlarge"}, "layout": {"tp": 8, "pp": 1, "ep": 8}})
+    assert err.value.field == "job.precision"

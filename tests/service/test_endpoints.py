@@ -131,12 +131,20 @@ def test_metrics(server):
     assert "# TYPE linkwise_http_request_duration_seconds histogram" in text
 
 
+def test_models(server):
+    models = {m["name"]: m for m in get(server, "/v1/models").json()["models"]}
+    ds = models["deepseek-v3"]
+    assert ds["attention"]["kind"] == "mla" and ds["moe"]["experts"] == 256
+    assert round(ds["params_b"]) == 671 and round(ds["active_params_b"]) in (37, 38)
+    assert models["llama3.1-70b"]["moe"] is None
+
+
 def test_openapi_document(server):
     doc = get(server, "/openapi.json").json()
     assert doc["openapi"].startswith("3.1")
     served = {(path, method.upper()) for path, ops in doc["paths"].items() for method in ops}
     assert served == {
-        ("/healthz", "GET"), ("/metrics", "GET"), ("/openapi.json", "GET"), ("/v1/gpus", "GET"),
+        ("/healthz", "GET"), ("/metrics", "GET"), ("/openapi.json", "GET"), ("/v1/gpus", "GET"), ("/v1/models", "GET"),
         ("/v1/instances", "GET"), ("/v1/instances/{id}", "GET"), ("/v1/instances/{id}/validation", "GET"),
         ("/v1/probe-reports", "GET"), ("/v1/probe-reports", "POST"), ("/v1/probe-reports/{id}", "GET"),
         ("/v1/plans", "POST"), ("/v1/recommendations", "POST"),

@@ -13,8 +13,8 @@ from . import _core
 from ._errors import (Error, InvalidInputError, NotFoundError, UnknownReferenceError,
                       UnsupportedError)
 from .catalog import Catalog, Gpu, GpuList, Instance, InstanceList
-from .planner import (Layout, MemoryBreakdown, Plan, PlanList, TimeBreakdown, Workload, plan,
-                      recommend)
+from .planner import (Layout, MemoryBreakdown, Plan, PlanList, TimeBreakdown, Workload, models,
+                      plan, recommend)
 from .probes import ProbeReport, ValidationResult, Verdict, VerdictList, has_probes, probe, validate
 
 __version__: str = _core.__version__  # the project version (CMakeLists.txt), as `linkwise --version`
@@ -22,6 +22,6 @@ __version__: str = _core.__version__  # the project version (CMakeLists.txt), as
 __all__ = [
     "Catalog", "Error", "Gpu", "GpuList", "Instance", "InstanceList", "InvalidInputError",
     "Layout", "MemoryBreakdown", "NotFoundError", "Plan", "PlanList", "TimeBreakdown", "UnknownReferenceError", "Workload",
-    "plan", "recommend", "ProbeReport", "UnsupportedError", "ValidationResult", "Verdict",
+    "models", "plan", "recommend", "ProbeReport", "UnsupportedError", "ValidationResult", "Verdict",
     "VerdictList", "__version__", "has_probes", "probe", "validate",
 ]

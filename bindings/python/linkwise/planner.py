@@ -154,6 +154,7 @@ class TimeBreakdown(Record):
     pp_comm = Field[float]("Pipeline point-to-point transfers, s.")
     pp_bubble = Field[float]("Pipeline bubble, s.")
     dp_comm = Field[float]("Data-parallel gradient reduction (and ZeRO gathers), s.")
+    ep_comm = Field[float]("Expert-parallel all-to-all (MoE dispatch and combine), s.")
     exposed_comm = Field[float]("Communication not hidden behind compute, s.")
 
 
@@ -172,6 +173,10 @@ class Layout(Record):
     recompute = Field[str]("Activation recompute: 'none', 'selective' or 'full'.")
     sequence_parallel = Field[bool]("Sequence parallelism with TP.")
     virtual_stages = Field[int]("Virtual pipeline stages per GPU.")
+    ep = Field[int]("Expert-parallel degree (MoE; 1 for dense models).")
+    etp = Field[int]("Expert tensor-parallel degree (MoE).")
+    edp = Field[int]("Expert data-parallel degree: tp x cp x dp / (ep x etp).")
+    overlap_a2a = Field[bool]("Whether the MoE all-to-all is hidden behind another micro-batch's compute.")
 
 
 class Plan(Record):
@@ -183,14 +188,17 @@ class Plan(Record):
     _summary = ("fits", "step_time_s", "job_hours", "cost_usd", "bottleneck")
 
     model = Field[str]("The model's name (preset) or shape summary.")
+    params_b = Field[float]("The model's parameters, billions (MoE: all experts).")
+    active_params_b = Field[float]("Parameters one token passes through, billions (MoE: top_k experts).")
     job_kind = Field[str]("'pretrain', 'finetune', 'lora' or 'inference'.")
-    precision = Field[str]("'bf16', 'fp16' or 'fp8'.")
+    precision = Field[str]("'bf16', 'fp16', 'fp8' or 'fp4'.")
     instance = Field[Optional[str]]("Catalog instance id; None for custom hardware.")
     gpu_model = Field[str]("GPU id.")
     custom_hardware = Field[bool]("True when the hardware is a custom (on-premises) instance.")
     nodes = Field[int]("Instances (nodes).")
     gpus_per_node = Field[int]("GPUs per node.")
     gpus = Field[int]("GPUs in all.")
+    nvlink_domain_gpus = Field[int]("GPUs one GPU reaches over NVLink (more than gpus_per_node on NVL72).")
     layout = Field[Layout]("The layout evaluated.", Layout)
     fits = Field[bool]("Whether the layout fits in GPU memory.")
     memory_verdict = Field[str]("'fits', 'tight' (fits but inside the memory model's measured error band: may OOM) or 'no'.")
@@ -221,6 +229,7 @@ class Plan(Record):
     links = Field[JsonDict]("Effective link bandwidths used: intra_node_busbw_gbytes_per_s, "
                             "inter_node_gbytes_per_s_per_gpu.")
     warnings = Field[List[str]]("Caveats of this estimate.")
+    kv_cache_precision = Field[Optional[str]]("Inference: the KV cache's precision ('bf16', 'fp16', 'fp8').")
     ttft_s = Field[Optional[float]]("Inference: time to first token, s.")
     tpot_s = Field[Optional[float]]("Inference: time per output token, s.")
     decode_tokens_per_s = Field[Optional[float]]("Inference: decode throughput, tokens/s.")
@@ -419,6 +428,12 @@ def _report_dict(report: Any) -> Optional[JsonDict]:
         return None
     from .probes import _report_document
     return _report_document(report)
+
+
+def models() -> List[JsonDict]:
+    """The model presets (``linkwise models --json``): name, shapes, attention, moe, params_b,
+    active_params_b and the source of each."""
+    return _core.models()
 
 
 def plan(workload: Union[Workload, Mapping[str, Any]], catalog: Optional[Catalog] = None,

@@ -36,5 +36,8 @@ nlohmann::json recommend_json(const nlohmann::json& workload, const Catalog& cat
 nlohmann::json to_json(const Rejection& r);
 
 nlohmann::json preset_json(std::string_view name);  // throws not_found naming "model.preset"
+// {"models": [every preset's shape, total and active parameters, source]} (CLI `models --json`,
+// GET /v1/models, Python linkwise.models()).
+nlohmann::json models_json();
 
 }  // namespace linkwise::planner

@@ -82,6 +82,18 @@ const PlannerConstants& default_constants() {
     // about twice FlashAttention-2's fraction of peak (Shah et al. 2024, FlashAttention-3, Fig. 5-6:
     // FA2 ~35%, FA3/cuDNN ~60-75% of H100 bf16). Not fit: the NeMo and Megatron-Bridge runs check it.
     c.te_attention_speedup = 2.0;
+
+    // Mixture-of-experts. Load imbalance: the busiest expert-parallel rank receives this many times
+    // the mean routed tokens. An assumption, not a fit: balanced routers (auxiliary loss, or
+    // DeepSeek-V3's auxiliary-loss-free bias, arXiv 2412.19437 section 2.1.2 and Wang et al. 2024,
+    // arXiv 2408.15664, who measure the violation as MaxVio) keep a rank's load, summed over its
+    // E/ep experts, near the mean; 1.1 leaves 10% for the straggler. A workload's
+    // model.moe.capacity_factor replaces it (tokens beyond it are dropped). Never fit: no MoE run is
+    // in the fit set (tests/calibration/DATA.md).
+    c.moe_load_imbalance = 1.1;
+    // Permutation: Megatron-Core's token permute and unpermute each read and write the routed rows
+    // once (moe/moe_utils.py permute/unpermute): 2 passes of read + write.
+    c.moe_permute_passes = 4.0;
     return c;
   }();
   return k;

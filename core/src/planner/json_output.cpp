@@ -22,6 +22,8 @@ nlohmann::json to_json(const Plan& p) {
   using nlohmann::json;
   json out = {
       {"model", p.model},
+      {"params_b", p.params_b},
+      {"active_params_b", p.active_params_b},
       {"job_kind", std::string(to_string(p.kind))},
       {"precision", std::string(to_string(p.precision))},
       {"instance", p.instance},
@@ -30,6 +32,7 @@ nlohmann::json to_json(const Plan& p) {
       {"nodes", p.nodes},
       {"gpus_per_node", p.gpus_per_node},
       {"gpus", p.gpus},
+      {"nvlink_domain_gpus", p.nvlink_domain_gpus},
       {"layout", to_json(p.layout)},
       {"fits", p.fits},
       {"memory_verdict", p.memory_verdict},
@@ -54,6 +57,7 @@ nlohmann::json to_json(const Plan& p) {
         {"pp_comm", p.time_s.pp_comm},
         {"pp_bubble", p.time_s.pp_bubble},
         {"dp_comm", p.time_s.dp_comm},
+        {"ep_comm", p.time_s.ep_comm},
         {"exposed_comm", p.time_s.exposed_comm}}},
       {"tokens_per_s", p.tokens_per_s},
       {"model_tflops_per_gpu", p.model_tflops_per_gpu},
@@ -85,6 +89,7 @@ nlohmann::json to_json(const Plan& p) {
                      {"basis", p.interval_basis},
                      {"widened", p.interval_widened}};
   if (p.kind == JobKind::inference) {
+    out["kv_cache_precision"] = std::string(to_string(p.kv_cache_precision));
     out["ttft_s"] = optional_json(p.ttft_s);
     out["tpot_s"] = optional_json(p.tpot_s);
     out["decode_tokens_per_s"] = optional_json(p.decode_tokens_per_s);
@@ -137,5 +142,11 @@ nlohmann::json recommend_json(const nlohmann::json& workload, const Catalog& cat
 }
 
 nlohmann::json preset_json(std::string_view name) { return to_json(preset(name)); }
+
+nlohmann::json models_json() {
+  nlohmann::json models = nlohmann::json::array();
+  for (const ModelShape& m : presets()) models.push_back(to_json(m));
+  return {{"models", std::move(models)}};
+}
 
 }  // namespace linkwise::planner

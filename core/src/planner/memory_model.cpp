@@ -30,8 +30,11 @@ LayerActivationBytes layer_activation_bytes(const PreparedModel& m) {
   // Score matrices (softmax output, its dropout mask and output) unless FlashAttention, which keeps
   // only the fp32 log-sum-exp per head.
   a.core = m.flash ? 4 * m.heads : (m.dropout ? 5.0 : 2.0) * m.heads * m.seq_len;
-  const double qkv = 2 * h + 4 * m.kv_width;            // Q, K, V outputs
-  const double attention_out = 2 * h;                   // input of the output projection
+  // Q, K, V outputs (MLA: after the up-projections, K and V per head, plus the latents' inputs
+  // kept on every TP rank, counted here as sharded: a few percent of the layer).
+  const double qkv = m.mla ? 2 * m.heads * m.qk_head_dim * 2 + 2 * m.o_width + 2 * (m.q_lora + m.kv_lora + m.rope_dim)
+                           : 2 * m.q_width + 4 * m.kv_width;
+  const double attention_out = 2 * m.o_width;           // input of the output projection
   const double mlp = m.gated ? 6 * m.ffn : 4 * m.ffn;   // gate, up, product | fc1 out, activation out
   a.sharded = qkv + a.core + attention_out + mlp;
   return a;
@@ -39,10 +42,35 @@ LayerActivationBytes layer_activation_bytes(const PreparedModel& m) {
 
 }  // namespace
 
+MoeStage moe_stage(const PreparedModel& m, const Layout& l) noexcept {
+  MoeStage st;
+  st.layers = std::ceil(m.layers / double(l.pp));
+  st.moe = m.moe ? std::min(st.layers, std::ceil(m.moe_layers / double(l.pp))) : 0.0;
+  st.dense = st.layers - st.moe;
+  return st;
+}
+
+MoeRows moe_rows(const PreparedModel& m, double tokens, double tp, const Layout& l) noexcept {
+  MoeRows r;
+  const double ep = l.ep, etp = l.etp;
+  // Each GPU dispatches its sequence-parallel share (tokens / tp) of the tokens, top_k copies each;
+  // an etp group receives its ep-th of the group's copies and every member processes all of them.
+  r.mean = tokens / tp * m.top_k * etp;
+  r.busiest = r.mean * (l.ep > 1 ? m.load_imbalance : 1.0);
+  r.local_experts = m.experts / ep;
+  // Distinct local experts the step touches: the group's tokens each pick top_k of the experts
+  // (uniform routing), so an expert is missed with probability (1 - top_k/E)^tokens.
+  const double group_tokens = tokens / tp * ep * etp;
+  const double expected = r.local_experts * (1.0 - std::pow(1.0 - m.top_k / m.experts, group_tokens));
+  r.touched = std::min({r.local_experts, std::max(1.0, r.busiest), std::max(1.0, expected)});
+  return r;
+}
+
 void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const Layout& l, const PlannerConstants& k,
                      Estimate& out) noexcept {
   const double tp = l.tp, pp = l.pp, cp = l.cp, dp = l.dp;
-  const double layers_per_stage = std::ceil(m.layers / pp);
+  const MoeStage st = moe_stage(m, l);
+  const double layers_per_stage = st.layers;
   // The heaviest stage: a pipeline of one stage holds both embeddings (one when tied); otherwise
   // the first stage holds the input embedding and the last the output projection.
   const double embedding_matrices = l.pp == 1 ? (m.tied ? 1.0 : 2.0) : 1.0;
@@ -51,41 +79,56 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
   // 'type:transformer|embedding' partition), which makes room for the embedding and the loss.
   const double deficit = l.pp > 1 ? pp * layers_per_stage - m.layers : 0.0;
   const double first_layers = layers_per_stage - std::ceil(deficit / 2), last_layers = layers_per_stage - std::floor(deficit / 2);
+  // Dense parts split over TP (a MoE layer's attention, shared experts and router among them), per
+  // layer of the stage on average; the routed experts over the expert grid: E / ep experts per GPU,
+  // each split etp ways.
+  const double stage_layer_params = (st.dense * m.layer_params + st.moe * m.moe_base_params) / layers_per_stage;
   const double params_per_gpu =
-      std::max(first_layers * m.layer_params + embedding_matrices * m.embedding_params,
-               l.pp > 2 ? layers_per_stage * m.layer_params : 0.0) / tp;
+      std::max(first_layers * stage_layer_params + embedding_matrices * m.embedding_params,
+               l.pp > 2 ? layers_per_stage * stage_layer_params : 0.0) / tp;
+  const double expert_params_per_gpu = st.moe * (m.experts / l.ep) * m.expert_params / l.etp;
   const double zero_group = dp * cp;  // Megatron shards optimizer states over DP x CP
-  const double shard_weights = l.zero >= 3 ? zero_group : 1.0;
-  const double shard_grads = l.zero >= 2 ? zero_group : 1.0;
-  const double shard_optimizer = l.zero >= 1 ? zero_group : 1.0;
+  const double expert_zero_group = m.moe ? double(l.edp()) : 1.0;  // experts: over the expert-DP group
+  auto sharded = [&](double bytes_dense, double bytes_expert, int stage) {
+    return bytes_dense / (l.zero >= stage ? zero_group : 1.0) + bytes_expert / (l.zero >= stage ? expert_zero_group : 1.0);
+  };
 
   out.weights = out.gradients = out.optimizer = out.activations = out.kv_cache = 0;
   if (m.kind == JobKind::inference) {
-    out.weights = params_per_gpu * m.bytes_per_weight;
-    // K and V per layer per token; KV heads split over TP, replicated when tp exceeds them.
-    const double kv_heads_per_gpu = std::ceil(m.kv_heads / tp);
-    const double kv_bytes_per_token = 2.0 * layers_per_stage * kv_heads_per_gpu * m.head_dim * m.bytes_per_weight;
+    out.weights = (params_per_gpu + expert_params_per_gpu) * m.bytes_per_weight;
+    // K and V per layer per token; KV heads split over TP, replicated when tp exceeds them. MLA
+    // caches one latent per token, whole on every TP rank.
+    const double kv_elements = m.kv_split_by_tp ? 2.0 * std::ceil(m.kv_heads / tp) * m.head_dim : m.kv_elements;
+    const double kv_bytes_per_token = layers_per_stage * kv_elements * m.kv_bytes;
     const double sequences = m.concurrent / dp;
     out.kv_cache = kv_bytes_per_token * (m.prompt_len + m.output_len) * sequences;
     // Prefill of one prompt: one layer's working set at a time, nothing kept across layers.
     const LayerActivationBytes a = layer_activation_bytes(m);
     const double core_scores = m.flash ? 0.0 : a.core;  // score matrices per token, when materialised
-    out.activations = m.prompt_len * (a.replicated + (a.sharded - a.core + core_scores) / tp) +
-                      m.vocab / tp * 4.0 * sequences;  // fp32 logits of the last position
+    double per_token = a.replicated + (a.sharded - a.core + core_scores) / tp;
+    if (m.moe) {
+      const MoeRows r = moe_rows(m, m.prompt_len, tp, l);
+      const double routed = r.busiest / m.prompt_len * (2.0 * m.hidden + (m.gated ? 6.0 : 4.0) * m.expert_ffn / l.etp);
+      per_token = std::max(per_token, per_token - (m.gated ? 6 : 4) * m.ffn / tp + routed);
+    }
+    out.activations = m.prompt_len * per_token + m.vocab / tp * 4.0 * sequences;  // + fp32 logits of the last position
   } else {
     const bool lora = m.kind == JobKind::lora;
     if (lora) {
       const double adapters = layers_per_stage * m.lora_params_per_layer / tp;
-      out.weights = (params_per_gpu * m.bytes_per_weight + 2.0 * adapters) / shard_weights;
-      out.gradients = 2.0 * adapters / shard_grads;
-      out.optimizer = 12.0 * adapters / shard_optimizer;
+      out.weights = ((params_per_gpu + expert_params_per_gpu) * m.bytes_per_weight + 2.0 * adapters) /
+                    (l.zero >= 3 ? zero_group : 1.0);
+      out.gradients = 2.0 * adapters / (l.zero >= 2 ? zero_group : 1.0);
+      out.optimizer = 12.0 * adapters / (l.zero >= 1 ? zero_group : 1.0);
     } else {
       // What the framework keeps per parameter (framework_memory.cpp): fp32 main gradients,
-      // optimizer states of the chosen optimizer, offload.
+      // optimizer states of the chosen optimizer, offload; experts shard over their own
+      // expert-data-parallel group. DualPipe keeps two copies of the weights (DeepSeek-V3 report Table 2).
       const StateBytes b = model_state_bytes(m, l, zero_group);
-      out.weights = b.weights * params_per_gpu;
-      out.gradients = b.gradients * params_per_gpu;
-      out.optimizer = b.optimizer * params_per_gpu;
+      const StateBytes be = model_state_bytes(m, l, expert_zero_group);
+      out.weights = (l.dualpipe ? 2.0 : 1.0) * (b.weights * params_per_gpu + be.weights * expert_params_per_gpu);
+      out.gradients = b.gradients * params_per_gpu + be.gradients * expert_params_per_gpu;
+      out.optimizer = b.optimizer * params_per_gpu + be.optimizer * expert_params_per_gpu;
     }
     // Activations of one micro-batch through one layer.
     const double tokens = l.micro_batch * m.seq_len / cp;
@@ -93,29 +136,46 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     const double per_token_none =
         l.sequence_parallel ? (a.replicated + a.sharded) / tp : a.replicated + a.sharded / tp;
     double per_token_kept = per_token_none;
-    double working_set = 0;  // one layer recomputed during backward (full recompute)
-    if (l.recompute == Recompute::selective) per_token_kept -= a.core / tp;
-    if (l.recompute == Recompute::full) {
-      per_token_kept = 2.0 * m.hidden / (l.sequence_parallel ? tp : 1.0);  // the layer's input only
-      working_set = per_token_none * tokens;
+    // A MoE layer keeps, instead of the dense MLP's intermediates: the shared experts' (split over
+    // TP), the router's fp32 logits, and for each routed copy its input row and the expert's
+    // intermediates (split over etp), on the busiest rank.
+    double moe_per_token_none = 0;
+    if (m.moe) {
+      const MoeRows r = moe_rows(m, tokens, tp, l);
+      const double mlp_dense = (m.gated ? 6.0 : 4.0) * m.ffn;
+      const double shared = (m.gated ? 6.0 : 4.0) * m.shared_ffn;
+      const double routed = r.busiest / tokens * (2.0 * m.hidden + (m.gated ? 6.0 : 4.0) * m.expert_ffn / l.etp);
+      moe_per_token_none = per_token_none + (shared - mlp_dense) / tp + 4.0 * m.experts / (l.sequence_parallel ? tp : 1.0) + routed;
     }
-    const double per_layer = per_token_kept * tokens;
+    double moe_per_token_kept = moe_per_token_none;
+    double working_set = 0;  // one layer recomputed during backward (full recompute)
+    if (l.recompute == Recompute::selective) {
+      per_token_kept -= a.core / tp;
+      moe_per_token_kept -= a.core / tp;
+    }
+    if (l.recompute == Recompute::full) {
+      per_token_kept = moe_per_token_kept = 2.0 * m.hidden / (l.sequence_parallel ? tp : 1.0);  // the layer's input only
+      working_set = std::max(per_token_none, moe_per_token_none) * tokens;
+    }
+    const double stage_layers_bytes = (st.dense * per_token_kept + st.moe * moe_per_token_kept) * tokens;
     const double micro_batches = m.global_batch / (dp * l.micro_batch);
     // 1F1B: the first stage holds min(pp, m) micro-batches in flight; interleaving holds
     // (1 + (pp - 1) / (pp v)) times more (Korthikanti et al. 2022, section 4.2.3).
-    double in_flight = l.pp == 1 ? 1.0 : std::min(pp, micro_batches);
+    double in_flight = l.pp == 1 ? 1.0 : std::min(l.dualpipe ? pp + 1.0 : pp, micro_batches);  // DualPipe: pp + 1
     if (l.virtual_stages > 1) in_flight *= 1.0 + (pp - 1.0) / (pp * l.virtual_stages);
-    double first_stage = first_layers * per_layer * in_flight + working_set +
+    // Stages of an uneven split hold their own number of layers (dense and MoE in the stage's mix).
+    const double per_layer_bytes = stage_layers_bytes / layers_per_stage;
+    double first_stage = first_layers * per_layer_bytes * in_flight + working_set +
                          2.0 * m.hidden * tokens / (l.sequence_parallel ? tp : 1.0);  // embedding output
     if (deficit > 0 && l.pp > 2) {  // the second stage: a full share of layers, one micro-batch fewer in flight
       double in_flight_2 = std::min(pp - 1.0, micro_batches);
       if (l.virtual_stages > 1) in_flight_2 *= 1.0 + (pp - 1.0) / (pp * l.virtual_stages);
-      first_stage = std::max(first_stage, layers_per_stage * per_layer * in_flight_2 + working_set);
+      first_stage = std::max(first_stage, stage_layers_bytes * in_flight_2 + working_set);
     }
     // Output layer: 16-bit logits, their fp32 softmax kept for the loss, and the fp32 gradient of
     // the logits at the loss's backward (the largest single op at large vocab), vocab split over TP.
     const double logits = tokens * m.vocab / tp * (2.0 + 4.0 + 4.0);
-    const double last_stage = last_layers * per_layer + working_set + logits;
+    const double last_stage = last_layers * per_layer_bytes + working_set + logits;
     out.activations = l.pp == 1 ? first_stage + logits : std::max(first_stage, last_stage);
   }
   const double states = out.weights + out.gradients + out.optimizer;

@@ -33,10 +33,22 @@ std::string intra_words(HardwareRef hw) {
   return std::string(to_string(in.intra_node_fabric));
 }
 
+std::string domain_words(const PreparedHardware& p) {
+  return "the " + std::to_string(p.nvlink_domain_gpus) + "-GPU NVLink domain";
+}
+
+std::string ep_words(HardwareRef hw, const Layout& l, const Estimate& e, const PreparedHardware& p) {
+  return "expert-parallel all-to-all (ep=" + std::to_string(l.ep) + ") over " +
+         (e.ep_inside_domain ? (p.nvlink_domain_gpus > p.gpus_per_node ? domain_words(p) : intra_words(hw))
+                             : network_words(hw) + " (the EP group leaves the NVLink domain)");
+}
+
 std::string bottleneck_words(const Workload& w, HardwareRef hw, int nodes, const Layout& l, const Estimate& e,
                              const PreparedHardware& p) {
   const double step = e.step;
   if (w.job.kind == JobKind::inference) {
+    if (e.ep_exposed > 0.3 * step)
+      return ep_words(hw, l, e, p) + " (latency-bound at decode): " + percent(e.ep_exposed, step) + " of each decode step";
     if (e.tp_exposed > 0.3 * step)
       return "tensor-parallel all-reduces over " + intra_words(hw) + " (latency-bound at decode): " + percent(e.tp_exposed, step) +
              " of each decode step";
@@ -44,13 +56,17 @@ std::string bottleneck_words(const Workload& w, HardwareRef hw, int nodes, const
            " GB of weights and " + fmt("%.1f", units::bytes_to_gb(e.kv_cache)) + " GB of KV cache per GPU";
   }
   struct Part { double seconds; std::string words; };
-  const bool dp_network = nodes > 1 && l.tp * l.cp * l.dp > hw.instance.gpu_count;
+  const bool dp_network = nodes > 1 && l.tp * l.cp * l.dp > hw.instance.gpu_count &&
+                          !inside_nvlink_domain(p, double(l.tp) * l.cp * l.dp, double(nodes) * hw.instance.gpu_count);
   const std::string dp_link = dp_network ? network_words(hw) : intra_words(hw);
   const std::string dp_what = l.zero == 3 ? "ZeRO-3 weight gathers and gradient reduce-scatters" : "data-parallel gradient reduction";
   Part parts[] = {
       {e.dp_exposed, dp_what + " over " + dp_link},
       {e.tp_exposed, "tensor-parallel collectives (tp=" + std::to_string(l.tp) + ") over " +
-                         (l.tp <= hw.instance.gpu_count ? intra_words(hw) : network_words(hw))},
+                         (l.tp <= hw.instance.gpu_count ? intra_words(hw)
+                          : inside_nvlink_domain(p, l.tp, double(nodes) * hw.instance.gpu_count) ? domain_words(p)
+                                                                                                  : network_words(hw))},
+      {e.ep_exposed, ep_words(hw, l, e, p)},
       {e.pp_bubble, "pipeline bubble (pp=" + std::to_string(l.pp) + ", " + fmt("%.0f", e.micro_batches) +
                         " micro-batches, " + std::to_string(l.virtual_stages) + " virtual stages)"},
       {e.pp_comm, "pipeline sends over " + (nodes > 1 ? network_words(hw) : intra_words(hw))},
@@ -72,6 +88,9 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
               const PreparedHardware& p, const PreparedLinksInfo& links, const PlannerConstants& k) {
   Plan plan;
   plan.model = w.model.name;
+  plan.params_b = w.model.total_params() / 1e9;
+  plan.active_params_b = w.model.active_params() / 1e9;
+  plan.kv_cache_precision = w.job.kv_cache_precision;
   plan.kind = w.job.kind;
   plan.precision = w.job.precision;
   plan.instance = hw.instance.id;
@@ -80,6 +99,7 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
   plan.nodes = nodes;
   plan.gpus_per_node = hw.instance.gpu_count;
   plan.gpus = nodes * hw.instance.gpu_count;
+  plan.nvlink_domain_gpus = std::max(p.gpus_per_node, p.nvlink_domain_gpus);
   plan.layout = l;
   plan.raw = e;
 
@@ -100,7 +120,7 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
                            fmt(" (%.0f GB nominal minus the reserve)", hw.instance.gpu_memory_gb > 0 ? hw.instance.gpu_memory_gb : hw.gpu.memory_gb));
   if (!e.fits) plan.why_not_reasons.push_back(Reason::memory);
   plan.step_time_s = e.step;
-  plan.time_s = {e.compute, e.tp_comm, e.cp_comm, e.pp_comm, e.pp_bubble, e.dp_comm, e.exposed_comm};
+  plan.time_s = {e.compute, e.tp_comm, e.cp_comm, e.pp_comm, e.pp_bubble, e.dp_comm, e.ep_comm, e.exposed_comm};
   plan.tokens_per_s = e.tokens_per_s;
   const double gpus = plan.gpus;
   plan.model_tflops_per_gpu = e.model_flops_per_step / e.step / gpus / units::kFlopsPerTflop;
@@ -144,8 +164,17 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
   plan.intra_node_busbw_gbytes_per_s = p.intra_busbw / units::kBytesPerGB;
   plan.inter_node_gbytes_per_s_per_gpu = p.nic_per_gpu / units::kBytesPerGB;
 
-  if (l.tp > hw.instance.gpu_count)
+  if (l.tp > hw.instance.gpu_count && !inside_nvlink_domain(p, l.tp, plan.gpus))
     plan.warnings.push_back("tensor parallelism (tp=" + std::to_string(l.tp) + ") spans nodes: its collectives run on the network");
+  if (w.model.moe.enabled() && l.ep > 1 && !e.ep_inside_domain)
+    plan.warnings.push_back("expert parallelism (ep=" + std::to_string(l.ep) + " x etp=" + std::to_string(l.etp) +
+                            ") leaves the " + std::to_string(plan.nvlink_domain_gpus) +
+                            "-GPU NVLink domain: part of every all-to-all crosses the network");
+  if (w.model.moe.enabled() && w.job.kind != JobKind::inference && l.tp > 1 && !l.sequence_parallel)
+    plan.warnings.push_back("MoE with tp > 1 is modelled with sequence parallelism (Megatron-Core requires it)");
+  if (w.job.precision == Precision::fp4 && w.job.kind != JobKind::inference)
+    plan.warnings.push_back("fp4 training: GEMMs at the FP4 peak as in NVIDIA's NVFP4 pre-training recipe (arXiv 2509.25149), "
+                            "which keeps some layers in 16-bit; weights, gradients and optimizer states stay 16/32-bit");
   if (w.model.layers % ((long long)l.pp * l.virtual_stages) != 0)
     plan.warnings.push_back("pp x virtual_stages = " + std::to_string(l.pp * l.virtual_stages) + " does not divide the " +
                             std::to_string(w.model.layers) + " layers: stages are uneven (Megatron's first/last-stage split); the heaviest, " +

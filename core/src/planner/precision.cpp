@@ -14,7 +14,8 @@ namespace {
 // The precisions each architecture's tensor cores run, from the vendors' architecture papers:
 // NVIDIA Tesla V100 (2017) and Turing (2018) whitepapers: FP16 (no BF16, no FP8); NVIDIA A100
 // (2020) and GA102 Ampere (2020) whitepapers: BF16 and FP16, no FP8; NVIDIA Ada (2022), H100 (2022)
-// and Blackwell (2024) papers: FP8 as well; AMD CDNA 3 whitepaper (2023): BF16, FP16, FP8.
+// papers: FP8 as well, no FP4; Blackwell (2024) paper: FP4 (NVFP4/MXFP4) as well; AMD CDNA 3
+// whitepaper (2023): BF16, FP16, FP8; CDNA 4 (MI350 series, 2025): FP4 (MXFP4) as well.
 const std::map<std::string, std::set<Precision>, std::less<>>& tensor_precisions() {
   static const std::map<std::string, std::set<Precision>, std::less<>> table{
       {"volta", {Precision::fp16}},
@@ -22,8 +23,9 @@ const std::map<std::string, std::set<Precision>, std::less<>>& tensor_precisions
       {"ampere", {Precision::bf16, Precision::fp16}},
       {"ada", {Precision::bf16, Precision::fp16, Precision::fp8}},
       {"hopper", {Precision::bf16, Precision::fp16, Precision::fp8}},
-      {"blackwell", {Precision::bf16, Precision::fp16, Precision::fp8}},
+      {"blackwell", {Precision::bf16, Precision::fp16, Precision::fp8, Precision::fp4}},
       {"cdna3", {Precision::bf16, Precision::fp16, Precision::fp8}},
+      {"cdna4", {Precision::bf16, Precision::fp16, Precision::fp8, Precision::fp4}},
   };
   return table;
 }
@@ -34,6 +36,7 @@ bool has_peak(const Gpu& gpu, Precision precision) {
     case Precision::bf16: return gpu.bf16_dense_tflops.has_value();
     case Precision::fp16: return gpu.fp16_dense_tflops.has_value() || gpu.bf16_dense_tflops.has_value();
     case Precision::fp8: return gpu.fp8_dense_tflops.has_value();
+    case Precision::fp4: return gpu.fp4_dense_tflops.has_value();
   }
   return false;
 }
@@ -46,8 +49,8 @@ PeakAvailability availability_of(const Gpu& gpu, Precision precision) {
   return PeakAvailability::unknown;
 }
 
-// The first peak the job needs that the catalog lacks: an fp8 job keeps attention and the output
-// layer in 16-bit, so it needs a 16-bit peak as well.
+// The first peak the job needs that the catalog lacks: an fp8 or fp4 job keeps attention and the
+// output layer in 16-bit, so it needs a 16-bit peak as well.
 struct Missing {
   PeakAvailability availability;
   Precision precision;
@@ -55,7 +58,7 @@ struct Missing {
 
 Missing first_missing(const Gpu& gpu, Precision precision) {
   const PeakAvailability own = availability_of(gpu, precision);
-  if (own != PeakAvailability::known || precision != Precision::fp8) return {own, precision};
+  if (own != PeakAvailability::known || (precision != Precision::fp8 && precision != Precision::fp4)) return {own, precision};
   const Precision sixteen = gpu.bf16_dense_tflops ? Precision::bf16 : Precision::fp16;
   return {availability_of(gpu, sixteen), sixteen};
 }

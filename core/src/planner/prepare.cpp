@@ -1,5 +1,6 @@
 // Preparing a workload for the engine: the model's and job's constants, and the hardware's
 // effective peaks and link bandwidths (claimed by the catalog x achievable fractions, or measured).
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -34,11 +35,48 @@ PreparedModel prepare_model(const ModelShape& s, const Job& job) {
   m.lora_params_per_layer = r * ((h + h) + 2 * (h + m.kv_width) + (h + h) + (s.gated_mlp ? 2 : 1) * (h + f) + (f + h));
   m.seq_len = job.seq_len;
   m.global_batch = job.global_batch;
+
+  // Attention widths; for classic MHA/GQA q_width = o_width = attention_width = hidden.
+  m.mla = s.attention == AttentionKind::mla;
+  m.qk_head_dim = s.qk_head_dim();
+  m.v_head_dim = s.v_head_dim();
+  m.q_width = double(s.heads) * s.head_dim();
+  m.o_width = double(s.heads) * s.v_head_dim();
+  m.attention_width = double(s.heads) * (m.qk_head_dim + m.v_head_dim) / 2.0;
+  m.q_lora = s.q_lora_rank;
+  m.kv_lora = s.kv_lora_rank;
+  m.rope_dim = s.rope_head_dim;
+  m.kv_elements = s.kv_elements_per_token_layer();
+  m.kv_split_by_tp = !m.mla;  // vLLM/SGLang keep MLA's latent whole on every TP rank
+  m.kv_bytes = job.kv_cache_precision == Precision::fp8 ? 1.0 : 2.0;
+
+  // Mixture-of-experts.
+  m.moe = s.moe.enabled();
+  const double mlp_matrices = s.gated_mlp ? 2.0 : 1.0;
+  if (m.moe) {
+    m.experts = s.moe.experts;
+    m.top_k = s.moe.top_k;
+    m.expert_ffn = s.moe.expert_ffn_hidden;
+    m.expert_in_width = mlp_matrices * s.moe.expert_ffn_hidden;
+    m.shared_ffn = double(s.moe.shared_experts) * s.moe.expert_ffn_hidden;
+    m.shared_in_width = mlp_matrices * m.shared_ffn;
+    m.moe_layers = s.moe_layers();
+    m.expert_params = s.expert_params();
+    m.moe_base_params = s.moe_layer_base_params();
+    m.load_imbalance = s.moe.capacity_factor ? *s.moe.capacity_factor : default_constants().moe_load_imbalance;
+  }
+  m.dense_mlp_layers = s.dense_mlp_layers();
+  m.active_linear_params = m.dense_mlp_layers * (m.layer_params - 2 * h) +
+                           m.moe_layers * (m.moe_base_params - 2 * h + m.top_k * m.expert_params) + h * s.vocab;
+
   m.bytes_per_weight = 2.0;
   if (job.kind == JobKind::inference && job.precision == Precision::fp8) m.bytes_per_weight = 1.0;
+  // NVFP4: 4-bit elements with one fp8 scale per 16 (4.5 bits); MXFP4 one 8-bit scale per 32 (4.25):
+  // the larger, 4.5 bits (NVIDIA "Introducing NVFP4", 2025; OCP Microscaling spec v1.0).
+  if (job.kind == JobKind::inference && job.precision == Precision::fp4) m.bytes_per_weight = 4.5 / 8.0;
   // QLoRA NF4 with double quantization: 4.127 bits per parameter (Dettmers et al. 2023, section 3).
   if (job.kind == JobKind::lora && job.lora_base_4bit) m.bytes_per_weight = 4.127 / 8.0;
-  m.gemm_element_bytes = job.precision == Precision::fp8 ? 1.0 : 2.0;
+  m.gemm_element_bytes = job.precision == Precision::fp8 ? 1.0 : job.precision == Precision::fp4 ? 4.5 / 8.0 : 2.0;
   m.prompt_len = job.prompt_len;
   m.output_len = job.output_len;
   m.concurrent = job.concurrent;
@@ -93,6 +131,7 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
   double peak_tflops = bf16;
   if (job.precision == Precision::fp16) peak_tflops = fp16;
   if (job.precision == Precision::fp8) peak_tflops = *gpu.fp8_dense_tflops;
+  if (job.precision == Precision::fp4) peak_tflops = *gpu.fp4_dense_tflops;
   p.peak_flops = peak_tflops * units::kFlopsPerTflop;
   p.attention_peak_flops = (job.precision == Precision::fp16 ? fp16 : bf16) * units::kFlopsPerTflop;
   double eta = k.gemm_efficiency_other;
@@ -112,7 +151,7 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
   // fp8 runs only the transformer's linear layers in fp8 (Transformer Engine, torchao float8); the
   // output layer, attention, norms and activations stay 16-bit.
   p.logits_flops = p.attention_peak_flops * eta;
-  if (job.precision == Precision::fp8) eta *= k.fp8_gemm_efficiency_ratio;
+  if (job.precision == Precision::fp8 || job.precision == Precision::fp4) eta *= k.fp8_gemm_efficiency_ratio;
   p.gemm_efficiency = eta;
 
   // Memory.
@@ -147,6 +186,8 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
     p.intra_latency_s = k.latency_intra_s;
   }
   p.intra_busbw = intra_base * intra_fraction * units::kBytesPerGB;
+  // NVLink domain: the catalog's (72 on GB200 NVL72 trays), else the node on NVLink, else 1 GPU.
+  p.nvlink_domain_gpus = nvlink_fabric ? std::max(in.gpu_count, in.nvlink_domain_gpus.value_or(in.gpu_count)) : in.gpu_count;
   p.intra_p2p = intra_base * k.p2p_fraction * units::kBytesPerGB;
   const bool intra_measured = measured && measured->intra_node_allreduce_busbw_gbytes_per_s;
   if (intra_measured) p.intra_busbw = *measured->intra_node_allreduce_busbw_gbytes_per_s * units::kBytesPerGB;

@@ -59,8 +59,9 @@ struct Candidate {
 // A strict total order: objective, then less memory, then the layout's numbers.
 auto key(const Candidate& c) {
   const Layout& l = c.layout;
-  return std::make_tuple(c.objective, c.option, c.nodes, l.tp, l.pp, l.cp, l.dp, l.micro_batch, l.virtual_stages,
-                         c.estimate.total, l.zero, int(l.recompute), int(l.sequence_parallel));
+  return std::make_tuple(c.objective, c.option, c.nodes, l.tp, l.pp, l.cp, l.dp, l.ep, l.etp, l.micro_batch,
+                         l.virtual_stages, c.estimate.total, l.zero, int(l.recompute), int(l.sequence_parallel),
+                         int(l.overlap_a2a));
 }
 bool better(const Candidate& a, const Candidate& b) { return key(a) < key(b); }
 
@@ -180,7 +181,24 @@ struct TrainingChoices {
   std::vector<int> micro_batches, zeros;
   std::vector<Recompute> recomputes;
   int max_zero = 0;
+  std::vector<int> eps;  // expert parallel sizes (divisors of the experts); {1} for dense models
+  int etp = 1;
+  bool overlap_a2a = false, dualpipe = false;
 };
+
+// Expert-parallel sizes: the workload's, or every divisor of the experts (ascending).
+std::vector<int> ep_choices(const Workload& w) {
+  if (!w.model.moe.enabled()) return {1};
+  return allowed<int>(w.layout.ep, divisors(w.model.moe.experts, w.model.moe.experts));
+}
+
+// Whether expert parallelism of ep x etp may run on these GPUs: the grid divides the stage, and
+// the EP group stays inside the NVLink domain unless tp_across_nodes lets it use the network.
+bool ep_fits(const Workload& w, const PreparedHardware& hw, int gpus, long long stage_gpus, int ep, int etp) {
+  const long long group = (long long)ep * etp;
+  if (stage_gpus % group != 0) return false;
+  return w.layout.ep || w.constraints.tp_across_nodes || ep == 1 || inside_nvlink_domain(hw, double(group), gpus);
+}
 
 TrainingChoices training_choices(const Workload& w) {
   const LayoutSpec& spec = w.layout;
@@ -202,6 +220,18 @@ TrainingChoices training_choices(const Workload& w) {
   c.zeros = allowed<int>(spec.zero, {0, 1, 2, 3});
   c.recomputes = allowed<Recompute>(spec.recompute, {Recompute::none, Recompute::selective, Recompute::full});
   c.max_zero = *std::max_element(c.zeros.begin(), c.zeros.end());
+  c.eps = ep_choices(w);
+  c.etp = spec.etp.value_or(1);
+  c.dualpipe = spec.dualpipe.value_or(false);
+  c.overlap_a2a = spec.overlap_a2a.value_or(c.dualpipe);
+  if (c.dualpipe) {  // DualPipe: even pp, no interleaving
+    std::vector<int> even;
+    std::vector<std::vector<int>> vs;
+    for (std::size_t i = 0; i < c.pps.size(); ++i)
+      if (c.pps[i] >= 2 && c.pps[i] % 2 == 0) { even.push_back(c.pps[i]); vs.push_back({1}); }
+    c.pps = std::move(even);
+    c.virtual_stages = std::move(vs);
+  }
   return c;
 }
 
@@ -236,10 +266,13 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
     }
     const PreparedHardware& hw = opt.prepared;
     const int gpn = hw.gpus_per_node, gpus = u.nodes * gpn;
-    const int tp_limit = w.constraints.tp_across_nodes ? gpus : gpn;
+    // TP stays inside the NVLink domain (the node, or a rack-scale domain across instances).
+    const int tp_limit = w.constraints.tp_across_nodes ? gpus : std::min(gpus, std::max(gpn, hw.nvlink_domain_gpus));
     for (int tp : choices.tps) {
       if (!choices.tp_fixed && tp > tp_limit) break;  // ascending
       if (gpus % tp != 0 || shape.heads % tp != 0) continue;
+      // Beyond the node, a TP group must tile the rack-scale domain to stay on NVLink.
+      if (!choices.tp_fixed && !w.constraints.tp_across_nodes && !inside_nvlink_domain(hw, tp, gpus)) continue;
       for (int cp : choices.cps) {
         if (gpus % ((long long)tp * cp) != 0 || w.job.seq_len % cp != 0) continue;
         for (std::size_t pp_index = 0; pp_index < choices.pps.size(); ++pp_index) {
@@ -255,59 +288,67 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
           const std::vector<int>& vs = choices.virtual_stages[pp_index];
           const int max_v = *std::max_element(vs.begin(), vs.end());
           if (!cx.exhaustive) {
-            const double lb = step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, max_v, sps[0], cx.k);
+            const double lb = step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, choices.dualpipe ? 0 : max_v, sps[0], cx.k);
             const double bound = objective_bound(cx, hw, u.nodes, lb);
             if (!(bound <= top.threshold())) { ++cx.stats.pruned_subtrees; note_pruned(cx, hw, u.nodes, lb, bound, tally); continue; }
           }
           l.tp = tp; l.cp = cp; l.pp = pp; l.dp = dp;
-          for (bool sp : sps) {
-            l.sequence_parallel = sp;
-            for (int v : vs) {
-              if (v > 1 && (sequences % pp != 0)) continue;  // interleaving needs micro-batches in multiples of pp
-              if (!cx.exhaustive && v != max_v) {  // the subtree's bound, now for this many virtual stages
-                const double lb = step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k);
-                const double bound = objective_bound(cx, hw, u.nodes, lb);
-                if (!(bound <= top.threshold())) { ++cx.stats.pruned_subtrees; note_pruned(cx, hw, u.nodes, lb, bound, tally); continue; }
-              }
-              l.virtual_stages = v;
-              for (int mb : choices.micro_batches) {
-                if (sequences % mb != 0) continue;  // divisors of the batch that are not of this replica's share
-                if (v > 1 && (sequences / mb) % pp != 0) continue;
-                l.micro_batch = mb;
-                Candidate best;
-                bool any_fit_at_min = false;
-                Verdict failed = Verdict::ok;  // what turned down the last fitting setting
-                for (Recompute rc : choices.recomputes) {
-                  l.recompute = rc;
-                  // Deepest ZeRO stage first: memory never grows with the stage, so when it does
-                  // not fit, no shallower stage does.
-                  for (auto zero_it = choices.zeros.rbegin(); zero_it != choices.zeros.rend(); ++zero_it) {
-                    const int zero = *zero_it;
-                    l.zero = zero;
-                    Estimate e;
-                    estimate_memory(cx.model, hw, l, cx.k, e);
-                    ++cx.stats.evaluated;
-                    if (zero == max_zero && e.fits) any_fit_at_min = true;
-                    if (!e.fits) {
-                      note_memory(tally, e);
-                      if (!cx.exhaustive && zero == max_zero) break;
-                      continue;
-                    }
-                    estimate_time(cx.model, hw, u.nodes, l, cx.k, e);
-                    if (const Verdict v = meets_constraints(cx, hw, u.nodes, e, tally); v != Verdict::ok) { failed = v; continue; }
-                    ++cx.stats.feasible;
-                    Candidate c{objective(cx, hw, u.nodes, e.tokens_per_s), u.option, u.nodes, l, e};
-                    if (c.objective == kInf) continue;
-                    // A setting whose memory clears the model's error band beats a `tight` one.
-                    if (best.objective == kInf ||
-                        (c.estimate.tight != best.estimate.tight ? !c.estimate.tight : better(c, best)))
-                      best = c;
-                  }
+          l.etp = choices.etp;
+          l.overlap_a2a = choices.overlap_a2a;
+          l.dualpipe = choices.dualpipe;
+          for (int ep : choices.eps) {
+            if (!ep_fits(w, hw, gpus, (long long)tp * cp * dp, ep, choices.etp)) continue;
+            l.ep = ep;
+            for (bool sp : sps) {
+              l.sequence_parallel = sp;
+              for (int v : vs) {
+                if (v > 1 && (sequences % pp != 0)) continue;  // interleaving needs micro-batches in multiples of pp
+                if (!cx.exhaustive && v != max_v) {  // the subtree's bound, now for this many virtual stages
+                  const double lb = step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k);
+                  const double bound = objective_bound(cx, hw, u.nodes, lb);
+                  if (!(bound <= top.threshold())) { ++cx.stats.pruned_subtrees; note_pruned(cx, hw, u.nodes, lb, bound, tally); continue; }
                 }
-                if (best.objective != kInf) { top.offer(best); ++tally.feasible; }
-                else count(tally, failed);
-                // Memory grows with the micro-batch: once nothing fits, larger ones will not either.
-                if (!cx.exhaustive && !any_fit_at_min) break;
+                l.virtual_stages = v;
+                for (int mb : choices.micro_batches) {
+                  if (sequences % mb != 0) continue;  // divisors of the batch that are not of this replica's share
+                  if (v > 1 && (sequences / mb) % pp != 0) continue;
+                  if (choices.dualpipe && (sequences / mb) % 2 != 0) continue;
+                  l.micro_batch = mb;
+                  Candidate best;
+                  bool any_fit_at_min = false;
+                  Verdict failed = Verdict::ok;  // what turned down the last fitting setting
+                  for (Recompute rc : choices.recomputes) {
+                    l.recompute = rc;
+                    // Deepest ZeRO stage first: memory never grows with the stage, so when it does
+                    // not fit, no shallower stage does.
+                    for (auto zero_it = choices.zeros.rbegin(); zero_it != choices.zeros.rend(); ++zero_it) {
+                      const int zero = *zero_it;
+                      l.zero = zero;
+                      Estimate e;
+                      estimate_memory(cx.model, hw, l, cx.k, e);
+                      ++cx.stats.evaluated;
+                      if (zero == max_zero && e.fits) any_fit_at_min = true;
+                      if (!e.fits) {
+                        note_memory(tally, e);
+                        if (!cx.exhaustive && zero == max_zero) break;
+                        continue;
+                      }
+                      estimate_time(cx.model, hw, u.nodes, l, cx.k, e);
+                      if (const Verdict v = meets_constraints(cx, hw, u.nodes, e, tally); v != Verdict::ok) { failed = v; continue; }
+                      ++cx.stats.feasible;
+                      Candidate c{objective(cx, hw, u.nodes, e.tokens_per_s), u.option, u.nodes, l, e};
+                      if (c.objective == kInf) continue;
+                      // A setting whose memory clears the model's error band beats a `tight` one.
+                      if (best.objective == kInf ||
+                          (c.estimate.tight != best.estimate.tight ? !c.estimate.tight : better(c, best)))
+                        best = c;
+                    }
+                  }
+                  if (best.objective != kInf) { top.offer(best); ++tally.feasible; }
+                  else count(tally, failed);
+                  // Memory grows with the micro-batch: once nothing fits, larger ones will not either.
+                  if (!cx.exhaustive && !any_fit_at_min) break;
+                }
               }
             }
           }
@@ -323,32 +364,41 @@ void search_inference(const Context& cx, const std::vector<Option>& options, Top
   const ModelShape& shape = w.model;
   const std::vector<int> tps = allowed<int>(spec.tp, divisors(shape.heads, shape.heads));
   const std::vector<int> pps = allowed<int>(spec.pp, divisors(shape.layers, shape.layers));
+  const std::vector<int> eps = ep_choices(w);
   Layout l;
   for (int o = 0; o < int(options.size()); ++o) {
     const PreparedHardware& hw = options[o].prepared;
     Tally& tally = cx.tallies[options[o].index];
     for (int nodes : options[o].node_counts) {
       const int gpus = nodes * hw.gpus_per_node;
-      const int tp_limit = w.constraints.tp_across_nodes ? gpus : hw.gpus_per_node;
+      const int tp_limit =
+          w.constraints.tp_across_nodes ? gpus : std::min(gpus, std::max(hw.gpus_per_node, hw.nvlink_domain_gpus));
       for (int tp : tps) {
         if (!spec.tp && tp > tp_limit) break;  // ascending
         if (gpus % tp != 0) continue;
+        if (!spec.tp && !w.constraints.tp_across_nodes && !inside_nvlink_domain(hw, tp, gpus)) continue;
         for (int pp : pps) {
           if (gpus % ((long long)tp * pp) != 0) continue;
           const int dp = static_cast<int>(gpus / ((long long)tp * pp));
           if ((spec.dp && *spec.dp != dp) || w.job.concurrent % dp != 0) continue;
-          l = Layout{};
-          l.tp = tp; l.pp = pp; l.dp = dp;
-          l.sequence_parallel = false;
-          Estimate e;
-          estimate_memory(cx.model, hw, l, cx.k, e);
-          ++cx.stats.evaluated;
-          if (!e.fits) { note_memory(tally, e); count(tally, Verdict::ok); continue; }
-          estimate_time(cx.model, hw, nodes, l, cx.k, e);
-          if (const Verdict v = meets_constraints(cx, hw, nodes, e, tally); v != Verdict::ok) { count(tally, v); continue; }
-          ++cx.stats.feasible;
-          Candidate c{objective(cx, hw, nodes, e.tokens_per_s), o, nodes, l, e};
-          if (c.objective != kInf) { top.offer(c); ++tally.feasible; }
+          for (int ep : eps) {
+            // Serving: the experts' grid covers each stage's tp x dp GPUs (wide EP across replicas).
+            if (!ep_fits(w, hw, gpus, (long long)tp * dp, ep, spec.etp.value_or(1))) continue;
+            l = Layout{};
+            l.tp = tp; l.pp = pp; l.dp = dp;
+            l.ep = ep;
+            l.etp = spec.etp.value_or(1);
+            l.sequence_parallel = false;
+            Estimate e;
+            estimate_memory(cx.model, hw, l, cx.k, e);
+            ++cx.stats.evaluated;
+            if (!e.fits) { note_memory(tally, e); count(tally, Verdict::ok); continue; }
+            estimate_time(cx.model, hw, nodes, l, cx.k, e);
+            if (const Verdict v = meets_constraints(cx, hw, nodes, e, tally); v != Verdict::ok) { count(tally, v); continue; }
+            ++cx.stats.feasible;
+            Candidate c{objective(cx, hw, nodes, e.tokens_per_s), o, nodes, l, e};
+            if (c.objective != kInf) { top.offer(c); ++tally.feasible; }
+          }
         }
       }
     }
@@ -382,6 +432,21 @@ std::string why_words(const Workload& w, const Plan& p, int rank) {
     out += "; ZeRO-" + std::to_string(p.layout.zero) + " with " +
            (p.layout.recompute == Recompute::none ? std::string("no") : std::string(to_string(p.layout.recompute))) +
            " recompute is the fastest setting that fits this layout";
+  if (p.layout.ep > 1) {
+    const bool domain_beyond_node = p.nvlink_domain_gpus > p.gpus_per_node;
+    out += "; expert parallelism ep=" + std::to_string(p.layout.ep) +
+           (p.raw.ep_inside_domain
+                ? std::string(" keeps the all-to-all inside the ") +
+                      (domain_beyond_node ? std::to_string(p.nvlink_domain_gpus) + "-GPU NVLink domain (" +
+                                                std::to_string(std::min(p.gpus, p.nvlink_domain_gpus)) + " GPUs of it over " +
+                                                std::to_string(std::min(p.gpus, p.nvlink_domain_gpus) / std::max(1, p.gpus_per_node)) +
+                                                " instances, no network hop)"
+                                          : std::string("node's NVLink"))
+                : std::string(" sends part of the all-to-all over the network"));
+    char a2a[96];
+    std::snprintf(a2a, sizeof a2a, " (%.0f%% of the step exposed)", p.step_time_s > 0 ? 100.0 * p.raw.ep_exposed / p.step_time_s : 0.0);
+    out += a2a;
+  }
   out += "; bottleneck: " + p.bottleneck;
   return out;
 }

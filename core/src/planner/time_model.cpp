@@ -8,6 +8,11 @@
 // hierarchical DP groups (inside a node on NVLink, across nodes on the NIC share of their GPUs),
 // the pipeline bubble (p - 1)/v micro-batch times (Narayanan et al. 2021, arXiv 2104.04473,
 // section 2.2) and the overlap the frameworks achieve (constants.hpp).
+// Mixture-of-experts layers: the router, shared experts split over TP, and the routed experts as
+// grouped GEMMs at their real shapes (the busiest rank's rows over the experts the batch touches,
+// so decode streams only the touched experts' weights); dispatch and combine all-to-all per MoE
+// layer with nccl-tests' all-to-all factor (n-1)/n, over NVLink when the EP group sits inside an
+// NVLink domain and over the NIC for the part that leaves it. Model FLOPs count active parameters.
 #include <algorithm>
 #include <cmath>
 
@@ -29,13 +34,44 @@ inline double gemm_s(double M, double K, double N, const Rates& r) {
   return 2.0 * M * K * N / r.flops + r.elem * (M * K + K * N + M * N) / r.hbm;
 }
 
-// Forward GEMMs of one layer for `tokens` rows on one TP rank.
+// Forward attention GEMMs of one layer for `tokens` rows on one TP rank. MLA's down-projections
+// (to the q and kv latents) are replicated over TP, as in Megatron-Core's MLA.
+inline double attention_gemms_s(const PreparedModel& m, double tokens, double tp, const Rates& r) {
+  const double h = m.hidden;
+  if (!m.mla)
+    return gemm_s(tokens, h, (m.q_width + 2 * m.kv_width) / tp, r)  // QKV
+           + gemm_s(tokens, m.o_width / tp, h, r);                    // attention output
+  const double q_out = m.heads * m.qk_head_dim / tp;
+  const double q = m.q_lora > 0 ? gemm_s(tokens, h, m.q_lora, r) + gemm_s(tokens, m.q_lora, q_out, r) : gemm_s(tokens, h, q_out, r);
+  return q + gemm_s(tokens, h, m.kv_lora + m.rope_dim, r) +
+         gemm_s(tokens, m.kv_lora, m.heads * (m.head_dim + m.v_head_dim) / tp, r) + gemm_s(tokens, m.o_width / tp, h, r);
+}
+
+// Forward GEMMs of one dense layer for `tokens` rows on one TP rank.
 inline double layer_gemms_s(const PreparedModel& m, double tokens, double tp, const Rates& r) {
   const double h = m.hidden;
-  return gemm_s(tokens, h, (h + 2 * m.kv_width) / tp, r)  // QKV
-         + gemm_s(tokens, h / tp, h, r)                   // attention output
+  return attention_gemms_s(m, tokens, tp, r)
          + gemm_s(tokens, h, m.mlp_in_width / tp, r)      // up (and gate)
          + gemm_s(tokens, m.ffn / tp, h, r);              // down
+}
+
+// Forward GEMMs of one MoE layer's MLP on one GPU: router, shared experts, the routed experts as a
+// grouped GEMM over the touched local experts (the busiest rank's rows).
+inline double moe_mlp_gemms_s(const PreparedModel& m, double tokens, double tp, const Layout& l, const MoeRows& rows,
+                              const Rates& r) {
+  const double h = m.hidden;
+  double t = gemm_s(tokens / tp, h, m.experts, r);  // router on the sequence-parallel share
+  if (m.shared_ffn > 0) t += gemm_s(tokens, h, m.shared_in_width / tp, r) + gemm_s(tokens, m.shared_ffn / tp, h, r);
+  const double per_expert = rows.busiest / rows.touched;
+  return t + rows.touched * (gemm_s(per_expert, h, m.expert_in_width / l.etp, r) + gemm_s(per_expert, m.expert_ffn / l.etp, h, r));
+}
+
+// Memory-bound work of one MoE layer's MLP besides the attention block's: activations of the shared
+// and routed experts, permutation of the routed rows.
+inline double moe_elementwise_bytes(const PreparedModel& m, double tokens, double tp, const Layout& l, const MoeRows& rows,
+                                    const PlannerConstants& k) {
+  return k.elementwise_passes * 2.0 * (tokens * m.shared_ffn / tp + rows.busiest * m.expert_ffn / l.etp) +
+         k.moe_permute_passes * 2.0 * rows.busiest * m.hidden;
 }
 
 // Ring collectives: time = factor x bytes / busbw + latency.
@@ -46,60 +82,119 @@ inline double all_gather_s(double bytes, double n, double busbw, double latency)
   return n <= 1 ? 0.0 : (n - 1) / n * bytes / busbw + latency;
 }
 
+// All-to-all of `bytes` per GPU in a group of n of which `local` share its NVLink domain: the
+// nccl-tests factor (n-1)/n; the share bound for other domains leaves on the GPU's NIC while the
+// rest moves on NVLink at the same time.
+struct A2aLinks {
+  double n = 1, local = 1, intra = 0, inter = 0, latency_intra = 0, latency_inter = 0;
+};
+inline double all_to_all_s(double bytes, const A2aLinks& a) {
+  if (a.n <= 1) return 0.0;
+  if (a.local >= a.n) return (a.n - 1) / a.n * bytes / a.intra + a.latency_intra;
+  return std::max((a.local - 1) / a.n * bytes / a.intra, (a.n - a.local) / a.n * bytes / a.inter) + a.latency_inter;
+}
+
+A2aLinks ep_links(const PreparedHardware& hw, const Layout& l, double total_gpus, bool& inside) {
+  A2aLinks a;
+  a.n = l.ep;
+  const double group = double(l.ep) * l.etp;
+  inside = inside_nvlink_domain(hw, group, total_gpus);
+  const double domain = std::min<double>(total_gpus, hw.nvlink_domain_gpus);
+  a.local = inside ? a.n : std::max(1.0, std::min(a.n, std::floor(domain / l.etp)));
+  a.intra = hw.intra_busbw;
+  a.inter = hw.nic_per_gpu > 0 ? hw.nic_per_gpu : hw.intra_busbw * 1e-3;  // no network: a single node never gets here
+  a.latency_intra = hw.intra_latency_s;
+  a.latency_inter = hw.inter_latency_s;
+  return a;
+}
+
+// Bytes per routed element: dispatch in fp8 where the job's GEMMs are fp8/fp4 (DeepSeek-V3 report
+// section 3.3.2 dispatches fp8 activations), combine and every backward exchange in 16-bit.
+inline double dispatch_bytes(const PreparedModel& m) { return m.gemm_element_bytes < 2.0 ? 1.0 : 2.0; }
+
 }  // namespace
 
 void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes, const Layout& l,
                    const PlannerConstants& k, Estimate& out) noexcept {
   const double tp = l.tp, pp = l.pp, cp = l.cp, dp = l.dp, v = l.virtual_stages;
   const double gpn = hw.gpus_per_node;
+  const double total_gpus = double(nodes) * gpn;
   const double h = m.hidden;
-  const double layers_per_stage = std::ceil(m.layers / pp);
+  const MoeStage st = moe_stage(m, l);
+  const double layers_per_stage = st.layers;
   const Rates rates{hw.peak_flops * hw.gemm_efficiency, hw.hbm_bytes_per_s, m.gemm_element_bytes};
   const double attention_flops_per_s = hw.attention_peak_flops * hw.attention_efficiency;
   const double sp_div = l.sequence_parallel ? tp : 1.0;
 
-  // Link bandwidths for each parallel group (Megatron rank order: tp fastest, then cp, dp, pp).
-  const double tp_busbw = tp <= gpn ? hw.intra_busbw : std::min(hw.intra_busbw, gpn * hw.nic_per_gpu);
-  const double tp_latency = tp <= gpn ? hw.intra_latency_s : hw.inter_latency_s;
-  const double cp_p2p = tp * cp <= gpn ? hw.intra_p2p : hw.nic_per_gpu;
+  // Link bandwidths for each parallel group (Megatron rank order: tp fastest, then cp, dp, pp); a
+  // group inside the NVLink domain (the node, or a rack-scale domain across instances) runs on NVLink.
+  const double domain = std::max<double>(gpn, hw.nvlink_domain_gpus);
+  const bool tp_inside = inside_nvlink_domain(hw, tp, total_gpus);
+  const double tp_busbw = tp_inside ? hw.intra_busbw : std::min(hw.intra_busbw, gpn * hw.nic_per_gpu);
+  const double tp_latency = tp_inside ? hw.intra_latency_s : hw.inter_latency_s;
+  const double cp_p2p = inside_nvlink_domain(hw, tp * cp, total_gpus) ? hw.intra_p2p : hw.nic_per_gpu;
   const double dp_group = dp * cp;  // gradients are reduced over DP x CP
-  const double dp_per_node = std::min(dp_group, std::max(1.0, gpn / tp));
-  const bool dp_inside_node = dp_group <= dp_per_node && tp * cp * dp <= gpn;
+  const double dp_domain = domain > gpn && total_gpus <= domain ? total_gpus : gpn;  // GPUs the DP ring finds on NVLink
+  const double dp_per_node = std::min(dp_group, std::max(1.0, dp_domain / tp));
+  const bool dp_inside_node = dp_group <= dp_per_node && tp * cp * dp <= dp_domain;
   const double dp_busbw = dp_inside_node ? hw.intra_busbw : std::min(hw.intra_busbw, dp_per_node * hw.nic_per_gpu);
   const double dp_latency = dp_inside_node ? hw.intra_latency_s : hw.inter_latency_s;
-  const bool pp_crosses_nodes = nodes > 1;
+  const bool pp_crosses_nodes = nodes > 1 && total_gpus > domain;
   const double pp_p2p = pp_crosses_nodes ? hw.nic_per_gpu : hw.intra_p2p;
   const double pp_latency = pp_crosses_nodes ? hw.inter_latency_s : hw.intra_latency_s;
-
-  const double model_linear_params = m.layers * (m.layer_params - 2 * h) + h * m.vocab;
+  bool ep_inside = true;
+  const A2aLinks a2a = m.moe ? ep_links(hw, l, total_gpus, ep_inside) : A2aLinks{};
+  out.ep_inside_domain = ep_inside;
 
   if (m.kind == JobKind::inference) {
     const double sequences = m.concurrent / dp;  // per replica, decoded together
     // Prefill of one prompt (time to first token): the forward of prompt_len tokens through all stages.
     const double prompt = m.prompt_len;
-    const double attention_prefill = 2.0 * prompt * prompt * h / tp * (m.flash ? 1.0 : 2.0) / attention_flops_per_s;
+    const double attention_prefill =
+        2.0 * prompt * prompt * m.attention_width / tp * (m.flash ? 1.0 : 2.0) / attention_flops_per_s;
     const double elem_prefill = k.elementwise_passes * 2.0 * prompt * (h + m.ffn / tp) / hw.hbm_bytes_per_s;
     const double prefill_layer = layer_gemms_s(m, prompt, tp, rates) + attention_prefill + elem_prefill + k.layer_overhead_s;
     const double prefill_tp = tp > 1 ? 2.0 * all_reduce_s(prompt * h * 2.0, tp, tp_busbw, tp_latency) : 0.0;
     const double prefill_pp = pp > 1 ? (pp - 1) * (prompt * h * 2.0 / pp_p2p + pp_latency) : 0.0;
-    out.ttft = m.layers * (prefill_layer + prefill_tp) + prefill_pp + gemm_s(1, h, m.vocab / tp, rates);
+    double prefill_moe_layer = 0;
+    if (m.moe) {
+      const MoeRows rows = moe_rows(m, prompt, tp, l);
+      prefill_moe_layer = attention_gemms_s(m, prompt, tp, rates) + moe_mlp_gemms_s(m, prompt, tp, l, rows, rates) +
+                          attention_prefill +
+                          (k.elementwise_passes * 2.0 * prompt * h + moe_elementwise_bytes(m, prompt, tp, l, rows, k)) /
+                              hw.hbm_bytes_per_s +
+                          k.layer_overhead_s + all_to_all_s(rows.busiest * h * dispatch_bytes(m), a2a) +
+                          all_to_all_s(rows.busiest * h * 2.0, a2a);
+    }
+    out.ttft = m.dense_mlp_layers * (prefill_layer + prefill_tp) + m.moe_layers * (prefill_moe_layer + prefill_tp) +
+               prefill_pp + gemm_s(1, h, m.vocab / tp, rates);
     // One decode step for `sequences` at the mean context length: weights and KV cache stream from HBM.
     const double context = m.prompt_len + m.output_len / 2.0;
-    const double kv_heads_per_gpu = std::ceil(m.kv_heads / tp);
-    const double kv_read = sequences * context * 2.0 * kv_heads_per_gpu * m.head_dim * m.bytes_per_weight;
+    const double kv_elements = m.kv_split_by_tp ? 2.0 * std::ceil(m.kv_heads / tp) * m.head_dim : m.kv_elements;
+    const double kv_read = sequences * context * kv_elements * m.kv_bytes;
     const Rates decode_rates{rates.flops, rates.hbm, m.bytes_per_weight};
-    const double decode_layer = layer_gemms_s(m, sequences, tp, decode_rates) + kv_read / hw.hbm_bytes_per_s +
-                                k.elementwise_passes * 2.0 * sequences * (h + m.ffn / tp) / hw.hbm_bytes_per_s +
-                                k.layer_overhead_s;
+    const double decode_common = kv_read / hw.hbm_bytes_per_s + k.layer_overhead_s;
+    const double decode_layer = layer_gemms_s(m, sequences, tp, decode_rates) + decode_common +
+                                k.elementwise_passes * 2.0 * sequences * (h + m.ffn / tp) / hw.hbm_bytes_per_s;
     const double decode_tp = tp > 1 ? 2.0 * all_reduce_s(sequences * h * 2.0, tp, tp_busbw, tp_latency) : 0.0;
     const double decode_pp = pp > 1 ? (pp - 1) * (sequences * h * 2.0 / pp_p2p + pp_latency) : 0.0;
+    double decode_moe_layer = 0, decode_a2a = 0;
+    if (m.moe) {
+      const MoeRows rows = moe_rows(m, sequences, tp, l);
+      decode_moe_layer = attention_gemms_s(m, sequences, tp, decode_rates) +
+                         moe_mlp_gemms_s(m, sequences, tp, l, rows, decode_rates) + decode_common +
+                         (k.elementwise_passes * 2.0 * sequences * h + moe_elementwise_bytes(m, sequences, tp, l, rows, k)) /
+                             hw.hbm_bytes_per_s;
+      decode_a2a = all_to_all_s(rows.busiest * h * dispatch_bytes(m), a2a) + all_to_all_s(rows.busiest * h * 2.0, a2a);
+    }
     const double logits = gemm_s(sequences, h, m.vocab / tp, decode_rates);
-    out.compute = m.layers * decode_layer + logits;
+    out.compute = m.dense_mlp_layers * decode_layer + m.moe_layers * decode_moe_layer + logits;
     out.tp_comm = m.layers * decode_tp;
     out.tp_exposed = out.tp_comm;
+    out.ep_comm = out.ep_exposed = m.moe_layers * decode_a2a;
     out.pp_comm = decode_pp;
     out.cp_comm = out.cp_exposed = out.dp_comm = out.dp_exposed = out.pp_bubble = 0;
-    out.exposed_comm = out.tp_exposed + out.pp_comm;
+    out.exposed_comm = out.tp_exposed + out.ep_exposed + out.pp_comm;
     out.tpot = out.compute + out.exposed_comm;
     out.step = out.tpot;
     out.micro_batches = 1;
@@ -108,7 +203,7 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     const double per_round = sequences * out.ttft + m.output_len * out.tpot;
     out.tokens_per_step = dp * sequences;
     out.tokens_per_s = dp * sequences * m.output_len / per_round;
-    const double flops_per_token = 2.0 * model_linear_params + 4.0 * m.layers * context * h;
+    const double flops_per_token = 2.0 * m.active_linear_params + 4.0 * m.layers * context * m.attention_width;
     out.model_flops_per_step = out.hardware_flops_per_step = flops_per_token * dp * sequences;
     out.gemm_time_fraction = 0;
     return;
@@ -118,21 +213,22 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   const double micro_batches = m.global_batch / (dp * l.micro_batch);
   const double tokens = l.micro_batch * m.seq_len / cp;  // rows of every GEMM
   const bool lora = m.kind == JobKind::lora;
+  const bool low_precision = m.precision == Precision::fp8 || m.precision == Precision::fp4;
   const double gemm_fwd = layer_gemms_s(m, tokens, tp, rates);
   // Causal FlashAttention skips the masked half; without it the full score matrix is computed and
   // streamed through memory several times.
-  const double attention_flops_fwd = 2.0 * l.micro_batch * (m.seq_len / cp) * m.seq_len * h / tp;
+  const double attention_flops_fwd = 2.0 * l.micro_batch * (m.seq_len / cp) * m.seq_len * m.attention_width / tp;
   double attention_fwd = attention_flops_fwd / attention_flops_per_s;
   if (!m.flash)
     attention_fwd = 2.0 * attention_fwd +
                     4.0 * 2.0 * l.micro_batch * (m.heads / tp) * (m.seq_len / cp) * m.seq_len / hw.hbm_bytes_per_s;
   double elem_fwd = k.elementwise_passes * 2.0 * tokens * (h / sp_div + m.ffn / tp) / hw.hbm_bytes_per_s;
-  // fp8: each GEMM input is cast (read 16-bit, write 8-bit) before the GEMM.
-  if (m.precision == Precision::fp8)
+  // fp8 (and fp4): each GEMM input is cast (read 16-bit, write 8-bit) before the GEMM.
+  if (low_precision)
     elem_fwd += k.fp8_cast_passes * 3.0 * tokens * (2.0 * h + h / tp + m.ffn / tp) / hw.hbm_bytes_per_s;
   // fp8 also pays a fixed cost per linear GEMM (amax reduction, scaling-factor update, cast kernel
   // launches) that does not shrink with the GEMM: it is what keeps small models from gaining.
-  const double fp8_fixed = m.precision == Precision::fp8 ? 4.0 * k.fp8_gemm_overhead_s : 0.0;
+  const double fp8_fixed = low_precision ? 4.0 * k.fp8_gemm_overhead_s : 0.0;
   const double layer_fwd = gemm_fwd + attention_fwd + elem_fwd + k.layer_overhead_s + fp8_fixed;
   // Backward: data and weight gradients (frozen LoRA bases skip the weight gradient), 2.5x the
   // attention forward (FlashAttention-2's backward), element-wise twice.
@@ -141,14 +237,41 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   if (l.recompute == Recompute::full) layer_recompute = layer_fwd;
   if (l.recompute == Recompute::selective) layer_recompute = attention_fwd;
   const double layer_total = layer_fwd + layer_bwd + layer_recompute;
+
+  // A MoE layer: the same attention block, the MoE MLP instead of the dense one.
+  double moe_fwd = 0, moe_bwd = 0, moe_total = 0, moe_gemm_fwd = 0, a2a_layer = 0;
+  if (m.moe) {
+    const MoeRows rows = moe_rows(m, tokens, tp, l);
+    moe_gemm_fwd = attention_gemms_s(m, tokens, tp, rates) + moe_mlp_gemms_s(m, tokens, tp, l, rows, rates);
+    double elem = (k.elementwise_passes * 2.0 * tokens * h / sp_div + moe_elementwise_bytes(m, tokens, tp, l, rows, k)) /
+                  hw.hbm_bytes_per_s;
+    if (low_precision)
+      elem += k.fp8_cast_passes * 3.0 * (tokens * (2.0 * h + h / tp + m.shared_ffn / tp) + rows.busiest * (h + m.expert_ffn / l.etp)) /
+              hw.hbm_bytes_per_s;
+    const double fixed = low_precision ? 8.0 * k.fp8_gemm_overhead_s : 0.0;  // + router, shared and grouped GEMMs
+    moe_fwd = moe_gemm_fwd + attention_fwd + elem + k.layer_overhead_s + fixed;
+    moe_bwd = (lora ? 1.0 : 2.0) * (moe_gemm_fwd + fixed) + 2.5 * attention_fwd + 2.0 * elem + k.layer_overhead_s;
+    double recompute = 0;
+    if (l.recompute == Recompute::full) recompute = moe_fwd;
+    if (l.recompute == Recompute::selective) recompute = attention_fwd;
+    moe_total = moe_fwd + moe_bwd + recompute;
+    // Dispatch and combine forward, their gradients backward, the forward pair again under full recompute.
+    const double forward_pair = all_to_all_s(rows.busiest * h * dispatch_bytes(m), a2a) + all_to_all_s(rows.busiest * h * 2.0, a2a);
+    const double backward_pair = 2.0 * all_to_all_s(rows.busiest * h * 2.0, a2a);
+    a2a_layer = forward_pair + backward_pair + (l.recompute == Recompute::full ? forward_pair : 0.0);
+  }
   // Output layer and loss on the last stage: forward and both gradients, fp32 softmax traffic.
   const Rates logits_rates{hw.logits_flops, hw.hbm_bytes_per_s, 2.0};
   const double logits = 3.0 * gemm_s(tokens, h, m.vocab / tp, logits_rates) + 3.0 * tokens * m.vocab / tp * 6.0 / hw.hbm_bytes_per_s;
-  // The slowest stage sets the pace: a full share of layers, or the last stage's (fewer, when the
-  // split is uneven: Megatron-Core's first/last-stage layer counts) plus the output layer and loss.
+  // The slowest stage sets the pace: a full share of layers (dense and MoE as moe_stage cuts them),
+  // or the last stage's (fewer, when the split is uneven: Megatron-Core's first/last-stage layer
+  // counts) plus the output layer and loss.
   const double last_layers = l.pp > 1 ? layers_per_stage - std::floor((pp * layers_per_stage - m.layers) / 2) : layers_per_stage;
-  const double stage_compute_mb = std::max(l.pp > 2 ? layers_per_stage * layer_total : 0.0, last_layers * layer_total + logits);
-  const double stage_bwd_mb = layers_per_stage * layer_bwd;
+  const double full_stage_mb = st.dense * layer_total + st.moe * moe_total;
+  const double stage_compute_mb =
+      std::max(l.pp > 2 ? full_stage_mb : 0.0, last_layers / layers_per_stage * full_stage_mb + logits);
+  const double stage_bwd_mb = st.dense * layer_bwd + st.moe * moe_bwd;
+  const double stage_fwd_mb = st.dense * layer_fwd + st.moe * moe_fwd + logits / 3.0;
 
   // Tensor parallelism: two all-reduces (or reduce-scatter + all-gather pairs with sequence
   // parallelism, the same bytes) per layer forward, two backward, two more per full recompute.
@@ -166,35 +289,46 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     cp_per_mb = layers_per_stage * per_layer;
     cp_exposed_mb = layers_per_stage * std::max(0.0, per_layer - k.cp_overlap * 3.5 * attention_fwd);
   }
+  // Expert parallelism: on the critical path (Megatron-Core's default), or hidden behind the
+  // compute of another micro-batch's MoE layer with overlap_a2a (DualPipe, EP A2A overlap).
+  const double ep_per_mb = st.moe * a2a_layer;
+  const double ep_exposed_mb = l.overlap_a2a ? st.moe * std::max(0.0, a2a_layer - moe_total) : ep_per_mb;
   // Pipeline: activations (sharded by SP) sent forward and gradients backward per micro-batch per chunk.
   double pp_comm = 0;
   if (l.pp > 1) pp_comm = 2.0 * micro_batches * v * (tokens * h * 2.0 / sp_div / pp_p2p + pp_latency);
 
-  // Data parallelism over DP x CP.
+  // Data parallelism over DP x CP; the routed experts' gradients over the expert-DP group.
   const double params_per_gpu =
-      (layers_per_stage * m.layer_params + (l.pp == 1 ? (m.tied ? 1.0 : 2.0) : 1.0) * m.embedding_params) / tp;
+      (st.dense * m.layer_params + st.moe * m.moe_base_params + (l.pp == 1 ? (m.tied ? 1.0 : 2.0) : 1.0) * m.embedding_params) / tp;
+  const double expert_params_per_gpu = m.moe ? st.moe * (m.experts / l.ep) * m.expert_params / l.etp : 0.0;
+  const double expert_group = m.moe ? double(l.edp()) : 1.0;
   const double adapters_per_gpu = layers_per_stage * m.lora_params_per_layer / tp;
   const double grad_bytes = 2.0 * (lora ? adapters_per_gpu : params_per_gpu);
   const double weight_bytes = lora ? params_per_gpu * m.bytes_per_weight + 2.0 * adapters_per_gpu : 2.0 * params_per_gpu;
+  const double expert_bytes = lora ? 0.0 : 2.0 * expert_params_per_gpu;
   double dp_comm = 0, dp_exposed = 0;
-  if (dp_group > 1) {
+  if (dp_group > 1 || expert_group > 1) {
     if (l.zero == 3) {
       // FSDP / ZeRO-3: weights gathered for forward and backward, gradients reduce-scattered, per micro-batch.
       const double per_mb = 2.0 * all_gather_s(weight_bytes, dp_group, dp_busbw, dp_latency) +
-                            all_gather_s(grad_bytes, dp_group, dp_busbw, dp_latency);
+                            all_gather_s(grad_bytes, dp_group, dp_busbw, dp_latency) +
+                            3.0 * all_gather_s(expert_bytes, expert_group, dp_busbw, dp_latency);
       dp_comm = micro_batches * per_mb;
       dp_exposed = micro_batches * std::max(0.0, per_mb - k.zero3_overlap * stage_compute_mb);
     } else {
       // All-reduce, or reduce-scatter + all-gather (ZeRO-1/2: the same bytes); ZeRO-2 reduces per micro-batch.
-      const double reduce_scatter = all_gather_s(grad_bytes, dp_group, dp_busbw, dp_latency);
-      const double gather = all_gather_s(weight_bytes, dp_group, dp_busbw, dp_latency);
+      const double reduce_scatter = all_gather_s(grad_bytes, dp_group, dp_busbw, dp_latency) +
+                                    all_gather_s(expert_bytes, expert_group, dp_busbw, dp_latency);
+      const double gather = all_gather_s(weight_bytes, dp_group, dp_busbw, dp_latency) +
+                            all_gather_s(expert_bytes, expert_group, dp_busbw, dp_latency);
       dp_comm = l.zero == 2 ? micro_batches * reduce_scatter + gather : reduce_scatter + gather;
       dp_exposed = std::max(0.0, dp_comm - k.dp_overlap * stage_bwd_mb);
     }
   }
 
   // Optimizer step: read gradients and fp32 states, write states and weights (~32 bytes per local parameter).
-  const double local_trained = (lora ? adapters_per_gpu : params_per_gpu) / (l.zero >= 1 ? dp_group : 1.0);
+  const double local_trained = (lora ? adapters_per_gpu : params_per_gpu) / (l.zero >= 1 ? dp_group : 1.0) +
+                               (lora ? 0.0 : expert_params_per_gpu / (l.zero >= 1 ? expert_group : 1.0));
   const double optimizer_s = 32.0 * local_trained / hw.hbm_bytes_per_s;
 
   out.micro_batches = micro_batches;
@@ -203,67 +337,100 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   out.tp_exposed = out.tp_comm * (1.0 - k.tp_overlap);
   out.cp_comm = micro_batches * cp_per_mb;
   out.cp_exposed = micro_batches * cp_exposed_mb;
+  out.ep_comm = micro_batches * ep_per_mb;
+  out.ep_exposed = micro_batches * ep_exposed_mb;
   out.pp_comm = pp_comm;
-  out.pp_bubble = l.pp > 1 ? (pp - 1) / v * (stage_compute_mb + tp_per_mb * (1.0 - k.tp_overlap) + cp_exposed_mb) : 0.0;
+  out.pp_bubble = l.pp > 1 ? (pp - 1) / v * (stage_compute_mb + tp_per_mb * (1.0 - k.tp_overlap) + cp_exposed_mb + ep_exposed_mb) : 0.0;
+  if (l.dualpipe && l.pp > 1) {
+    // DualPipe (DeepSeek-V3 report Table 2): (pp/2 - 1)(F&B + B - 3W), F&B the overlapped forward and
+    // backward chunk pair (F + B with the all-to-all hidden), W the weight-gradient GEMMs.
+    const double comm = tp_per_mb * (1.0 - k.tp_overlap) + cp_exposed_mb + ep_exposed_mb;
+    const double backward = stage_compute_mb - stage_fwd_mb;
+    const double weight_grads = lora ? 0.0 : st.dense * gemm_fwd + st.moe * moe_gemm_fwd;
+    out.pp_bubble = std::max(0.0, (pp / 2.0 - 1.0) * (stage_compute_mb + comm + backward - 3.0 * weight_grads));
+  }
   out.dp_comm = dp_comm;
   out.dp_exposed = dp_exposed;
-  out.exposed_comm = out.tp_exposed + out.cp_exposed + out.pp_comm + out.dp_exposed;
+  out.exposed_comm = out.tp_exposed + out.cp_exposed + out.ep_exposed + out.pp_comm + out.dp_exposed;
   out.step = out.compute + out.pp_bubble + out.exposed_comm;
   out.tokens_per_step = m.global_batch * m.seq_len;
   out.tokens_per_s = out.tokens_per_step / out.step;
-  out.gemm_time_fraction = layers_per_stage * ((lora ? 2.0 : 3.0) * gemm_fwd) / stage_compute_mb;
+  out.gemm_time_fraction =
+      (st.dense * (lora ? 2.0 : 3.0) * gemm_fwd + st.moe * (lora ? 2.0 : 3.0) * moe_gemm_fwd) / stage_compute_mb;
 
-  // FLOPs (Narayanan et al. 2021 eq. 3 generalised: linear layers, non-causal attention scores,
-  // output layer): forward 2 x linear params + 4 s h per layer per token; training 3 passes
-  // (LoRA 2: no weight gradients for the base); hardware FLOPs add what recompute repeats.
-  const double fwd_per_token = 2.0 * model_linear_params + 4.0 * m.layers * m.seq_len * h;
+  // FLOPs (Narayanan et al. 2021 eq. 3 generalised: linear layers a token passes through (active
+  // parameters), non-causal attention scores, output layer): forward 2 x active linear params +
+  // 4 s x attention width per layer per token; training 3 passes (LoRA 2: no weight gradients for
+  // the base); hardware FLOPs add what recompute repeats.
+  const double fwd_per_token = 2.0 * m.active_linear_params + 4.0 * m.layers * m.seq_len * m.attention_width;
   const double passes = lora ? 2.0 : 3.0;
   out.model_flops_per_step = passes * fwd_per_token * out.tokens_per_step;
   double recompute_per_token = 0;
   if (l.recompute == Recompute::full) recompute_per_token = fwd_per_token - 2.0 * h * m.vocab;
-  if (l.recompute == Recompute::selective) recompute_per_token = 4.0 * m.layers * m.seq_len * h;
+  if (l.recompute == Recompute::selective) recompute_per_token = 4.0 * m.layers * m.seq_len * m.attention_width;
   out.hardware_flops_per_step = out.model_flops_per_step + recompute_per_token * out.tokens_per_step;
 }
 
 double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int nodes, int tp_, int pp_, int cp_, int dp_,
                         int max_virtual_stages, bool sequence_parallel_possible, const PlannerConstants& k) noexcept {
   // Every term below is a part of estimate_time()'s training step taken at its smallest over the
-  // free choices (micro-batch, ZeRO, recompute, virtual stages); terms that can vanish are left out.
+  // free choices (micro-batch, ZeRO, recompute, virtual stages, ep, etp, overlap); terms that can
+  // vanish are left out (the all-to-all among them).
   const double tp = tp_, pp = pp_, cp = cp_, dp = dp_;
   const double gpn = hw.gpus_per_node;
+  const double total_gpus = double(nodes) * gpn;
   const double h = m.hidden;
-  const double layers_per_stage = std::ceil(m.layers / pp);
+  Layout stage_layout;
+  stage_layout.pp = pp_;
+  const MoeStage st = moe_stage(m, stage_layout);
   const bool lora = m.kind == JobKind::lora;
   const double passes = lora ? 2.0 : 3.0;
   const Rates r{hw.peak_flops * hw.gemm_efficiency, hw.hbm_bytes_per_s, m.gemm_element_bytes};
   const double sequences = m.global_batch / dp;        // per pipeline per step (micro_batches x micro_batch)
   const double tokens = sequences * m.seq_len / cp;    // GEMM rows per step on one GPU
   const double max_micro_batches = sequences;          // micro_batch 1
-  // GEMMs: FLOPs and the activation operands scale with tokens; weight reads are left out.
-  const double gemm_flops = 2.0 * tokens * (m.layer_params - 2 * h) / tp / r.flops;
-  const double gemm_rows = r.elem * tokens *
-                           ((h + (h + 2 * m.kv_width) / tp) + (h / tp + h) + (h + m.mlp_in_width / tp) + (m.ffn / tp + h)) /
-                           r.hbm;
-  double attention = 2.0 * sequences * (m.seq_len / cp) * m.seq_len * h / tp / (hw.attention_peak_flops * hw.attention_efficiency);
+  // GEMMs: FLOPs and the activation operands scale with tokens; weight reads are left out (MLA's
+  // attention operands too). Routed experts at etp 1 with no imbalance: their FLOPs do not depend
+  // on ep or etp, their operand rows only grow with etp.
+  const double attention_rows = m.mla ? 0.0 : (h + (m.q_width + 2 * m.kv_width) / tp) + (m.o_width / tp + h);
+  const double dense_gemm = 2.0 * tokens * (m.layer_params - 2 * h) / tp / r.flops +
+                            r.elem * tokens * (attention_rows + (h + m.mlp_in_width / tp) + (m.ffn / tp + h)) / r.hbm;
+  double attention = 2.0 * sequences * (m.seq_len / cp) * m.seq_len * m.attention_width / tp /
+                     (hw.attention_peak_flops * hw.attention_efficiency);
   if (!m.flash) attention = 2.0 * attention + 4.0 * 2.0 * sequences * (m.heads / tp) * (m.seq_len / cp) * m.seq_len / r.hbm;
   const double sp_div = sequence_parallel_possible ? tp : 1.0;
   const double elem = k.elementwise_passes * 2.0 * tokens * (h / sp_div + m.ffn / tp) / r.hbm;
-  const double per_layer = passes * (gemm_flops + gemm_rows) + 3.5 * attention + 3.0 * elem + 2.0 * k.layer_overhead_s;
+  const double per_layer = passes * dense_gemm + 3.5 * attention + 3.0 * elem + 2.0 * k.layer_overhead_s;
+  double per_moe_layer = 0;
+  if (m.moe) {
+    const double rows = tokens / tp * m.top_k;
+    const double moe_gemm = 2.0 * tokens * (m.moe_base_params - 2 * h + m.top_k * m.expert_params) / tp / r.flops +
+                            r.elem * (tokens * attention_rows + rows * (h + m.expert_in_width + m.expert_ffn + h)) / r.hbm;
+    const double moe_elem = (k.elementwise_passes * 2.0 * (tokens * (h / sp_div + m.shared_ffn / tp) + rows * m.expert_ffn) +
+                             k.moe_permute_passes * 2.0 * rows * h) /
+                            r.hbm;
+    per_moe_layer = passes * moe_gemm + 3.5 * attention + 3.0 * moe_elem + 2.0 * k.layer_overhead_s;
+  }
   const double logits = 3.0 * (2.0 * tokens * h * m.vocab / tp / r.flops + r.elem * tokens * (h + m.vocab / tp) / r.hbm) +
                         3.0 * tokens * m.vocab / tp * 6.0 / r.hbm;
+  const double layers_per_stage = st.layers;
   const double last_layers = pp_ > 1 ? layers_per_stage - std::floor((pp * layers_per_stage - m.layers) / 2) : layers_per_stage;
-  const double compute = std::max(pp_ > 2 ? layers_per_stage * per_layer : 0.0, last_layers * per_layer + logits);
+  const double full_stage = st.dense * per_layer + st.moe * per_moe_layer;
+  const double compute = std::max(pp_ > 2 ? full_stage : 0.0, last_layers / layers_per_stage * full_stage + logits);
   double tp_comm = 0;
   if (tp_ > 1) {
-    const double busbw = tp <= gpn ? hw.intra_busbw : std::min(hw.intra_busbw, gpn * hw.nic_per_gpu);
-    const double latency = tp <= gpn ? hw.intra_latency_s : hw.inter_latency_s;
-    tp_comm = layers_per_stage * 4.0 * (2.0 * (tp - 1) / tp * tokens * h * 2.0 / busbw + latency) * (1.0 - k.tp_overlap);
+    const bool inside = inside_nvlink_domain(hw, tp, total_gpus);
+    const double busbw = inside ? hw.intra_busbw : std::min(hw.intra_busbw, gpn * hw.nic_per_gpu);
+    const double latency = inside ? hw.intra_latency_s : hw.inter_latency_s;
+    tp_comm = st.layers * 4.0 * (2.0 * (tp - 1) / tp * tokens * h * 2.0 / busbw + latency) * (1.0 - k.tp_overlap);
   }
   double pp_comm = 0, bubble = 0;
   if (pp_ > 1) {
-    const double p2p = nodes > 1 ? hw.nic_per_gpu : hw.intra_p2p;
+    const double domain = std::max<double>(gpn, hw.nvlink_domain_gpus);
+    const double p2p = nodes > 1 && total_gpus > domain ? hw.nic_per_gpu : hw.intra_p2p;
     pp_comm = 2.0 * tokens * h * 2.0 / sp_div / p2p;
-    bubble = (pp - 1) / std::max(1, max_virtual_stages) * compute / max_micro_batches;
+    // max_virtual_stages 0: DualPipe, whose smaller bubble the bound leaves out.
+    if (max_virtual_stages > 0) bubble = (pp - 1) / max_virtual_stages * compute / max_micro_batches;
   }
   return compute + tp_comm + pp_comm + bubble;
 }

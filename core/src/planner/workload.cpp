@@ -27,6 +27,7 @@ std::string_view to_string(Precision p) noexcept {
     case Precision::bf16: return "bf16";
     case Precision::fp16: return "fp16";
     case Precision::fp8: return "fp8";
+    case Precision::fp4: return "fp4";
   }
   return "?";
 }
@@ -124,7 +125,7 @@ Recompute parse_recompute(const std::string& text) {
 Job parse_job(const json& j) {
   reject_unknown(j, "job", {"kind", "seq_len", "global_batch", "tokens", "precision", "flash_attention", "lora_rank",
                             "lora_base", "prompt_len", "output_len", "concurrent", "latency_target_ms", "framework",
-                            "optimizer", "offload"});
+                            "optimizer", "offload", "kv_cache_precision"});
   Job job;
   const std::string kind = opt_string(j, "kind", "job.kind").value_or("");
   if (kind == "pretrain") job.kind = JobKind::pretrain;
@@ -137,7 +138,19 @@ Job parse_job(const json& j) {
   if (precision == "bf16") job.precision = Precision::bf16;
   else if (precision == "fp16") job.precision = Precision::fp16;
   else if (precision == "fp8") job.precision = Precision::fp8;
-  else throw_invalid("job.precision", "job.precision must be one of bf16, fp16, fp8; got '" + precision + "'");
+  else if (precision == "fp4") job.precision = Precision::fp4;
+  else throw_invalid("job.precision", "job.precision must be one of bf16, fp16, fp8, fp4; got '" + precision + "'");
+  if (job.precision == Precision::fp4 && job.kind == JobKind::lora)
+    throw_invalid("job.precision", "job.precision fp4 is for inference and pre-training/fine-tuning GEMMs (NVFP4 recipes); "
+                                   "LoRA takes lora_base 4bit for a quantized base");
+  if (const auto kv = opt_string(j, "kv_cache_precision", "job.kv_cache_precision")) {
+    if (job.kind != JobKind::inference)
+      throw_invalid("job.kv_cache_precision", "job.kv_cache_precision is for inference jobs");
+    if (*kv == "bf16") job.kv_cache_precision = Precision::bf16;
+    else if (*kv == "fp16") job.kv_cache_precision = Precision::fp16;
+    else if (*kv == "fp8") job.kv_cache_precision = Precision::fp8;
+    else throw_invalid("job.kv_cache_precision", "job.kv_cache_precision must be one of bf16, fp16, fp8; got '" + *kv + "'");
+  }
 
   job.tokens = opt_number(j, "tokens", "job.tokens", limits::kJobTokens);
   if (const auto f = opt_string(j, "framework", "job.framework")) job.framework = parse_framework(*f);
@@ -210,8 +223,8 @@ void check_custom_bounds(const Instance& in, const Gpu& gpu) {
 
 Hardware custom_hardware(const json& c, const Catalog& catalog) {
   reject_unknown(c, "hardware.custom", {"gpu_model", "gpu_count", "intra_node_fabric", "nvlink_gbytes_per_s",
-                                        "network_type", "network_gbits_per_s", "gpu_memory_gb", "price_usd_per_hour",
-                                        "gpudirect_rdma", "name"});
+                                        "nvlink_domain_gpus", "network_type", "network_gbits_per_s", "gpu_memory_gb",
+                                        "price_usd_per_hour", "gpudirect_rdma", "name"});
   Hardware hw;
   hw.custom = true;
   const auto gpu_id = opt_string(c, "gpu_model", "hardware.custom.gpu_model");
@@ -230,6 +243,22 @@ Hardware custom_hardware(const json& c, const Catalog& catalog) {
   in.nvlink_gbytes_per_s = opt_number(c, "nvlink_gbytes_per_s", "hardware.custom.nvlink_gbytes_per_s", limits::kNvlinkGbytesPerS);
   if (!in.nvlink_gbytes_per_s && (in.intra_node_fabric == Fabric::nvswitch || in.intra_node_fabric == Fabric::nvlink))
     in.nvlink_gbytes_per_s = gpu->nvlink_gbytes_per_s;
+  const bool nvlink = in.nvlink_gbytes_per_s && (in.intra_node_fabric == Fabric::nvswitch || in.intra_node_fabric == Fabric::nvlink);
+  in.nvlink_domain_gpus = opt_int(c, "nvlink_domain_gpus", "hardware.custom.nvlink_domain_gpus", 1, limits::kNvlinkDomainGpus);
+  if (in.nvlink_domain_gpus) {
+    // A domain beyond the node (NVL72: 72 GPUs over 18 trays of 4) needs NVLink in the node to start from.
+    if (*in.nvlink_domain_gpus > 1 && !nvlink)
+      throw_invalid("hardware.custom.nvlink_domain_gpus", "hardware.custom.nvlink_domain_gpus above 1 needs NVLink "
+                                                          "(intra_node_fabric nvswitch or nvlink with nvlink_gbytes_per_s)");
+    if (nvlink && *in.nvlink_domain_gpus < in.gpu_count)
+      throw_invalid("hardware.custom.nvlink_domain_gpus", "hardware.custom.nvlink_domain_gpus (" + std::to_string(*in.nvlink_domain_gpus) +
+                                                              ") must be at least gpu_count (" + std::to_string(in.gpu_count) + ")");
+    if (*in.nvlink_domain_gpus > in.gpu_count && *in.nvlink_domain_gpus % in.gpu_count != 0)
+      throw_invalid("hardware.custom.nvlink_domain_gpus", "hardware.custom.nvlink_domain_gpus (" + std::to_string(*in.nvlink_domain_gpus) +
+                                                              ") must be a multiple of gpu_count (whole nodes)");
+  } else {
+    in.nvlink_domain_gpus = nvlink ? in.gpu_count : 1;
+  }
   const auto net = opt_string(c, "network_type", "hardware.custom.network_type");
   in.network_type = net ? parse_network_type(*net, "hardware.custom.network_type") : NetworkType::ethernet;
   in.network_gbits_per_s = opt_number(c, "network_gbits_per_s", "hardware.custom.network_gbits_per_s", limits::kNetworkGbitsPerS);
@@ -279,7 +308,8 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
 
   if (doc.contains("layout") && !doc["layout"].is_null()) {
     const json& l = object_at(doc, "layout", "layout");
-    reject_unknown(l, "layout", {"tp", "pp", "cp", "dp", "micro_batch", "zero", "recompute", "sequence_parallel", "virtual_stages"});
+    reject_unknown(l, "layout", {"tp", "pp", "cp", "dp", "micro_batch", "zero", "recompute", "sequence_parallel", "virtual_stages",
+                                 "ep", "etp", "overlap_a2a", "dualpipe"});
     LayoutSpec& s = w.layout;
     s.tp = opt_int(l, "tp", "layout.tp", 1, limits::kLayoutSize);
     s.pp = opt_int(l, "pp", "layout.pp", 1, limits::kLayoutSize);
@@ -288,6 +318,22 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     s.micro_batch = opt_int(l, "micro_batch", "layout.micro_batch", 1, limits::kLayoutSize);
     s.zero = opt_int(l, "zero", "layout.zero", 0, 3);
     s.virtual_stages = opt_int(l, "virtual_stages", "layout.virtual_stages", 1, limits::kLayoutSize);
+    s.ep = opt_int(l, "ep", "layout.ep", 1, limits::kLayoutSize);
+    s.etp = opt_int(l, "etp", "layout.etp", 1, limits::kLayoutSize);
+    s.overlap_a2a = opt_bool(l, "overlap_a2a", "layout.overlap_a2a");
+    s.dualpipe = opt_bool(l, "dualpipe", "layout.dualpipe");
+    if (!w.model.moe.enabled()) {
+      const char* at = s.ep.value_or(1) != 1 ? "ep" : s.etp.value_or(1) != 1 ? "etp" : s.overlap_a2a.value_or(false) ? "overlap_a2a" : nullptr;
+      if (at)
+        throw_invalid(std::string("layout.") + at,
+                      std::string("layout.") + at + " is for mixture-of-experts models (the model has no model.moe)");
+    }
+    if (s.ep && w.model.moe.enabled() && w.model.moe.experts % *s.ep != 0)
+      throw_invalid("layout.ep", "layout.ep (" + std::to_string(*s.ep) + ") must divide the model's experts (" +
+                                     std::to_string(w.model.moe.experts) + ")");
+    if (s.etp && w.model.moe.enabled() && w.model.moe.expert_ffn_hidden % *s.etp != 0)
+      throw_invalid("layout.etp", "layout.etp (" + std::to_string(*s.etp) + ") must divide model.moe.expert_ffn_hidden (" +
+                                      std::to_string(w.model.moe.expert_ffn_hidden) + ")");
     if (const auto r = opt_string(l, "recompute", "layout.recompute")) s.recompute = parse_recompute(*r);
     s.sequence_parallel = opt_bool(l, "sequence_parallel", "layout.sequence_parallel");
     if (s.tp && w.model.heads % *s.tp != 0)
@@ -353,6 +399,10 @@ Layout complete_layout(const Workload& w, int gpus) {
   l.recompute = s.recompute.value_or(Recompute::none);
   l.sequence_parallel = s.sequence_parallel.value_or(l.tp > 1);
   l.virtual_stages = s.virtual_stages.value_or(1);
+  l.ep = s.ep.value_or(1);
+  l.etp = s.etp.value_or(1);
+  l.dualpipe = s.dualpipe.value_or(false);
+  l.overlap_a2a = s.overlap_a2a.value_or(l.dualpipe);
   return l;
 }
 
@@ -389,6 +439,30 @@ void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int 
   }
   if (w.job.offload == Offload::optimizer_and_params && l.zero != 3)
     throw_invalid("job.offload", "job.offload optimizer_and_params needs layout.zero 3 (ZeRO-Infinity / FSDP CPU offload)");
+  if (l.dualpipe) {
+    if (w.job.kind == JobKind::inference) throw_invalid("layout.dualpipe", "layout.dualpipe is a training schedule");
+    if (l.pp < 2 || l.pp % 2 != 0)
+      throw_invalid("layout.dualpipe", "layout.dualpipe needs an even pp of at least 2 (got " + std::to_string(l.pp) + ")");
+    if (l.virtual_stages > 1) throw_invalid("layout.dualpipe", "layout.dualpipe does not combine with virtual_stages");
+    const long long per_replica = w.job.global_batch / std::max<long long>(1, (long long)l.dp * l.micro_batch);
+    if (per_replica % 2 != 0)
+      throw_invalid("layout.dualpipe", "layout.dualpipe needs an even number of micro-batches per replica (got " +
+                                           std::to_string(per_replica) + ")");
+    if (!l.overlap_a2a) throw_invalid("layout.overlap_a2a", "layout.dualpipe overlaps the all-to-all; overlap_a2a cannot be false");
+  }
+  if (w.model.moe.enabled()) {
+    if (w.model.moe.experts % l.ep != 0)
+      throw_invalid("layout.ep", "layout.ep (" + std::to_string(l.ep) + ") must divide the model's experts (" +
+                                     std::to_string(w.model.moe.experts) + ")");
+    // Megatron-Core: the experts' etp x ep x edp grid covers each stage's tp x cp x dp GPUs.
+    const long long stage = (long long)l.tp * l.cp * l.dp, expert_group = (long long)l.ep * l.etp;
+    if (stage % expert_group != 0)
+      throw_invalid("layout.ep", "layout.ep x layout.etp (" + std::to_string(l.ep) + " x " + std::to_string(l.etp) +
+                                     ") must divide tp x cp x dp (" + std::to_string(stage) +
+                                     "): the expert-parallel groups are cut from each pipeline stage's GPUs");
+  } else if (l.ep != 1 || l.etp != 1) {
+    throw_invalid(l.ep != 1 ? "layout.ep" : "layout.etp", "layout.ep and layout.etp are for mixture-of-experts models");
+  }
   if (w.job.kind != JobKind::inference) {
     if (w.job.global_batch % ((long long)l.dp * l.micro_batch) != 0)
       throw_invalid("layout.micro_batch", "job.global_batch (" + std::to_string(w.job.global_batch) +
@@ -402,7 +476,8 @@ void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int 
 nlohmann::json to_json(const Layout& l) {
   return {{"tp", l.tp}, {"pp", l.pp}, {"cp", l.cp}, {"dp", l.dp}, {"micro_batch", l.micro_batch}, {"zero", l.zero},
           {"recompute", std::string(to_string(l.recompute))}, {"sequence_parallel", l.sequence_parallel},
-          {"virtual_stages", l.virtual_stages}};
+          {"virtual_stages", l.virtual_stages}, {"ep", l.ep}, {"etp", l.etp}, {"edp", l.edp()},
+          {"overlap_a2a", l.overlap_a2a}, {"dualpipe", l.dualpipe}};
 }
 
 }  // namespace linkwise::planner

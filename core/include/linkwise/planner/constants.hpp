@@ -50,9 +50,13 @@ struct PlannerConstants {
   double dp_overlap = 0;     // fraction of the last micro-batch's backward that hides the gradient reduction
   double zero3_overlap = 0;  // fraction of each micro-batch's compute that hides ZeRO-3 gathers
   double tp_overlap = 0;     // fraction of tensor-parallel collectives hidden behind GEMMs
-  double cp_overlap = 0;
+  double cp_overlap = 0;     // fraction of attention compute that hides context-parallel ring exchanges
+
+  // --- mixture-of-experts ---
+  double moe_load_imbalance = 1;     // busiest expert-parallel rank's routed tokens over the mean (no capacity factor)
+  double moe_permute_passes = 0;     // memory passes over the routed rows (permute, unpermute, gather of probs)
   // --- framework profiles (job.framework) ---
-  double te_attention_speedup = 0;  // Megatron-Core / NeMo on Hopper+: cuDNN fused attention vs FlashAttention-2     // fraction of attention compute that hides context-parallel ring exchanges
+  double te_attention_speedup = 0;  // Megatron-Core / NeMo on Hopper+: cuDNN fused attention vs FlashAttention-2
 };
 
 const PlannerConstants& default_constants();

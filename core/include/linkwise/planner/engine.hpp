@@ -20,9 +20,24 @@ struct PreparedModel {
   double kv_width = 0;          // kv_heads x head_dim
   double mlp_in_width = 0;      // ffn (x2 with a gate)
   bool gated = false, tied = false, dropout = false, flash = true;
-  double layer_params = 0;      // weights of one layer
+  double layer_params = 0;      // weights of one dense layer
   double embedding_params = 0;  // one vocab x hidden matrix
   double total_params = 0;
+  // attention (see ModelShape): widths of Q and of the output projection's input, and the width
+  // the core attention FLOPs scale with (heads x (qk + v head sizes) / 2: hidden for classic MHA)
+  bool mla = false;
+  double q_width = 0, o_width = 0, attention_width = 0;
+  double qk_head_dim = 0, v_head_dim = 0, q_lora = 0, kv_lora = 0, rope_dim = 0;
+  double kv_elements = 0;       // KV-cache elements per token per layer (whole model)
+  bool kv_split_by_tp = true;   // GQA/MHA heads split over TP; MLA's latent is replicated on every TP rank
+  double kv_bytes = 2;          // job.kv_cache_precision
+  // mixture-of-experts (moe false: a dense model, the fields below unused)
+  bool moe = false;
+  double experts = 0, top_k = 0, expert_ffn = 0, expert_in_width = 0, shared_ffn = 0, shared_in_width = 0;
+  double moe_layers = 0, dense_mlp_layers = 0;
+  double expert_params = 0, moe_base_params = 0;  // one routed expert; a MoE layer without its routed experts
+  double load_imbalance = 1;    // the busiest expert-parallel rank's tokens over the mean
+  double active_linear_params = 0;  // linear weights one token passes through (FLOPs), output layer included
   double lora_params_per_layer = 0;  // rank x (in + out) for Q, K, V, O, and the MLP matrices
   double seq_len = 0, global_batch = 0;
   double bytes_per_weight = 2;  // 16-bit; fp8 inference 1; 4-bit LoRA base ~0.52
@@ -54,7 +69,19 @@ struct PreparedHardware {
   double inter_latency_s = 0;
   double price_per_node_hour = -1;  // USD; negative: unknown
   bool has_network = false;
+  // GPUs one GPU reaches at NVLink speed: gpus_per_node, or more where the catalog says the NVLink
+  // domain spans instances (GB200/GB300 NVL72 trays: 72); a group of consecutive ranks inside it
+  // runs its collectives at intra_busbw.
+  int nvlink_domain_gpus = 1;
 };
+
+// Whether a group of `group` consecutive ranks stays inside one NVLink domain (the node, or a
+// rack-scale domain that whole groups tile) on a job of `total_gpus`.
+inline bool inside_nvlink_domain(const PreparedHardware& hw, double group, double total_gpus) noexcept {
+  if (group <= hw.gpus_per_node) return true;
+  const double d = hw.nvlink_domain_gpus;
+  return group <= d && (total_gpus <= d || static_cast<long long>(d) % static_cast<long long>(group) == 0);
+}
 
 // Everything estimate() computes, in bytes and seconds.
 struct Estimate {
@@ -65,7 +92,9 @@ struct Estimate {
   bool tight = false;  // fits, but inside the memory model's measured error band (memory_verdict "tight")
   // time per step (training: optimizer step; inference: one decode step), seconds
   double compute = 0, tp_comm = 0, cp_comm = 0, pp_comm = 0, pp_bubble = 0, dp_comm = 0;
-  double tp_exposed = 0, cp_exposed = 0, dp_exposed = 0, exposed_comm = 0;
+  double ep_comm = 0;  // expert-parallel all-to-all (dispatch and combine)
+  double tp_exposed = 0, cp_exposed = 0, dp_exposed = 0, ep_exposed = 0, exposed_comm = 0;
+  bool ep_inside_domain = true;  // the EP groups' all-to-all stays on NVLink
   double step = 0;
   double micro_batches = 0;     // per step per pipeline
   double tokens_per_step = 0;
@@ -101,6 +130,20 @@ bool supports_precision(const Gpu& gpu, Precision precision);  // availability i
 // Why the time cannot be estimated, for messages: "no bf16 tensor cores (volta)", or "bf16
 // tensor-core peak of A10G unknown in the catalog (...)"; empty when the peaks are known.
 std::string missing_peak_reason(const Gpu& gpu, Precision precision);
+
+// Layers of the heaviest pipeline stage: all, MoE, dense (MoE layers placed first: the bound).
+struct MoeStage {
+  double layers = 0, moe = 0, dense = 0;
+};
+MoeStage moe_stage(const PreparedModel& m, const Layout& l) noexcept;
+
+// Routed rows on one GPU for one MoE layer when a TP group holds `tokens` tokens: the mean, the
+// busiest rank's (load imbalance, with ep > 1), the local experts and how many of them the tokens
+// touch (all of them in training; fewer at small decode batches).
+struct MoeRows {
+  double mean = 0, busiest = 0, local_experts = 0, touched = 0;
+};
+MoeRows moe_rows(const PreparedModel& m, double tokens, double tp, const Layout& l) noexcept;
 
 // Memory per GPU (fills the memory fields of `out`).
 void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const Layout& l, const PlannerConstants& k,

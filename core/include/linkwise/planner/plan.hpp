@@ -32,7 +32,7 @@ struct MemoryGb {  // per GPU, GB = 10^9 bytes
 };
 
 struct TimeS {  // seconds per step (training: optimizer step; inference: one decode step)
-  double compute = 0, tp_comm = 0, cp_comm = 0, pp_comm = 0, pp_bubble = 0, dp_comm = 0, exposed_comm = 0;
+  double compute = 0, tp_comm = 0, cp_comm = 0, pp_comm = 0, pp_bubble = 0, dp_comm = 0, ep_comm = 0, exposed_comm = 0;
 };
 
 struct BandwidthSource {
@@ -41,12 +41,15 @@ struct BandwidthSource {
 
 struct Plan {
   std::string model;
+  double params_b = 0, active_params_b = 0;  // total and per token (MoE: top_k of the routed experts)
   JobKind kind = JobKind::pretrain;
   Precision precision = Precision::bf16;
+  Precision kv_cache_precision = Precision::bf16;
   std::string instance;  // id; "custom:<name>" for custom hardware
   std::string gpu_model;
   bool custom_hardware = false;
   int nodes = 1, gpus_per_node = 1, gpus = 1;
+  int nvlink_domain_gpus = 1;  // GPUs one GPU reaches over NVLink (beyond the node on NVL72)
   Layout layout;
 
   bool fits = false;

@@ -69,7 +69,8 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
 std::vector<int> candidate_node_counts(const Constraints& c, int gpus_per_node, bool has_network);
 
 // A lower bound on the training step time of any layout with this tp, pp, cp, dp on `nodes` nodes
-// (any micro-batch, ZeRO stage, recompute, up to max_virtual_stages). Never above estimate().step.
+// (any micro-batch, ZeRO stage, recompute, up to max_virtual_stages; 0 for DualPipe, whose bubble
+// the bound leaves out). Never above estimate().step.
 double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int nodes, int tp, int pp, int cp, int dp,
                         int max_virtual_stages, bool sequence_parallel_possible, const PlannerConstants& k) noexcept;
 

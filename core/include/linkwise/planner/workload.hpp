@@ -16,7 +16,9 @@
 namespace linkwise::planner {
 
 enum class JobKind { pretrain, finetune, lora, inference };
-enum class Precision { bf16, fp16, fp8 };
+// fp8 covers per-tensor (Transformer Engine delayed/current scaling) and MXFP8 block recipes; fp4
+// covers NVFP4 and MXFP4 (4-bit elements with block scales: 4.5 bits per weight).
+enum class Precision { bf16, fp16, fp8, fp4 };
 enum class Recompute { none, selective, full };
 enum class Objective { cost, time, cost_within_deadline };
 
@@ -49,6 +51,18 @@ inline constexpr long long kLoraRank = 1LL << 16;
 inline constexpr double kNicGbitsPerPort = 800;   // fastest NIC port shipping (InfiniBand XDR, ConnectX-8 / 800GbE)
 inline constexpr int kNicPortsPerGpuMax = 2;      // ports per GPU on the densest rails (plus 2 front-end ports per node)
 inline constexpr double kMemorySpecSlack = 1.02;  // gpu_memory_gb may not exceed the GPU's spec beyond rounding
+// Model shapes (model.*): beyond any published model, and small enough that the search's divisor
+// loops (over heads, layers and experts) and every product of shapes stay cheap and inside 64 bits.
+inline constexpr long long kLayers = 1LL << 14;       // model.layers, model.moe.dense_layers, model.moe.moe_every
+inline constexpr long long kHidden = 1LL << 20;       // model.hidden
+inline constexpr long long kHeads = 1LL << 16;        // model.heads, kv_heads
+inline constexpr long long kFfn = 1LL << 22;          // model.ffn_hidden, model.moe.expert_ffn_hidden
+inline constexpr long long kVocab = 1LL << 24;        // model.vocab
+inline constexpr long long kHeadDim = 1LL << 14;      // model.attention.head_dim, rope_head_dim, v_head_dim
+inline constexpr long long kLatentRank = 1LL << 20;   // model.attention.kv_lora_rank, q_lora_rank
+inline constexpr long long kExperts = 1LL << 16;      // model.moe.experts, top_k, shared_experts
+inline constexpr double kCapacityFactor = 1024;       // model.moe.capacity_factor (at least 1)
+inline constexpr long long kNvlinkDomainGpus = 1LL << 20;  // hardware.custom.nvlink_domain_gpus
 }  // namespace limits
 
 struct Job {
@@ -59,6 +73,7 @@ struct Job {
   std::optional<double> tokens;  // training tokens, or output tokens to generate (inference)
   bool flash_attention = true;   // attention without stored score matrices (FlashAttention)
   // lora
+  Precision kv_cache_precision = Precision::bf16;  // inference: bf16 (default), fp16 or fp8
   int lora_rank = 16;
   bool lora_base_4bit = false;   // QLoRA: base weights in 4-bit NF4
   // inference
@@ -93,7 +108,9 @@ struct HardwareRef {
 
 // A layout as given (fields may be absent: the search fills them).
 struct LayoutSpec {
-  std::optional<int> tp, pp, cp, dp, micro_batch, zero, virtual_stages;
+  std::optional<int> tp, pp, cp, dp, micro_batch, zero, virtual_stages, ep, etp;
+  std::optional<bool> overlap_a2a;
+  std::optional<bool> dualpipe;
   std::optional<Recompute> recompute;
   std::optional<bool> sequence_parallel;
 };
@@ -106,7 +123,20 @@ struct Layout {
   Recompute recompute = Recompute::none;
   bool sequence_parallel = false;
   int virtual_stages = 1;  // interleaved pipeline chunks per GPU
+  // Mixture-of-experts (Megatron-Core's expert parallelism): each pipeline stage's tp x cp x dp GPUs
+  // are regrouped for the experts as etp (expert tensor parallel, fastest) x ep (expert parallel:
+  // the experts are split over ep) x edp (expert data parallel = tp cp dp / (ep etp)).
+  int ep = 1, etp = 1;
+  // The all-to-all of expert parallelism hidden behind another micro-batch's compute (DeepSeek's
+  // DualPipe; Megatron-Core's --overlap-moe-expert-parallel-comm); off: on the critical path.
+  bool overlap_a2a = false;
+  // DeepSeek-V3's DualPipe (arXiv 2412.19437 section 3.2.1, Table 2): micro-batches fed from both
+  // ends of the pipeline, each forward chunk overlapped with another's backward (all-to-all
+  // hidden); bubble (pp/2 - 1)(F&B + B - 3W) instead of 1F1B's (pp - 1)(F + B); two copies of the
+  // weights; pp + 1 micro-batches of activations. Implies overlap_a2a.
+  bool dualpipe = false;
   int gpus() const { return tp * pp * cp * dp; }
+  int edp() const { return tp * cp * dp / (ep * etp); }
 };
 
 struct Constraints {
@@ -116,7 +146,9 @@ struct Constraints {
   std::optional<int> max_gpus, max_nodes, min_nodes;
   std::optional<double> budget_usd, deadline_hours;
   bool spot = false;
-  bool tp_across_nodes = false;  // allow TP groups that leave a node's NVLink domain
+  // Allow TP (and EP, CP) groups that leave the NVLink domain (run over the network). Inside a
+  // domain that spans instances (GB200 NVL72 rented as trays) they may span instances without it.
+  bool tp_across_nodes = false;
   Objective objective = Objective::cost;
 };
 
