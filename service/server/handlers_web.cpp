@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "linkwise/error.hpp"
 #include "server/handlers.hpp"
 #include "server/web_assets.hpp"
 

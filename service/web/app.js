@@ -19,7 +19,7 @@ const LW = (() => {
       else if (k === 'dataset') Object.assign(el.dataset, v);
       else el.setAttribute(k, v === true ? '' : v);
     }
-    for (const c of children.flat()) {
+    for (const c of children.flat(Infinity)) {
       if (c === null || c === undefined || c === false) continue;
       el.append(c instanceof Node ? c : document.createTextNode(String(c)));
     }
@@ -36,7 +36,7 @@ const LW = (() => {
   }
   function num(v, digits) {
     if (v === null || v === undefined) return '–';
-    const opts = digits === undefined ? {maximumFractionDigits: Math.abs(v) < 10 ? 3 : Math.abs(v) < 1000 ? 1 : 0}
+    const opts = digits === undefined ? {maximumFractionDigits: Math.abs(v) < 10 ? 3 : Math.abs(v) < 1000 ? 2 : 0}
                                       : {minimumFractionDigits: digits, maximumFractionDigits: digits};
     return v.toLocaleString('en-US', opts);
   }

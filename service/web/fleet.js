@@ -13,8 +13,8 @@
   function build(instances, reported) {
     known = new Set(instances.map(i => i.id));
     const input = h('input', {id: 'fleet-instance', name: 'instance', type: 'text', list: 'fleet-instance-list', autocomplete: 'off',
-                              placeholder: 'aws:p5.48xlarge', required: true});
-    picker = h('form', {class: 'panel copyrow', role: 'search', 'aria-label': 'Instance type',
+                              placeholder: 'e.g. aws:p5.48xlarge', required: true});
+    picker = h('form', {class: 'panel copyrow picker-form', role: 'search', 'aria-label': 'Instance type',
                         onsubmit: e => { e.preventDefault(); const id = input.value.trim(); if (id) location.hash = LW.hashFor('fleet', {instance: id}); }},
       h('label', {class: 'field', for: 'fleet-instance', style: null}, 'Instance type', input),
       h('button', {type: 'submit', class: 'primary'}, 'Show'),

@@ -76,16 +76,16 @@
       h('div', {class: 'copyrow'},
         field('top', 'Plans to show', {min: 1, max: 100, step: 1}),
         runButton = h('button', {type: 'submit', class: 'primary'}, 'Recommend'),
-        h('button', {type: 'button', onclick: () => { loadWorkload(EXAMPLE, 20); run(); }}, 'Example')));
+        h('button', {type: 'button', onclick: () => { loadWorkload(EXAMPLE, 50); run(); }}, 'Example')));
     form.addEventListener('submit', e => { e.preventDefault(); run(); });
     form.addEventListener('input', () => { updateVisibility(); showJson(); });
     form.addEventListener('change', () => { updateVisibility(); showJson(); });
 
-    jsonArea = h('textarea', {id: 'p-json', class: 'mono', rows: 12, spellcheck: 'false', 'aria-describedby': 'p-json-help'});
+    jsonArea = h('textarea', {id: 'p-json', class: 'mono', rows: 12, spellcheck: 'false', 'aria-labelledby': 'h-json', 'aria-describedby': 'p-json-help'});
     reopenLink = h('a', {href: '#/plan', id: 'p-reopen'}, 'Link to this workload');
     const copyJson = h('button', {type: 'button', onclick: e => LW.copyText(jsonArea.value, e.currentTarget)}, 'Copy JSON');
     const useJson = h('button', {type: 'button', onclick: () => {
-      try { loadWorkload(JSON.parse(jsonArea.value), Number(form.elements.top.value) || 20); LW.clearError(); run(); }
+      try { loadWorkload(JSON.parse(jsonArea.value), Number(form.elements.top.value) || 50); LW.clearError(); run(); }
       catch (e) { LW.showError(e, 'Workload JSON'); }
     }}, 'Run this JSON');
     results = h('div', {id: 'plan-results', 'aria-live': 'polite'});
@@ -182,7 +182,7 @@
     for (const k of ['max_gpus', 'max_nodes', 'min_nodes', 'budget_usd', 'deadline_hours']) setValue(k, c[k]);
     setValue('objective', c.objective || 'cost');
     form.elements.spot.checked = !!c.spot; form.elements.tp_across_nodes.checked = !!c.tp_across_nodes;
-    setValue('top', top || 20);
+    setValue('top', top || 50);
     // What the form cannot show travels unchanged.
     const known = new Set(['providers', 'gpu_models', 'max_gpus', 'max_nodes', 'min_nodes', 'budget_usd', 'deadline_hours', 'objective', 'spot', 'tp_across_nodes']);
     const otherConstraints = Object.fromEntries(Object.entries(c).filter(([k]) => !known.has(k)));
@@ -197,7 +197,7 @@
   function showJson() {
     const w = workloadFromForm();
     if (document.activeElement !== jsonArea) jsonArea.value = JSON.stringify(w, null, 2);
-    const top = Number(form.elements.top.value) || 20;
+    const top = Number(form.elements.top.value) || 50;
     reopenLink.href = LW.hashFor('plan', {w: JSON.stringify(w), top: String(top)});
     return {w, top};
   }
@@ -402,11 +402,11 @@
       if (!built) {
         section.replaceChildren(h('h1', {id: 'h-plan'}, 'Plan a job'), h('p', {class: 'note'}, 'Loading…'));
         build(await LW.allInstances());
-        loadWorkload(EXAMPLE, 20);
+        loadWorkload(EXAMPLE, 50);
       }
       const text = params.get('w');
       if (text) {
-        const top = Number(params.get('top')) || 20;
+        const top = Number(params.get('top')) || 50;
         if (lastRunKey === JSON.stringify([JSON.parse(text), top])) return;  // our own replaceState
         loadWorkload(JSON.parse(text), top);
         await run();

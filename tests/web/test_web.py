@@ -57,7 +57,7 @@ def test_first_view_loads_within_budget(browser, web_server, artifacts):
     timing = browser.execute_script("""
       const nav = performance.getEntriesByType('navigation')[0];
       const res = performance.getEntriesByType('resource');
-      return {ready_ms: performance.now(),
+      return {ready_ms: performance.getEntriesByName('lw-table-ready')[0].startTime,
               dom_content_loaded_ms: nav.domContentLoadedEventEnd,
               transfer_bytes: nav.transferSize + res.reduce((s, r) => s + r.transferSize, 0),
               decoded_bytes: nav.decodedBodySize + res.reduce((s, r) => s + r.decodedBodySize, 0),
@@ -177,7 +177,7 @@ def test_recommendation_renders_with_charts_and_reopens(browser, web_server, art
     assert workload["model"] == {"preset": "llama3.1-70b"} and workload["constraints"]["objective"] == "cost_within_deadline"
     button.click()
     wait_for(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr")) >= 5, timeout=60, what="ranked plans")
-    answer = requests.post(web_server.url + "/v1/recommendations", params={"top": 20}, json=workload, timeout=60).json()
+    answer = requests.post(web_server.url + "/v1/recommendations", params={"top": 50}, json=workload, timeout=60).json()
     first = browser.find_element(By.CSS_SELECTOR, "#plans-table tbody tr td:nth-child(2)").text
     assert first == answer["results"][0]["instance"]
     points = wait_for(browser, lambda d: chart_points(d, "chart-pareto"), what="the cost-vs-time chart")
