@@ -114,6 +114,7 @@ const LW = (() => {
                err && err.message ? err.message : String(err));
     if (p.field) box.append(h('span', {class: 'note'}, ' (field: ', h('code', {}, p.field), ')'));
     box.hidden = false;
+    box.scrollIntoView({block: 'nearest'});
   }
   function clearError() { const box = alertBox(); box.hidden = true; box.replaceChildren(); }
 

@@ -70,7 +70,7 @@
       const counts = {meets: 0, below: 0, 'cannot-check': 0};
       for (const x of v.verdicts) counts[x.verdict] = (counts[x.verdict] || 0) + 1;
       return h('tr', {},
-        h('td', {class: 'num'}, h('a', {href: '/v1/probe-reports/' + r.id}, '#' + r.id)),
+        h('td', {}, h('a', {href: '/v1/probe-reports/' + r.id}, '#' + r.id)),
         h('td', {}, r.received_at), h('td', {}, r.uploaded_by),
         h('td', {}, v.instance && v.instance.detected_by ? v.instance.detected_by : ''),
         h('td', {}, h('span', {class: 'badge meets'}, counts.meets + ' meet'), ' ', h('span', {class: 'badge below'}, counts.below + ' below'), ' ',
@@ -90,19 +90,20 @@
     chart = new Chart(document.getElementById('chart-fleet'), {
       type: 'bar',
       data: {labels: measurable.map(c => c.claim), datasets: [
-        {type: 'scatter', label: 'Median', data: measurable.map((c, i) => ({x: i, y: share(c.median, c.expected) * 100})), backgroundColor: '#0f172a', pointRadius: 6, order: 0},
-        {type: 'scatter', label: 'Required', data: measurable.map((c, i) => ({x: i, y: c.min_efficiency * 100})), pointStyle: 'line', pointRadius: 18,
-         borderColor: '#dc2626', borderWidth: 3, order: 1},
+        {type: 'line', showLine: false, label: 'Median', data: measurable.map(c => share(c.median, c.expected) * 100),
+         backgroundColor: '#0f172a', borderColor: '#0f172a', pointRadius: 6, pointHoverRadius: 8, order: 0},
+        {type: 'line', showLine: false, label: 'Required', data: measurable.map(c => c.min_efficiency * 100), pointStyle: 'line',
+         pointRadius: 22, pointHoverRadius: 22, borderColor: '#dc2626', backgroundColor: '#dc2626', pointBorderWidth: 3, order: 1},
         {label: 'Lowest to highest report', data: measurable.map(c => [share(c.min, c.expected) * 100, share(c.max, c.expected) * 100]),
          backgroundColor: measurable.map(c => c.verdict === 'below' ? 'rgba(220,38,38,0.45)' : 'rgba(22,163,74,0.45)'),
          borderColor: measurable.map(c => c.verdict === 'below' ? '#a40e26' : '#116329'), borderWidth: 1, minBarLength: 4, order: 2},
       ]},
-      options: {responsive: true, maintainAspectRatio: false,
+      options: {responsive: true, maintainAspectRatio: false, datasets: {bar: {maxBarThickness: 90}},
         scales: {y: {title: {display: true, text: '% of the claimed figure'}, suggestedMin: 0, suggestedMax: 100}},
         plugins: {legend: {position: 'bottom'}, tooltip: {callbacks: {label: ctx => {
           const raw = ctx.raw;
           if (Array.isArray(raw)) return `${ctx.dataset.label}: ${num(raw[0], 1)}% – ${num(raw[1], 1)}%`;
-          return `${ctx.dataset.label}: ${num(raw.y, 1)}%`;
+          return `${ctx.dataset.label}: ${num(raw, 1)}%`;
         }}}}},
     });
   }

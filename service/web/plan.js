@@ -38,7 +38,7 @@
     const providers = [...new Set(instances.map(i => i.provider))].sort();
     form = h('form', {class: 'panel', 'aria-label': 'Workload', novalidate: true},
       h('fieldset', {}, h('legend', {}, 'Model'),
-        h('div', {class: 'grid2', role: 'radiogroup', 'aria-label': 'How the model is given'},
+        h('div', {class: 'radios', role: 'radiogroup', 'aria-label': 'How the model is given'},
           ['preset', 'params', 'shape'].map(m => h('label', {class: 'check'}, h('input', {type: 'radio', name: 'model_mode', value: m}),
             {preset: 'Preset', params: 'Size', shape: 'Shape'}[m]))),
         h('div', {class: 'grid2', 'data-mode': 'preset'}, field('preset', 'Preset', {options: PRESETS})),
@@ -64,8 +64,8 @@
           field('nodes', 'Nodes', {min: 1, step: 1}),
           h('datalist', {id: 'p-instance-list'}, instances.map(i => h('option', {value: i.id}, i.gpu_count + ' × ' + i.gpu_model))))),
       h('fieldset', {}, h('legend', {}, 'Constraints'),
-        h('fieldset', {class: 'grid2', style: null}, h('legend', {class: 'note'}, 'Providers (none ticked: all)'),
-          providers.map(p => h('label', {class: 'check'}, h('input', {type: 'checkbox', name: 'providers', value: p}), p))),
+        h('fieldset', {class: 'providers'}, h('legend', {class: 'note'}, 'Providers (none ticked: all)'),
+          h('div', {class: 'grid3'}, providers.map(p => h('label', {class: 'check'}, h('input', {type: 'checkbox', name: 'providers', value: p}), p)))),
         h('div', {class: 'grid2'},
           h('label', {class: 'field', for: 'p-gpu_models'}, h('span', {}, 'GPUs', h('small', {}, ' (comma-separated)')),
             h('input', {id: 'p-gpu_models', name: 'gpu_models', type: 'text', list: 'lw-gpu-list', autocomplete: 'off', placeholder: 'H100, A100'})),
@@ -173,7 +173,7 @@
       form.elements.dropout.checked = !!m.dropout;
     }
     for (const k of ['kind', 'precision', 'tokens', 'seq_len', 'global_batch', 'lora_rank', 'lora_base', 'prompt_len', 'output_len', 'concurrent', 'latency_target_ms']) {
-      if (j[k] !== undefined) setValue(k, j[k]);
+      if (j[k] !== undefined) setValue(k, typeof j[k] === 'number' && j[k] >= 1e7 ? j[k].toExponential().replace('e+', 'e') : j[k]);
     }
     form.elements.flash_attention.checked = j.flash_attention !== false;
     setValue('instance', hw.instance); setValue('nodes', hw.nodes);

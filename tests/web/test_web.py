@@ -215,12 +215,12 @@ def test_plan_form_edits_reach_the_workload(browser, web_server):
     workload = json.loads(browser.find_element(By.ID, "p-json").get_attribute("value"))
     assert workload["job"]["kind"] == "inference" and workload["job"]["prompt_len"] == 2048
     assert "seq_len" not in workload["job"] and workload["hardware"]["instance"] == P5
-    # An answer the API refuses shows its problem detail (constraints no GPU satisfies).
-    browser.find_element(By.ID, "p-gpu_models").send_keys("NoSuchGPU")
+    # An answer the API refuses shows its problem detail and the field it names.
+    browser.find_element(By.ID, "p-instance").send_keys(Keys.BACKSPACE)
     browser.find_element(By.XPATH, "//button[normalize-space()='Recommend']").click()
     alert = wait_for(browser, lambda d: d.find_element(By.ID, "alert").is_displayed() and d.find_element(By.ID, "alert"),
-                     timeout=60, what="the error")
-    assert alert.text
+                     timeout=30, what="the error")
+    assert "unknown instance 'aws:p5.48xlarg'" in alert.text and "hardware.instance" in alert.text
     browser.get_log("browser")  # the 400 is expected
 
 
@@ -270,7 +270,8 @@ def test_keyboard_reaches_the_views(browser, web_server):
     # Every form control of the views has a label.
     unlabeled = browser.execute_script("""
       return [...document.querySelectorAll('main input:not([type=hidden]), main select, main textarea')]
-        .filter(el => !(el.labels && el.labels.length) && !el.getAttribute('aria-label')).map(el => el.outerHTML);""")
+        .filter(el => !(el.labels && el.labels.length) && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby'))
+        .map(el => el.outerHTML);""")
     assert unlabeled == []
 
 
