@@ -188,6 +188,10 @@ const LW = (() => {
   }
 
   window.addEventListener('hashchange', route);
+  // The skip link moves focus to the content without touching the URL (the hash holds the view).
+  document.addEventListener('click', e => {
+    if (e.target.closest && e.target.closest('a.skip')) { e.preventDefault(); document.getElementById('main').focus(); }
+  });
   document.addEventListener('DOMContentLoaded', route);
 
   return {h, fmt, num, usd, duration, api, ApiError, gpus, allInstances, chartjs, showError, clearError,

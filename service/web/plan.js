@@ -353,6 +353,8 @@
     for (const k of ['memory', 'time']) if (charts[k]) { charts[k].destroy(); delete charts[k]; }
     const m = p.memory_gb, t = p.time_s;
     const bw = Object.entries(p.bandwidth_source || {});
+    const links = Object.entries(p.links || {}).map(([k, v]) => k.replace(/_gbytes_per_s.*$/, '').replace(/_/g, ' ') + ' ' + num(v) + ' GB/s' +
+                                                     (k.endsWith('_per_gpu') ? ' per GPU' : ''));
     detail.replaceChildren(h('section', {class: 'panel', 'aria-labelledby': 'h-detail'},
       h('h2', {id: 'h-detail'}, `Plan #${i + 1}: ${p.instance} × ${p.nodes} (${p.gpus} ${p.gpu_model})`),
       h('p', {class: 'bottleneck', id: 'plan-bottleneck'}, h('strong', {}, 'Bottleneck: '), p.bottleneck),
@@ -372,7 +374,7 @@
           h('div', {class: 'chart-box small'}, h('canvas', {id: 'chart-time', role: 'img', 'aria-label': `Step time ${duration(p.step_time_s)} broken down`})),
           h('p', {class: 'note'}, `Step ${duration(p.step_time_s)}: `, TIME_PARTS.filter(([k]) => t[k]).map(([k, label]) => `${label} ${duration(t[k])}`).join(', ') + '. ',
             'Communication the planner overlaps with compute shows in its own bar, but only the exposed part adds to the step.'))),
-      bw.length ? [h('h3', {}, 'Bandwidths used'), h('ul', {class: 'plain'}, bw.map(([k, v]) => h('li', {}, h('strong', {}, k.replace(/_/g, ' ') + ': '), typeof v === 'string' ? v : JSON.stringify(v))))] : null,
+      bw.length ? [h('h3', {}, 'Bandwidths used'), links.length ? h('p', {}, 'Achievable: ' + links.join('; ') + '.') : null, h('ul', {class: 'plain'}, bw.map(([k, v]) => h('li', {}, h('strong', {}, k.replace(/_/g, ' ') + ': '), typeof v === 'string' ? v : JSON.stringify(v))))] : null,
       p.warnings && p.warnings.length ? [h('h3', {}, 'Warnings'), h('ul', {class: 'plain'}, p.warnings.map(w => h('li', {}, h('span', {class: 'badge warn'}, 'warning'), ' ', typeof w === 'string' ? w : JSON.stringify(w))))] : null));
     const Chart = await LW.chartjs();
     if (selected !== i) return;

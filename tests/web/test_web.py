@@ -191,6 +191,8 @@ def test_recommendation_renders_with_charts_and_reopens(browser, web_server, art
     second.send_keys(Keys.ENTER)
     wait_for(browser, lambda d: d.find_element(By.ID, "h-detail").text.startswith("Plan #2"), what="plan #2")
     browser.execute_script("document.getElementById('plan-results').scrollIntoView()")
+    browser.save_screenshot(str(artifacts / "plan-ranked.png"))
+    browser.execute_script("document.getElementById('h-pareto').scrollIntoView()")
     browser.save_screenshot(str(artifacts / "plan.png"))
     browser.execute_script("document.getElementById('plan-detail').scrollIntoView()")
     browser.save_screenshot(str(artifacts / "plan-detail.png"))
@@ -245,6 +247,7 @@ def test_fleet_view_shows_an_uploaded_report(browser, web_server, artifacts):
     assert len(reports) == 2 and "web-tests" in reports[0].text
     points = wait_for(browser, lambda d: chart_points(d, "chart-fleet"), what="the fleet chart")
     assert all(n == len([c for c in validation["claims"] if c["count"] and c["expected"]]) for n in points)
+    browser.execute_script("document.querySelector('#fleet-content h2').scrollIntoView()")
     browser.save_screenshot(str(artifacts / "fleet.png"))
 
 
@@ -254,6 +257,8 @@ def test_api_reference_renders_the_openapi_document(browser, web_server, artifac
     spec = requests.get(web_server.url + "/openapi.json", timeout=10).json()
     assert len(operations) == sum(len(v) for v in spec["paths"].values())
     assert "linkwise" in browser.find_element(By.CSS_SELECTOR, ".info .title").text
+    servers = [o.text for o in browser.find_elements(By.CSS_SELECTOR, ".servers select option")]
+    assert servers == [web_server.url + " - this server"], servers  # "Try it out" reaches this server
     browser.save_screenshot(str(artifacts / "docs.png"))
 
 
@@ -262,7 +267,11 @@ def test_keyboard_reaches_the_views(browser, web_server):
     wait_for(browser, lambda d: rows(d), what="the table")
     body = browser.find_element(By.TAG_NAME, "body")
     body.send_keys(Keys.TAB)
-    assert browser.switch_to.active_element.text == "Skip to content"
+    skip = browser.switch_to.active_element
+    assert skip.text == "Skip to content"
+    skip.send_keys(Keys.ENTER)
+    assert browser.switch_to.active_element.get_attribute("id") == "main"
+    assert "#/instances" in browser.current_url  # the view stays
     nav = browser.find_element(By.CSS_SELECTOR, "header nav a[data-view=plan]")
     nav.send_keys(Keys.ENTER)
     wait_for(browser, lambda d: d.find_element(By.ID, "view-plan").is_displayed(), what="the plan view")
