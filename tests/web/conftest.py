@@ -19,6 +19,8 @@ _spec = importlib.util.spec_from_file_location("service_fixtures", REPO / "tests
 service_fixtures = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(service_fixtures)
 
+# Selenium is given both binaries: its Selenium Manager must never try to download a browser or driver.
+os.environ.setdefault("SE_OFFLINE", "true")
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
 
