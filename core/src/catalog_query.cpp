@@ -7,6 +7,7 @@
 #include <set>
 #include <variant>
 
+#include "text.hpp"
 #include "linkwise/catalog_db.hpp"
 #include "linkwise/error.hpp"
 #include "suggest.hpp"
@@ -14,11 +15,7 @@
 namespace linkwise {
 namespace {
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
+using text::lower;
 
 // A GPU filter matches a GPU id exactly, or as a leading part that ends at a '-' boundary:
 // "H100" matches H100-SXM5-80GB, H100-PCIE-80GB and H100-NVL-94GB (the family is the token before

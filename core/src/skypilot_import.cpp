@@ -1,4 +1,5 @@
 // SkyPilot vms.csv -> price updates. The rules are documented in skypilot_import.hpp.
+#include "text.hpp"
 #include "linkwise/skypilot_import.hpp"
 
 #include <algorithm>
@@ -17,11 +18,7 @@
 namespace linkwise {
 namespace {
 
-std::string upper(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
+using text::upper;
 
 // The family of a GPU name: the token before the first '-' ("A100-80GB" -> "A100").
 std::string family(std::string_view name) { return upper(name.substr(0, name.find('-'))); }

@@ -1,5 +1,6 @@
 // Name suggestions; the ranking is documented in suggest.hpp.
 #include "suggest.hpp"
+#include "text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -8,11 +9,7 @@
 namespace linkwise {
 namespace {
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
+using text::lower;
 
 std::vector<std::string> tokens(const std::string& name) {
   std::vector<std::string> out;

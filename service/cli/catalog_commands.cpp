@@ -155,6 +155,7 @@ void print_instances_table(const InstanceMatches& matches) {
                {"PRICE/GPU ($/h)", true},
                {"FABRIC", false},
                {"NVLINK (GB/s)", true},
+               {"NVL DOMAIN", true},
                {"NETWORK", false},
                {"NET (Gbit/s)", true},
                {"RDMA", false},
@@ -163,7 +164,7 @@ void print_instances_table(const InstanceMatches& matches) {
   for (const Instance* i : instances) {
     table.add({i->id, i->gpu_model, std::to_string(i->gpu_count), number(i->gpu_memory_gb),
                number(i->price_usd_per_gpu_hour()), std::string(to_string(i->intra_node_fabric)),
-               number(i->nvlink_gbytes_per_s),
+               number(i->nvlink_gbytes_per_s), number(i->nvlink_domain_gpus),
                std::string(to_string(i->network_type)), number(i->network_gbits_per_s),
                yes_no(i->gpudirect_rdma), number(i->price_usd_per_hour), i->price_region.value_or("-")});
   }

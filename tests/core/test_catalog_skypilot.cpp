@@ -225,3 +225,22 @@ TEST_CASE("coverage refuses bad input, and reads the provider from the path", "[
   CHECK_FALSE(skypilot_provider_of("catalogs/v8/kubernetes/vms.csv"));
   CHECK_FALSE(skypilot_provider_of(kLambdaCsv));  // fixtures/catalog/skypilot/...
 }
+
+TEST_CASE("SkyPilot import: nan, inf, zero and out-of-range numbers are unreadable values, never prices",
+          "[catalog][skypilot]") {
+  // Each row would otherwise replace a good price with NaN, infinity or free; a memory figure
+  // beyond the double range in an accelerator name threw std::out_of_range (an internal error).
+  const std::string header = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,SpotPrice\n";
+  for (const std::string price : {"nan", "inf", "-inf", "1e999", "0", "-3"}) {
+    const std::string csv = header + "gpu_8x_h100_sxm5,H100,8,208,1800," + price + ",us-east-1,\n";
+    const auto report = plan_skypilot_import(fixture(), csv, "test.csv", SkyPilotImportOptions{"lambda", "2026-11-30", ""});
+    INFO(price);
+    CHECK(report.rows_used == 0);
+    REQUIRE(report.skipped.size() == 1);
+    CHECK(report.skipped[0].reason == kSkipBadValue);
+    CHECK(report.changes.empty());
+  }
+  const std::string huge = header + "gpu_8x_h100_sxm5,H100-" + std::string(400, '9') + "GB,8,208,1800,23.92,us-east-1,\n";
+  const auto report = plan_skypilot_import(fixture(), huge, "test.csv", SkyPilotImportOptions{"lambda", "2026-11-30", ""});
+  CHECK(report.rows_used == 1);  // no memory figure readable in the name: matched on family and count
+}

@@ -200,7 +200,7 @@ def test_unknown_gpu_or_provider_is_a_value_error_with_a_suggestion(catalog, kwa
     with pytest.raises(ValueError) as caught:
         catalog.instances(**kwargs)
     assert caught.value.field == field
-    assert "did you mean " + suggestion in str(caught.value)
+    assert "did you mean " in str(caught.value) and suggestion + "?" in str(caught.value)
 
 
 def test_list_behaves_like_a_list(catalog):
