@@ -120,8 +120,8 @@ void send_file(const httplib::Request& req, httplib::Response& res, const WebFil
   res.set_header("Cache-Control", immutable ? "public, max-age=31536000, immutable" : "no-cache");
   res.set_header("ETag", file.etag);
   const std::string if_none_match = req.get_header_value("If-None-Match");
-  if (!if_none_match.empty() && (if_none_match == file.etag || if_none_match == "W/" + file.etag ||
-                                 if_none_match.find(file.etag) != std::string::npos)) {
+  // One ETag, a list of them, or a weak one (W/"..."): ours appearing in it is a match.
+  if (if_none_match == "*" || if_none_match.find(file.etag) != std::string::npos) {
     res.set_header("Vary", "Accept-Encoding");
     res.status = 304;
     return;
