@@ -10,6 +10,8 @@ APT_PACKAGES=(
   libbenchmark-dev libopenmpi-dev openmpi-bin wrk curl
   python3-venv python3-dev
   libssl-dev zlib1g-dev  # service: SHA-256 of API keys (OpenSSL EVP), gzip of responses
+  libjs-chart.js         # the web page's charts, embedded into the binary at build time
+  chromium chromium-driver fonts-liberation  # the web page's browser tests (headless Chromium)
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

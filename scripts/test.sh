@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds everything and runs every test: Catch2 (ctest), the Python package's pytest suite, the
-# REST service's pytest suite and schemathesis, the MPI launcher test and every notebook.
+# REST service's pytest suite and schemathesis, the web page in headless Chromium, the MPI launcher
+# test and every notebook.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -13,6 +14,11 @@ cmake --build "$BUILD" -j "$JOBS"
 
 # The REST service: the real `linkwise serve` under pytest, schemathesis against /openapi.json.
 LINKWISE_BIN="$PWD/$BUILD/bin/linkwise" .venv/bin/python -m pytest -q tests/service
+
+# The web page at /: headless Chromium (Debian's chromium + chromium-driver, via Selenium) against a
+# real `linkwise serve`; screenshots and the first-view budget land in $BUILD/web-artifacts.
+LINKWISE_BIN="$PWD/$BUILD/bin/linkwise" LINKWISE_WEB_ARTIFACTS="$PWD/$BUILD/web-artifacts" \
+  .venv/bin/python -m pytest -q tests/web
 
 # The Python package, built by scikit-build-core from the same CMake (build dir build-py/), into the
 # venv; its pytest suite compares with the CLI's --json and runs every notebook in notebooks/.

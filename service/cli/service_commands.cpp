@@ -105,7 +105,7 @@ void serve(const ServeOptions& options) {
             << ctx.catalog.instances().size() << " instance types, " << ctx.catalog.gpus().size()
             << " GPU models from " << (store.catalog_in_db ? db_path.string() : "the embedded catalog")
             << "; keys and probe reports in " << db_path.string() << "; " << server_options.threads
-            << " threads; OpenAPI at /openapi.json)\n";
+            << " threads; web page at /, API reference at /docs, OpenAPI at /openapi.json)\n";
   if (server_options.host != "127.0.0.1" && server_options.host != "localhost" && server_options.host != "::1") {
     std::cerr << "linkwise serve: listening beyond loopback on " << server_options.host
               << ": reads are open to anyone who can reach it\n";

@@ -70,13 +70,14 @@ std::shared_ptr<const EncodedBody> encode_body(std::string json) {
   return std::make_shared<const EncodedBody>(std::move(json));
 }
 
-void send_encoded(const httplib::Request& req, httplib::Response& res, std::shared_ptr<const EncodedBody> body) {
+void send_encoded(const httplib::Request& req, httplib::Response& res, std::shared_ptr<const EncodedBody> body,
+                  const char* content_type) {
   res.status = 200;
   res.set_header("Vary", "Accept-Encoding");
   const bool compressed = accepts_gzip(req) && !body->gzip().empty();
   if (compressed) res.set_header("Content-Encoding", "gzip");
   const std::string& bytes = compressed ? body->gzip() : body->identity();
-  res.set_content_provider(bytes.size(), "application/json",
+  res.set_content_provider(bytes.size(), content_type,
                            [body = std::move(body), &bytes](std::size_t offset, std::size_t length,
                                                             httplib::DataSink& sink) {
                              return sink.write(bytes.data() + offset, length);

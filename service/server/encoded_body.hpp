@@ -33,8 +33,9 @@ class EncodedBody {
 
 std::shared_ptr<const EncodedBody> encode_body(std::string json);
 
-// Sends the body as application/json with status 200, gzip-encoded when the request accepts it,
-// without copying it into the response.
-void send_encoded(const httplib::Request& req, httplib::Response& res, std::shared_ptr<const EncodedBody> body);
+// Sends the body with status 200 as `content_type` (JSON unless told), gzip-encoded when the request
+// accepts it, without copying it into the response.
+void send_encoded(const httplib::Request& req, httplib::Response& res, std::shared_ptr<const EncodedBody> body,
+                  const char* content_type = "application/json");
 
 }  // namespace linkwise::server

@@ -16,6 +16,7 @@ void add_system_routes(Router& router, Context& ctx);   // /healthz, /metrics, /
 void add_catalog_routes(Router& router, Context& ctx);  // /v1/instances, /v1/gpus
 void add_planner_routes(Router& router, Context& ctx);  // /v1/plans, /v1/recommendations
 void add_report_routes(Router& router, Context& ctx);   // /v1/probe-reports, /v1/instances/{id}/validation
+void add_web_routes(Router& router, Context& ctx);      // /, /docs, /assets/{name}: the web page
 
 inline void send_json(httplib::Response& res, std::string body, int status = 200) {
   res.status = status;

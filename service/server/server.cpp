@@ -108,6 +108,7 @@ Server::Server(Context& ctx, ServerOptions options)
   add_catalog_routes(router_, ctx_);
   add_report_routes(router_, ctx_);
   add_planner_routes(router_, ctx_);
+  add_web_routes(router_, ctx_);
 
   auto& http = *http_;
   const int threads = options_.threads;

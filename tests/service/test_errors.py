@@ -75,7 +75,7 @@ def test_query_parameter_on_endpoint_without_any(server):
 def test_unknown_path_is_404(server):
     body = assert_problem(requests.get(server.url + "/v2/instances", timeout=10), 404)
     assert body["instance"] == "/v2/instances"
-    assert_problem(requests.get(server.url + "/", timeout=10), 404)
+    assert_problem(requests.get(server.url + "/index.php", timeout=10), 404)
     assert_problem(requests.get(server.url + "/v1/instances/aws:p5.48xlarge/extra/segments", timeout=10), 404)
 
 

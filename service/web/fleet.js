@@ -1,0 +1,127 @@
+// Fleet: per instance type, the stored probe reports (GET /v1/probe-reports?instance=) and each
+// catalog claim's verdict and distribution over them (GET /v1/instances/{id}/validation), with the
+// measured share of the claim as a chart.
+'use strict';
+
+(() => {
+  const {h, fmt, num, api} = LW;
+  const section = document.getElementById('view-fleet');
+  let built = false;
+  let picker, content, known;
+  let chart = null;
+
+  function build(instances, reported) {
+    known = new Set(instances.map(i => i.id));
+    const input = h('input', {id: 'fleet-instance', name: 'instance', type: 'text', list: 'fleet-instance-list', autocomplete: 'off',
+                              placeholder: 'e.g. aws:p5.48xlarge', required: true});
+    picker = h('form', {class: 'panel copyrow picker-form', role: 'search', 'aria-label': 'Instance type',
+                        onsubmit: e => { e.preventDefault(); const id = input.value.trim(); if (id) location.hash = LW.hashFor('fleet', {instance: id}); }},
+      h('label', {class: 'field', for: 'fleet-instance', style: null}, 'Instance type', input),
+      h('button', {type: 'submit', class: 'primary'}, 'Show'),
+      h('datalist', {id: 'fleet-instance-list'}, instances.map(i => h('option', {value: i.id}))));
+    content = h('div', {id: 'fleet-content', 'aria-live': 'polite'});
+    section.replaceChildren(
+      h('h1', {id: 'h-fleet'}, 'Fleet: measured links'),
+      h('p', {class: 'lead'}, 'Probe reports uploaded with ', h('code', {}, 'linkwise probe --upload'), ' (or POST /v1/probe-reports with an API key) ',
+        'are checked against the catalog\'s claims for their instance type. Each claim\'s verdict is its median report\'s share of the expected figure against the minimum efficiency.'),
+      picker, reportedList(reported), content);
+    built = true;
+  }
+
+  function reportedList(reported) {
+    const counts = {};
+    for (const r of reported) counts[r.instance] = (counts[r.instance] || 0) + 1;
+    const entries = Object.entries(counts).sort((a, b) => b[1] - a[1]);
+    if (!entries.length) return h('p', {class: 'note', id: 'fleet-reported'}, 'No probe report is stored yet.');
+    return h('p', {id: 'fleet-reported'}, 'Instance types with reports: ',
+      entries.map(([id, n], i) => [i ? ', ' : '', h('a', {href: LW.hashFor('fleet', {instance: id})}, id), ` (${n})`]));
+  }
+
+  function share(v, expected) { return v === null || expected === null || !expected ? null : v / expected; }
+
+  async function show(id) {
+    if (chart) { chart.destroy(); chart = null; }
+    content.replaceChildren(h('p', {class: 'note'}, 'Loading ' + id + '…'));
+    const [validation, reports] = await Promise.all([
+      api('/v1/instances/' + encodeURIComponent(id) + '/validation'),
+      api('/v1/probe-reports?' + new URLSearchParams({instance: id, limit: '100'}))]);
+    const claims = validation.claims || [];
+    const head = h('div', {},
+      h('h2', {}, h('a', {href: LW.hashFor('instances', null, id)}, id)),
+      h('p', {}, validation.reports === 1 ? '1 report stored.' : validation.reports + ' reports stored.'));
+    if (!validation.reports) {
+      content.replaceChildren(head, h('p', {class: 'note'}, 'No probe report for this instance type yet: its links are the catalog\'s claims only.'));
+      return;
+    }
+    const table = h('table', {id: 'claims-table'}, h('caption', {class: 'sr-only'}, 'Claims of ' + id + ' against the reports'),
+      h('thead', {}, h('tr', {}, ['Claim', 'Claimed', 'Expected', 'Median', 'Min', 'Max', 'Median share', 'Required', 'Reports (meets / below / cannot check)', 'Verdict']
+        .map((t, i) => h('th', {scope: 'col', class: i >= 1 && i <= 7 ? 'num' : null}, t)))),
+      h('tbody', {}, claims.map(c => h('tr', {},
+        h('th', {scope: 'row'}, c.claim, h('div', {class: 'note'}, c.claim_convention)),
+        h('td', {class: 'num'}, fmt(c.claimed), ' ', h('small', {}, c.claimed_unit)),
+        h('td', {class: 'num'}, fmt(c.expected), ' ', h('small', {}, c.unit)),
+        h('td', {class: 'num'}, fmt(c.median)), h('td', {class: 'num'}, fmt(c.min)), h('td', {class: 'num'}, fmt(c.max)),
+        h('td', {class: 'num'}, c.median_share_of_claim === null ? fmt(null) : num(c.median_share_of_claim * 100, 1) + '%'),
+        h('td', {class: 'num'}, num(c.min_efficiency * 100, 0) + '%'),
+        h('td', {}, `${c.count} of ${c.reports}: ${c.verdicts.meets} / ${c.verdicts.below} / ${c.verdicts['cannot-check']}`),
+        h('td', {}, h('span', {class: 'badge ' + c.verdict}, c.verdict))))));
+    const reportRows = (reports.items || []).map(r => {
+      const v = r.validation || {verdicts: []};
+      const counts = {meets: 0, below: 0, 'cannot-check': 0};
+      for (const x of v.verdicts) counts[x.verdict] = (counts[x.verdict] || 0) + 1;
+      return h('tr', {},
+        h('td', {}, h('a', {href: '/v1/probe-reports/' + r.id}, '#' + r.id)),
+        h('td', {}, r.received_at), h('td', {}, r.uploaded_by),
+        h('td', {}, v.instance && v.instance.detected_by ? v.instance.detected_by : ''),
+        h('td', {}, h('span', {class: 'badge meets'}, counts.meets + ' meet'), ' ', h('span', {class: 'badge below'}, counts.below + ' below'), ' ',
+          h('span', {class: 'badge cannot-check'}, counts['cannot-check'] + ' cannot check')));
+    });
+    const measurable = claims.filter(c => c.count > 0 && c.expected);
+    content.replaceChildren(head,
+      h('div', {class: 'table-wrap'}, table),
+      h('h2', {}, 'Measured share of each claim'),
+      h('p', {class: 'note'}, 'Bars span the lowest to the highest report (measured ÷ expected); the dot is the median; the dash is the share the verdict requires.'),
+      h('div', {class: 'panel chart-box'}, h('canvas', {id: 'chart-fleet', role: 'img', 'aria-label': 'Measured share of each claim for ' + id})),
+      h('h2', {}, 'Reports'),
+      h('div', {class: 'table-wrap'}, h('table', {id: 'reports-table'}, h('caption', {class: 'sr-only'}, 'Probe reports of ' + id),
+        h('thead', {}, h('tr', {}, ['Report', 'Received (UTC)', 'Uploaded by', 'Instance detected by', 'Claims'].map(t => h('th', {scope: 'col'}, t)))),
+        h('tbody', {}, reportRows))));
+    const Chart = await LW.chartjs();
+    chart = new Chart(document.getElementById('chart-fleet'), {
+      type: 'bar',
+      data: {labels: measurable.map(c => c.claim), datasets: [
+        {type: 'line', showLine: false, label: 'Median', data: measurable.map(c => share(c.median, c.expected) * 100),
+         backgroundColor: '#0f172a', borderColor: '#0f172a', pointRadius: 6, pointHoverRadius: 8, order: 0},
+        {type: 'line', showLine: false, label: 'Required', data: measurable.map(c => c.min_efficiency * 100), pointStyle: 'line',
+         pointRadius: 22, pointHoverRadius: 22, borderColor: '#dc2626', backgroundColor: '#dc2626', pointBorderWidth: 3, order: 1},
+        {label: 'Lowest to highest report', data: measurable.map(c => [share(c.min, c.expected) * 100, share(c.max, c.expected) * 100]),
+         backgroundColor: measurable.map(c => c.verdict === 'below' ? 'rgba(220,38,38,0.45)' : 'rgba(22,163,74,0.45)'),
+         borderColor: measurable.map(c => c.verdict === 'below' ? '#a40e26' : '#116329'), borderWidth: 1, minBarLength: 4, order: 2},
+      ]},
+      options: {responsive: true, maintainAspectRatio: false, datasets: {bar: {maxBarThickness: 90}},
+        scales: {y: {title: {display: true, text: '% of the claimed figure'}, suggestedMin: 0, suggestedMax: 100}},
+        plugins: {legend: {position: 'bottom'}, tooltip: {callbacks: {label: ctx => {
+          const raw = ctx.raw;
+          if (Array.isArray(raw)) return `${ctx.dataset.label}: ${num(raw[0], 1)}% – ${num(raw[1], 1)}%`;
+          return `${ctx.dataset.label}: ${num(raw, 1)}%`;
+        }}}}},
+    });
+  }
+
+  LW.register('fleet', {
+    async render(params) {
+      if (!built) {
+        section.replaceChildren(h('h1', {id: 'h-fleet'}, 'Fleet: measured links'), h('p', {class: 'note'}, 'Loading…'));
+        const [instances, reports] = await Promise.all([LW.allInstances(), api('/v1/probe-reports?limit=1000')]);
+        build(instances, reports.items || []);
+      } else {
+        const reports = await api('/v1/probe-reports?limit=1000');
+        section.querySelector('#fleet-reported').replaceWith(reportedList(reports.items || []));
+      }
+      const id = params.get('instance');
+      picker.elements.instance.value = id || '';
+      if (id) await show(id);
+      else content.replaceChildren(h('p', {class: 'note'}, 'Choose an instance type to see its reports.'));
+    },
+  });
+})();

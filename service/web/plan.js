@@ -1,0 +1,418 @@
+// Plan: a workload form that calls POST /v1/recommendations and shows the ranked plans, cost vs
+// time of every returned plan with the Pareto front, the chosen plan's memory against capacity, its
+// step time and its bottleneck; a link that reopens the same workload; the workload JSON to copy.
+'use strict';
+
+(() => {
+  const {h, fmt, num, usd, duration, api} = LW;
+  const PRESETS = ['gpt3-175b', 'llama2-7b', 'llama2-13b', 'llama2-70b', 'llama3.1-8b', 'llama3.1-70b', 'llama3.1-405b',
+                   'mistral-7b', 'qwen2.5-72b'];
+  const EXAMPLE = {  // data/examples/recommend-llama3.1-70b.json
+    model: {preset: 'llama3.1-70b'},
+    job: {kind: 'pretrain', seq_len: 8192, global_batch: 512, tokens: 1e12, precision: 'bf16'},
+    constraints: {max_nodes: 64, deadline_hours: 720, objective: 'cost_within_deadline'},
+  };
+  const MEMORY_PARTS = [['weights', 'Weights', '#1d4ed8'], ['gradients', 'Gradients', '#7c3aed'], ['optimizer', 'Optimizer', '#c026d3'],
+                        ['activations', 'Activations', '#ea580c'], ['kv_cache', 'KV cache', '#0d9488'], ['overhead', 'Overhead', '#64748b']];
+  const TIME_PARTS = [['compute', 'Compute', '#1d4ed8'], ['tp_comm', 'TP comm', '#ea580c'], ['cp_comm', 'CP comm', '#f59e0b'],
+                      ['pp_comm', 'PP comm', '#c026d3'], ['pp_bubble', 'PP bubble', '#a855f7'], ['dp_comm', 'DP comm', '#0d9488'],
+                      ['exposed_comm', 'Exposed comm', '#dc2626']];
+
+  const section = document.getElementById('view-plan');
+  let built = false;
+  let form, results, jsonArea, reopenLink, runButton;
+  let extras = {};          // parts of a loaded workload the form has no field for (layout, custom hardware ...)
+  let lastAnswer = null, selected = 0, charts = {};
+  let lastRunKey = null;
+
+  const field = (name, label, attrs, hint) => {
+    const id = 'p-' + name;
+    const control = attrs.options
+      ? h('select', {id, name}, attrs.options.map(o => Array.isArray(o) ? h('option', {value: o[0]}, o[1]) : h('option', {value: o}, o)))
+      : h('input', Object.assign({id, name, type: 'number', step: 'any', inputmode: 'decimal', autocomplete: 'off'}, attrs));
+    return h('label', {class: 'field', for: id}, h('span', {}, label, hint ? h('small', {}, ' (' + hint + ')') : null), control);
+  };
+  const check = (name, label, checked) => h('label', {class: 'check'}, h('input', {type: 'checkbox', name, checked}), label);
+
+  function build(instances) {
+    const providers = [...new Set(instances.map(i => i.provider))].sort();
+    form = h('form', {class: 'panel', 'aria-label': 'Workload', novalidate: true},
+      h('fieldset', {}, h('legend', {}, 'Model'),
+        h('div', {class: 'radios', role: 'radiogroup', 'aria-label': 'How the model is given'},
+          ['preset', 'params', 'shape'].map(m => h('label', {class: 'check'}, h('input', {type: 'radio', name: 'model_mode', value: m}),
+            {preset: 'Preset', params: 'Size', shape: 'Shape'}[m]))),
+        h('div', {class: 'grid2', 'data-mode': 'preset'}, field('preset', 'Preset', {options: PRESETS})),
+        h('div', {class: 'grid2', 'data-mode': 'params'}, field('params_b', 'Parameters', {min: 0.1}, 'billions'), field('m_vocab', 'Vocabulary', {min: 1, step: 1})),
+        h('div', {class: 'grid2', 'data-mode': 'shape'},
+          field('layers', 'Layers', {min: 1, step: 1}), field('hidden', 'Hidden', {min: 1, step: 1}), field('heads', 'Heads', {min: 1, step: 1}),
+          field('kv_heads', 'KV heads', {min: 1, step: 1}), field('ffn_hidden', 'FFN hidden', {min: 1, step: 1}), field('s_vocab', 'Vocabulary', {min: 1, step: 1}),
+          check('gated_mlp', 'Gated MLP (SwiGLU)', true), check('tied_embeddings', 'Tied embeddings', false), check('dropout', 'Dropout', false))),
+      h('fieldset', {}, h('legend', {}, 'Job'),
+        h('div', {class: 'grid2'},
+          field('kind', 'Kind', {options: [['pretrain', 'pre-train'], ['finetune', 'full fine-tune'], ['lora', 'LoRA'], ['inference', 'inference']]}),
+          field('precision', 'Precision', {options: ['bf16', 'fp16', 'fp8']}),
+          field('tokens', 'Tokens', {min: 1}, 'e.g. 1e12'),
+          h('div', {'data-kind': 'train', class: 'grid2', style: null}, field('seq_len', 'Sequence', {min: 1, step: 1}, 'tokens'), field('global_batch', 'Global batch', {min: 1, step: 1}, 'sequences')),
+          h('div', {'data-kind': 'lora', class: 'grid2'}, field('lora_rank', 'LoRA rank', {min: 1, step: 1}), field('lora_base', 'LoRA base', {options: ['bf16', '4bit']})),
+          h('div', {'data-kind': 'inference', class: 'grid2'}, field('prompt_len', 'Prompt', {min: 1, step: 1}, 'tokens'), field('output_len', 'Output', {min: 1, step: 1}, 'tokens'),
+            field('concurrent', 'Concurrent', {min: 1, step: 1}, 'sequences'), field('latency_target_ms', 'Latency target', {min: 0}, 'ms/token')),
+          h('div', {'data-kind': 'train'}, check('flash_attention', 'FlashAttention', true)))),
+      h('fieldset', {}, h('legend', {}, 'Hardware (optional)'),
+        h('div', {class: 'grid2'},
+          h('label', {class: 'field', for: 'p-instance'}, h('span', {}, 'Instance', h('small', {}, ' (empty: search the catalog)')),
+            h('input', {id: 'p-instance', name: 'instance', type: 'text', list: 'p-instance-list', autocomplete: 'off', placeholder: 'aws:p5.48xlarge'})),
+          field('nodes', 'Nodes', {min: 1, step: 1}),
+          h('datalist', {id: 'p-instance-list'}, instances.map(i => h('option', {value: i.id}, i.gpu_count + ' × ' + i.gpu_model))))),
+      h('fieldset', {}, h('legend', {}, 'Constraints'),
+        h('fieldset', {class: 'providers'}, h('legend', {class: 'note'}, 'Providers (none ticked: all)'),
+          h('div', {class: 'grid3'}, providers.map(p => h('label', {class: 'check'}, h('input', {type: 'checkbox', name: 'providers', value: p}), p)))),
+        h('div', {class: 'grid2'},
+          h('label', {class: 'field', for: 'p-gpu_models'}, h('span', {}, 'GPUs', h('small', {}, ' (comma-separated)')),
+            h('input', {id: 'p-gpu_models', name: 'gpu_models', type: 'text', list: 'lw-gpu-list', autocomplete: 'off', placeholder: 'H100, A100'})),
+          field('max_gpus', 'Max GPUs', {min: 1, step: 1}), field('max_nodes', 'Max nodes', {min: 1, step: 1}), field('min_nodes', 'Min nodes', {min: 1, step: 1}),
+          field('budget_usd', 'Budget', {min: 0}, '$'), field('deadline_hours', 'Deadline', {min: 0}, 'hours'),
+          field('objective', 'Objective', {options: [['cost', 'lowest cost'], ['time', 'shortest time'], ['cost_within_deadline', 'lowest cost within the deadline']]}),
+          check('spot', 'Spot prices', false), check('tp_across_nodes', 'TP across nodes', false))),
+      h('div', {class: 'copyrow'},
+        field('top', 'Plans to show', {min: 1, max: 100, step: 1}),
+        runButton = h('button', {type: 'submit', class: 'primary'}, 'Recommend'),
+        h('button', {type: 'button', onclick: () => { loadWorkload(EXAMPLE, 50); run(); }}, 'Example')));
+    form.addEventListener('submit', e => { e.preventDefault(); run(); });
+    form.addEventListener('input', () => { updateVisibility(); showJson(); });
+    form.addEventListener('change', () => { updateVisibility(); showJson(); });
+
+    jsonArea = h('textarea', {id: 'p-json', class: 'mono', rows: 12, spellcheck: 'false', 'aria-labelledby': 'h-json', 'aria-describedby': 'p-json-help'});
+    reopenLink = h('a', {href: '#/plan', id: 'p-reopen'}, 'Link to this workload');
+    const copyJson = h('button', {type: 'button', onclick: e => LW.copyText(jsonArea.value, e.currentTarget)}, 'Copy JSON');
+    const useJson = h('button', {type: 'button', onclick: () => {
+      try { loadWorkload(JSON.parse(jsonArea.value), Number(form.elements.top.value) || 50); LW.clearError(); run(); }
+      catch (e) { LW.showError(e, 'Workload JSON'); }
+    }}, 'Run this JSON');
+    results = h('div', {id: 'plan-results', 'aria-live': 'polite'});
+    section.replaceChildren(
+      h('h1', {id: 'h-plan'}, 'Plan a job'),
+      h('p', {class: 'lead'}, 'Describe a training or inference job; the planner searches instances, node counts and parallel layouts ',
+        'and ranks what fits by the objective. Models and sources: README, "Planner".'),
+      h('div', {class: 'plan-layout'}, form,
+        h('div', {},
+          results,
+          h('section', {class: 'panel', 'aria-labelledby': 'h-json', style: null},
+            h('h2', {id: 'h-json'}, 'Workload JSON'),
+            h('p', {class: 'note', id: 'p-json-help'}, 'The same JSON goes to ', h('code', {}, 'linkwise recommend workload.json'),
+              ', to Python\'s ', h('code', {}, 'linkwise.recommend_json(text)'), ' and to ', h('code', {}, 'POST /v1/recommendations'), '. Edit it here and run it, or paste one of data/examples/.'),
+            jsonArea,
+            h('div', {class: 'copyrow'}, copyJson, useJson, reopenLink)))));
+    built = true;
+  }
+
+  function updateVisibility() {
+    const mode = form.querySelector('input[name=model_mode]:checked')?.value || 'preset';
+    for (const el of form.querySelectorAll('[data-mode]')) el.hidden = el.dataset.mode !== mode;
+    const kind = form.elements.kind.value;
+    for (const el of form.querySelectorAll('[data-kind]')) {
+      const k = el.dataset.kind;
+      el.hidden = !(k === 'train' ? kind !== 'inference' : k === kind);
+    }
+  }
+
+  const numberOf = name => { const v = form.elements[name].value.trim(); return v === '' ? undefined : Number(v); };
+  const setValue = (name, v) => { if (form.elements[name]) form.elements[name].value = v === undefined || v === null ? '' : v; };
+  function clean(obj) {
+    for (const k of Object.keys(obj)) if (obj[k] === undefined || obj[k] === '' || (Array.isArray(obj[k]) && !obj[k].length)) delete obj[k];
+    return obj;
+  }
+
+  function workloadFromForm() {
+    const e = form.elements;
+    const mode = form.querySelector('input[name=model_mode]:checked')?.value || 'preset';
+    let model;
+    if (mode === 'preset') model = {preset: e.preset.value};
+    else if (mode === 'params') model = clean({params_b: numberOf('params_b'), vocab: numberOf('m_vocab')});
+    else model = clean({layers: numberOf('layers'), hidden: numberOf('hidden'), heads: numberOf('heads'), kv_heads: numberOf('kv_heads'),
+                        ffn_hidden: numberOf('ffn_hidden'), vocab: numberOf('s_vocab'), gated_mlp: e.gated_mlp.checked,
+                        tied_embeddings: e.tied_embeddings.checked, dropout: e.dropout.checked});
+    const kind = e.kind.value;
+    const job = {kind};
+    if (kind === 'inference') Object.assign(job, {prompt_len: numberOf('prompt_len'), output_len: numberOf('output_len'),
+                                                  concurrent: numberOf('concurrent'), latency_target_ms: numberOf('latency_target_ms')});
+    else {
+      Object.assign(job, {seq_len: numberOf('seq_len'), global_batch: numberOf('global_batch')});
+      if (kind === 'lora') Object.assign(job, {lora_rank: numberOf('lora_rank'), lora_base: e.lora_base.value});
+    }
+    job.tokens = numberOf('tokens');
+    job.precision = e.precision.value;
+    if (kind !== 'inference' && !e.flash_attention.checked) job.flash_attention = false;
+    const w = {model: clean(model), job: clean(job)};
+    const instance = e.instance.value.trim();
+    if (instance || extras.hardware) {
+      w.hardware = clean(Object.assign({}, extras.hardware || {}, instance ? {instance} : {}, {nodes: numberOf('nodes')}));
+    }
+    if (extras.layout) w.layout = extras.layout;
+    const providers = [...form.querySelectorAll('input[name=providers]:checked')].map(b => b.value);
+    const gpuModels = e.gpu_models.value.split(',').map(s => s.trim()).filter(Boolean);
+    const c = clean(Object.assign({}, extras.constraints || {}, {providers, gpu_models: gpuModels, max_gpus: numberOf('max_gpus'), max_nodes: numberOf('max_nodes'),
+                     min_nodes: numberOf('min_nodes'), budget_usd: numberOf('budget_usd'), deadline_hours: numberOf('deadline_hours'),
+                     objective: e.objective.value, spot: e.spot.checked || undefined, tp_across_nodes: e.tp_across_nodes.checked || undefined}));
+    if (Object.keys(c).length) w.constraints = c;
+    for (const k of ['name', 'description']) if (extras[k]) w[k] = extras[k];
+    return w;
+  }
+
+  function loadWorkload(w, top) {
+    if (!w || typeof w !== 'object' || !w.model || !w.job) throw new Error('a workload needs "model" and "job"');
+    form.reset();
+    const m = w.model, j = w.job, hw = w.hardware || {}, c = w.constraints || {};
+    const mode = m.preset ? 'preset' : m.layers ? 'shape' : 'params';
+    form.querySelector(`input[name=model_mode][value=${mode}]`).checked = true;
+    if (mode === 'preset') setValue('preset', m.preset);
+    if (mode === 'params') { setValue('params_b', m.params_b); setValue('m_vocab', m.vocab); }
+    if (mode === 'shape') {
+      for (const k of ['layers', 'hidden', 'heads', 'kv_heads', 'ffn_hidden']) setValue(k, m[k]);
+      setValue('s_vocab', m.vocab);
+      form.elements.gated_mlp.checked = m.gated_mlp !== false; form.elements.tied_embeddings.checked = !!m.tied_embeddings;
+      form.elements.dropout.checked = !!m.dropout;
+    }
+    for (const k of ['kind', 'precision', 'tokens', 'seq_len', 'global_batch', 'lora_rank', 'lora_base', 'prompt_len', 'output_len', 'concurrent', 'latency_target_ms']) {
+      if (j[k] !== undefined) setValue(k, typeof j[k] === 'number' && j[k] >= 1e7 ? j[k].toExponential().replace('e+', 'e') : j[k]);
+    }
+    form.elements.flash_attention.checked = j.flash_attention !== false;
+    setValue('instance', hw.instance); setValue('nodes', hw.nodes);
+    for (const b of form.querySelectorAll('input[name=providers]')) b.checked = (c.providers || []).includes(b.value);
+    setValue('gpu_models', (c.gpu_models || []).join(', '));
+    for (const k of ['max_gpus', 'max_nodes', 'min_nodes', 'budget_usd', 'deadline_hours']) setValue(k, c[k]);
+    setValue('objective', c.objective || 'cost');
+    form.elements.spot.checked = !!c.spot; form.elements.tp_across_nodes.checked = !!c.tp_across_nodes;
+    setValue('top', top || 50);
+    // What the form cannot show travels unchanged.
+    const known = new Set(['providers', 'gpu_models', 'max_gpus', 'max_nodes', 'min_nodes', 'budget_usd', 'deadline_hours', 'objective', 'spot', 'tp_across_nodes']);
+    const otherConstraints = Object.fromEntries(Object.entries(c).filter(([k]) => !known.has(k)));
+    const otherHardware = Object.fromEntries(Object.entries(hw).filter(([k]) => k !== 'instance' && k !== 'nodes'));
+    extras = {layout: w.layout, name: w.name, description: w.description,
+              hardware: Object.keys(otherHardware).length ? otherHardware : undefined,
+              constraints: Object.keys(otherConstraints).length ? otherConstraints : undefined};
+    updateVisibility();
+    showJson();
+  }
+
+  function showJson() {
+    const w = workloadFromForm();
+    if (document.activeElement !== jsonArea) jsonArea.value = JSON.stringify(w, null, 2);
+    const top = Number(form.elements.top.value) || 50;
+    reopenLink.href = LW.hashFor('plan', {w: JSON.stringify(w), top: String(top)});
+    return {w, top};
+  }
+
+  async function run() {
+    const {w, top} = showJson();
+    LW.setState('plan', {w: JSON.stringify(w), top: String(top)});
+    lastRunKey = JSON.stringify([w, top]);
+    runButton.disabled = true;
+    results.setAttribute('aria-busy', 'true');
+    results.replaceChildren(h('p', {class: 'note'}, 'Searching…'));
+    const started = performance.now();
+    try {
+      const answer = await api('/v1/recommendations?top=' + top, {method: 'POST', headers: {'Content-Type': 'application/json', 'Accept': 'application/json'}, body: JSON.stringify(w)});
+      LW.clearError();
+      lastAnswer = answer; selected = 0;
+      await renderResults(answer, (performance.now() - started) / 1000);
+    } catch (err) {
+      results.replaceChildren();
+      LW.showError(err, 'Recommendation');
+    } finally {
+      runButton.disabled = false;
+      results.removeAttribute('aria-busy');
+    }
+  }
+
+  function layoutText(l) {
+    const parts = [`TP ${l.tp}`, `PP ${l.pp}`, `DP ${l.dp}`];
+    if (l.cp > 1) parts.push(`CP ${l.cp}`);
+    if (l.virtual_stages > 1) parts.push(`VP ${l.virtual_stages}`);
+    parts.push(`mb ${l.micro_batch}`, `ZeRO ${l.zero}`);
+    if (l.recompute !== 'none') parts.push(l.recompute + ' recompute');
+    return parts.join(' · ');
+  }
+
+  function paretoFront(points) {
+    const sorted = points.filter(p => p.x !== null && p.y !== null).sort((a, b) => a.x - b.x || a.y - b.y);
+    const front = [];
+    let best = Infinity;
+    for (const p of sorted) if (p.y < best) { front.push(p); best = p.y; }
+    return front;
+  }
+
+  async function renderResults(answer, seconds) {
+    for (const c of Object.values(charts)) c.destroy();
+    charts = {};
+    const plans = answer.results || [];
+    const summary = h('div', {class: 'summary'},
+      [[answer.results.length, 'plans shown'], [num(answer.feasible), 'feasible'], [num(answer.evaluated), 'layouts evaluated'],
+       [num(answer.hardware_considered), 'hardware considered'], [answer.objective.replace(/_/g, ' '), 'objective'],
+       [answer.model && answer.model.name, 'model'], [num(seconds, 2) + ' s', 'search']]
+        .map(([v, label]) => h('div', {}, h('b', {}, v), h('span', {}, label))));
+    if (!plans.length) {
+      results.replaceChildren(h('section', {class: 'panel'}, h('h2', {}, 'No plan fits'), summary,
+        h('p', {}, 'Nothing fits these constraints. Loosen them (more nodes, a larger budget or deadline, other GPUs).'),
+        skippedList(answer)));
+      return;
+    }
+    const training = plans[0].job_kind !== 'inference';
+    const table = h('table', {id: 'plans-table'},
+      h('caption', {class: 'sr-only'}, 'Ranked plans; select one for its breakdown'),
+      h('thead', {}, h('tr', {}, ['#', 'Instance', 'Nodes × GPUs', 'Layout', training ? 'Step' : 'Decode step', 'Job time', 'Cost', '$/M tokens', training ? 'MFU' : 'TTFT', 'Memory margin', 'Bottleneck']
+        .map((t, i) => h('th', {scope: 'col', class: [0, 2, 4, 5, 6, 7, 8, 9].includes(i) ? 'num' : null}, t)))),
+      h('tbody', {}, plans.map((p, i) => h('tr', {class: 'clickable', tabindex: 0, 'data-index': i, 'aria-selected': i === selected ? 'true' : 'false',
+          onclick: () => select(i), onkeydown: e => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); select(i); } }},
+        h('td', {class: 'num'}, i + 1),
+        h('td', {class: 'mono'}, p.custom_hardware ? p.instance : h('a', {href: LW.hashFor('instances', null, p.instance)}, p.instance)),
+        h('td', {class: 'num'}, p.nodes + ' × ' + p.gpus_per_node),
+        h('td', {}, layoutText(p.layout)),
+        h('td', {class: 'num'}, duration(training ? p.step_time_s : (p.tpot_s ?? p.step_time_s))),
+        h('td', {class: 'num'}, duration(p.job_hours === null ? null : p.job_hours * 3600)),
+        h('td', {class: 'num'}, usd(p.cost_usd)),
+        h('td', {class: 'num'}, p.usd_per_million_tokens === null ? fmt(null) : usd(p.usd_per_million_tokens)),
+        h('td', {class: 'num'}, training ? num(p.mfu * 100, 1) + '%' : duration(p.ttft_s)),
+        h('td', {class: 'num'}, num(p.memory_margin_gb, 1) + ' GB'),
+        h('td', {}, shortBottleneck(p.bottleneck))))));
+    const detail = h('div', {id: 'plan-detail'});
+    results.replaceChildren(
+      h('section', {class: 'panel', 'aria-labelledby': 'h-ranked'},
+        h('h2', {id: 'h-ranked'}, 'Ranked plans'), summary, h('div', {class: 'table-wrap'}, table), skippedList(answer)),
+      h('section', {class: 'panel', 'aria-labelledby': 'h-pareto', style: null},
+        h('h2', {id: 'h-pareto'}, 'Cost vs time'),
+        h('p', {class: 'note'}, `Each point is one of the ${plans.length} plans returned (of ${num(answer.feasible)} feasible; `,
+          'ask for up to 100). The line joins the Pareto front: no other plan is both cheaper and faster. Click a point to select the plan.'),
+        h('div', {class: 'chart-box'}, h('canvas', {id: 'chart-pareto', role: 'img', 'aria-label': 'Job cost against job time for each plan, Pareto front highlighted'}))),
+      detail);
+    const Chart = await LW.chartjs();
+    drawPareto(Chart, plans);
+    select(selected);
+  }
+
+  function shortBottleneck(text) {
+    if (!text) return '';
+    const first = text.split(/[.;:(]/)[0];
+    return h('span', {title: text}, first.length > 60 ? first.slice(0, 58) + '…' : first);
+  }
+
+  function skippedList(answer) {
+    if (!answer.skipped || !answer.skipped.length) return null;
+    return h('details', {}, h('summary', {}, answer.skipped.length + ' hardware choices skipped'),
+      h('ul', {class: 'plain'}, answer.skipped.slice(0, 200).map(s => h('li', {}, typeof s === 'string' ? s : (s.instance ? s.instance + ': ' + (s.reason || '') : JSON.stringify(s))))));
+  }
+
+  function drawPareto(Chart, plans) {
+    const points = plans.map((p, i) => ({x: p.job_hours, y: p.cost_usd, i}));
+    const usable = points.filter(p => p.x !== null && p.y !== null);
+    const front = paretoFront(usable);
+    const xs = usable.map(p => p.x), ys = usable.map(p => p.y);
+    const logX = xs.length && Math.max(...xs) / Math.min(...xs) > 20;
+    const logY = ys.length && Math.max(...ys) / Math.min(...ys) > 20;
+    charts.pareto = new Chart(document.getElementById('chart-pareto'), {
+      type: 'scatter',
+      data: {datasets: [
+        {label: 'Selected', data: [], pointRadius: 9, pointStyle: 'rectRot', backgroundColor: '#f59e0b', borderColor: '#7c2d12', borderWidth: 2, order: 0},
+        {label: 'Pareto front', data: front, showLine: true, borderColor: '#dc2626', backgroundColor: '#dc2626', pointRadius: 5, borderWidth: 2, order: 1},
+        {label: 'Plans', data: usable, backgroundColor: 'rgba(29,78,216,0.55)', borderColor: '#1d4ed8', pointRadius: 4, order: 2},
+      ]},
+      options: {
+        responsive: true, maintainAspectRatio: false,
+        scales: {
+          x: {type: logX ? 'logarithmic' : 'linear', title: {display: true, text: 'Job time (hours)'}},
+          y: {type: logY ? 'logarithmic' : 'linear', title: {display: true, text: 'Job cost (USD)'},
+              ticks: {callback: v => usd(Number(v))}},
+        },
+        plugins: {tooltip: {callbacks: {label: ctx => {
+          const p = plans[ctx.raw.i];
+          return `#${ctx.raw.i + 1} ${p.instance} ×${p.nodes}: ${usd(p.cost_usd)}, ${duration(p.job_hours * 3600)}`;
+        }}}},
+        onClick: (evt, elements) => { if (elements.length) { const raw = elements[0].element.$context.raw; if (raw && raw.i !== undefined) select(raw.i); } },
+      },
+    });
+  }
+
+  function select(i) {
+    if (!lastAnswer || !lastAnswer.results[i]) return;
+    selected = i;
+    const p = lastAnswer.results[i];
+    for (const tr of results.querySelectorAll('#plans-table tbody tr')) {
+      const on = Number(tr.dataset.index) === i;
+      tr.classList.toggle('selected', on);
+      tr.setAttribute('aria-selected', on ? 'true' : 'false');
+    }
+    if (charts.pareto) {
+      charts.pareto.data.datasets[0].data = p.job_hours !== null && p.cost_usd !== null ? [{x: p.job_hours, y: p.cost_usd, i}] : [];
+      charts.pareto.update();
+    }
+    renderDetail(p, i);
+  }
+
+  async function renderDetail(p, i) {
+    const detail = document.getElementById('plan-detail');
+    if (!detail) return;
+    for (const k of ['memory', 'time']) if (charts[k]) { charts[k].destroy(); delete charts[k]; }
+    const m = p.memory_gb, t = p.time_s;
+    const bw = Object.entries(p.bandwidth_source || {});
+    const links = Object.entries(p.links || {}).map(([k, v]) => k.replace(/_gbytes_per_s.*$/, '').replace(/_/g, ' ') + ' ' + num(v) + ' GB/s' +
+                                                     (k.endsWith('_per_gpu') ? ' per GPU' : ''));
+    detail.replaceChildren(h('section', {class: 'panel', 'aria-labelledby': 'h-detail'},
+      h('h2', {id: 'h-detail'}, `Plan #${i + 1}: ${p.instance} × ${p.nodes} (${p.gpus} ${p.gpu_model})`),
+      h('p', {class: 'bottleneck', id: 'plan-bottleneck'}, h('strong', {}, 'Bottleneck: '), p.bottleneck),
+      p.why ? h('p', {}, h('strong', {}, 'Why this plan: '), p.why) : null,
+      h('div', {class: 'summary'},
+        [[layoutText(p.layout), 'layout'], [duration(p.step_time_s), p.job_kind === 'inference' ? 'decode step' : 'step'],
+         [num(p.tokens_per_s, 0), 'tokens/s (whole job)'], [p.job_kind === 'inference' ? duration(p.ttft_s) : num(p.mfu * 100, 1) + '%', p.job_kind === 'inference' ? 'time to first token' : 'MFU'],
+         [usd(p.price_usd_per_hour) + '/h', 'price'], [usd(p.cost_usd), 'cost'], [duration(p.job_hours === null ? null : p.job_hours * 3600), 'job time']]
+          .map(([v, label]) => h('div', {}, h('b', {}, v), h('span', {}, label)))),
+      h('div', {class: 'charts2'},
+        h('div', {}, h('h3', {}, 'Memory per GPU against capacity'),
+          h('div', {class: 'chart-box small'}, h('canvas', {id: 'chart-memory', role: 'img',
+            'aria-label': `Memory per GPU: ${num(m.total, 1)} GB used of ${num(m.capacity, 1)} GB`})),
+          h('p', {class: 'note'}, `${num(m.total, 1)} GB of ${num(m.capacity, 1)} GB usable (margin ${num(p.memory_margin_gb, 1)} GB). `,
+            MEMORY_PARTS.filter(([k]) => m[k]).map(([k, label]) => `${label} ${num(m[k], 1)}`).join(', ') + ' GB.')),
+        h('div', {}, h('h3', {}, 'Step time breakdown'),
+          h('div', {class: 'chart-box small'}, h('canvas', {id: 'chart-time', role: 'img', 'aria-label': `Step time ${duration(p.step_time_s)} broken down`})),
+          h('p', {class: 'note'}, `Step ${duration(p.step_time_s)}: `, TIME_PARTS.filter(([k]) => t[k]).map(([k, label]) => `${label} ${duration(t[k])}`).join(', ') + '. ',
+            'Communication the planner overlaps with compute shows in its own bar, but only the exposed part adds to the step.'))),
+      bw.length ? [h('h3', {}, 'Bandwidths used'), links.length ? h('p', {}, 'Achievable: ' + links.join('; ') + '.') : null, h('ul', {class: 'plain'}, bw.map(([k, v]) => h('li', {}, h('strong', {}, k.replace(/_/g, ' ') + ': '), typeof v === 'string' ? v : JSON.stringify(v))))] : null,
+      p.warnings && p.warnings.length ? [h('h3', {}, 'Warnings'), h('ul', {class: 'plain'}, p.warnings.map(w => h('li', {}, h('span', {class: 'badge warn'}, 'warning'), ' ', typeof w === 'string' ? w : JSON.stringify(w))))] : null));
+    const Chart = await LW.chartjs();
+    if (selected !== i) return;
+    const memParts = MEMORY_PARTS.filter(([k]) => m[k] !== undefined && m[k] !== null);
+    charts.memory = new Chart(document.getElementById('chart-memory'), {
+      type: 'bar',
+      data: {labels: ['Used', 'Capacity'], datasets: memParts.map(([k, label, color]) => ({label, data: [m[k], 0], backgroundColor: color}))
+        .concat([{label: 'Usable capacity', data: [0, m.capacity], backgroundColor: '#cbd5e1'}])},
+      options: {indexAxis: 'y', responsive: true, maintainAspectRatio: false,
+        scales: {x: {stacked: true, title: {display: true, text: 'GB per GPU'}}, y: {stacked: true}},
+        plugins: {legend: {position: 'bottom', labels: {boxWidth: 12}}, tooltip: {callbacks: {label: ctx => `${ctx.dataset.label}: ${num(ctx.raw, 2)} GB`}}}},
+    });
+    const timeParts = TIME_PARTS.filter(([k]) => t[k] !== undefined && t[k] !== null);
+    charts.time = new Chart(document.getElementById('chart-time'), {
+      type: 'bar',
+      data: {labels: timeParts.map(([, label]) => label).concat(['Step']),
+             datasets: [{label: 'seconds', data: timeParts.map(([k]) => t[k]).concat([p.step_time_s]),
+                         backgroundColor: timeParts.map(([, , c]) => c).concat(['#0f172a'])}]},
+      options: {indexAxis: 'y', responsive: true, maintainAspectRatio: false,
+        scales: {x: {title: {display: true, text: 'seconds per step'}}},
+        plugins: {legend: {display: false}, tooltip: {callbacks: {label: ctx => duration(ctx.raw)}}}},
+    });
+  }
+
+  LW.register('plan', {
+    async render(params) {
+      if (!built) {
+        section.replaceChildren(h('h1', {id: 'h-plan'}, 'Plan a job'), h('p', {class: 'note'}, 'Loading…'));
+        build(await LW.allInstances());
+        loadWorkload(EXAMPLE, 50);
+      }
+      const text = params.get('w');
+      if (text) {
+        const top = Number(params.get('top')) || 50;
+        if (lastRunKey === JSON.stringify([JSON.parse(text), top])) return;  // our own replaceState
+        loadWorkload(JSON.parse(text), top);
+        await run();
+      }
+    },
+  });
+})();

@@ -1,0 +1,298 @@
+"""The web page at / in headless Chromium against a real `linkwise serve`: the instances table loads,
+sorts, filters and restores its state from the URL; a recommendation renders with its charts; the
+fleet view shows an uploaded report; /docs renders the OpenAPI document; the first view stays within
+its budget (1 s, 500 KB). Each view's screenshot is saved as an artifact."""
+import csv
+import json
+import time
+import urllib.parse
+
+import requests
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+from browser_util import save_json, wait_for
+from reports import h100_node_report
+
+P5 = "aws:p5.48xlarge"
+
+
+def rows(driver):
+    return driver.find_elements(By.CSS_SELECTOR, "#instances-table tbody tr")
+
+
+def column_values(driver, key):
+    """The text of one column (by its data-sort key) in the rendered table."""
+    headers = driver.find_elements(By.CSS_SELECTOR, "#instances-table thead th")
+    keys = [(h.find_elements(By.CSS_SELECTOR, "button.sort") or [None])[0] for h in headers]
+    index = [b.get_attribute("data-sort") if b else None for b in keys].index(key)
+    return [r.find_elements(By.CSS_SELECTOR, "th, td")[index].text for r in rows(driver)]
+
+
+def api_ids(server, **params):
+    r = requests.get(server.url + "/v1/instances", params=dict(params, limit=1000), timeout=10)
+    r.raise_for_status()
+    return [i["id"] for i in r.json()["items"]], r.json()
+
+
+def table_ids(driver):
+    return [r.get_attribute("data-id") for r in rows(driver)]
+
+
+def open_page(driver, server, fragment=""):
+    driver.get(server.url + "/" + fragment)
+    # A same-document navigation (only the fragment changed) does not reload: force one.
+    driver.refresh()
+
+
+def test_first_view_loads_within_budget(browser, web_server, artifacts):
+    browser.get("about:blank")
+    browser.execute_cdp_cmd("Network.enable", {})
+    browser.execute_cdp_cmd("Network.clearBrowserCache", {})
+    started = time.monotonic()
+    browser.get(web_server.url + "/")
+    total = api_ids(web_server)[1]["total"]
+    wait_for(browser, lambda d: len(rows(d)) == total, what="every instance in the table")
+    wall_s = time.monotonic() - started
+    timing = browser.execute_script("""
+      const nav = performance.getEntriesByType('navigation')[0];
+      const res = performance.getEntriesByType('resource');
+      return {ready_ms: performance.getEntriesByName('lw-table-ready')[0].startTime,
+              dom_content_loaded_ms: nav.domContentLoadedEventEnd,
+              transfer_bytes: nav.transferSize + res.reduce((s, r) => s + r.transferSize, 0),
+              decoded_bytes: nav.decodedBodySize + res.reduce((s, r) => s + r.decodedBodySize, 0),
+              requests: 1 + res.length,
+              resources: res.map(r => [r.name.replace(location.origin, ''), r.transferSize, r.decodedBodySize])};""")
+    timing["wall_s"] = round(wall_s, 3)
+    timing["instances"] = total
+    save_json(artifacts, "first-view-budget.json", timing)
+    browser.save_screenshot(str(artifacts / "instances.png"))
+    assert timing["ready_ms"] < 1000, timing
+    assert 0 < timing["transfer_bytes"] < 500_000, timing
+    # The page fetched the catalog compressed, and no chart library before a chart is needed.
+    assert not any("chart" in name for name, _, _ in timing["resources"]), timing["resources"]
+
+
+def test_table_sorts_by_column_header(browser, web_server):
+    open_page(browser, web_server, "#/instances")
+    wait_for(browser, lambda d: len(rows(d)) > 100, what="the table")
+    browser.find_element(By.CSS_SELECTOR, "button.sort[data-sort=price_usd_per_gpu_hour]").click()
+    expected, _ = api_ids(web_server, sort="price_usd_per_gpu_hour")
+    wait_for(browser, lambda d: table_ids(d) == expected, what="rows in ascending price order")
+    prices = [float(v.replace(",", "")) for v in column_values(browser, "price_usd_per_gpu_hour") if v != "–"]
+    assert prices == sorted(prices) and len(prices) > 50
+    th = browser.find_element(By.XPATH, "//button[@data-sort='price_usd_per_gpu_hour']/..")
+    assert th.get_attribute("aria-sort") == "ascending"
+    # Again: descending, and the state is in the URL.
+    browser.find_element(By.CSS_SELECTOR, "button.sort[data-sort=price_usd_per_gpu_hour]").click()
+    expected, _ = api_ids(web_server, sort="-price_usd_per_gpu_hour")
+    wait_for(browser, lambda d: table_ids(d) == expected, what="rows in descending price order")
+    assert "sort=-price_usd_per_gpu_hour" in browser.current_url
+
+
+def test_filters_match_the_api_and_land_in_the_url(browser, web_server):
+    open_page(browser, web_server, "#/instances")
+    wait_for(browser, lambda d: len(rows(d)) > 100, what="the table")
+    browser.find_element(By.ID, "f-gpu").send_keys("H100")
+    browser.find_element(By.ID, "f-min_gpus").send_keys("8")
+    browser.find_element(By.ID, "f-rdma").send_keys("yes")
+    expected, body = api_ids(web_server, gpu="H100", min_gpus=8, rdma="true")
+    wait_for(browser, lambda d: table_ids(d) == expected, what="the filtered rows")
+    assert all(v.startswith("H100") for v in column_values(browser, "gpu_model"))
+    count = browser.find_element(By.CSS_SELECTOR, ".toolbar .count").text
+    assert count.startswith(str(body["total"]))
+    if body["excluded_unknown"]:
+        assert "gpudirect_rdma" in browser.find_element(By.CSS_SELECTOR, ".toolbar .note").text
+    fragment = urllib.parse.unquote(browser.current_url.split("#", 1)[1])
+    assert "gpu=H100" in fragment and "min_gpus=8" in fragment and "rdma=true" in fragment
+    # A GPU the catalog lacks: the API's 400 with its suggestion, shown on the page.
+    gpu = browser.find_element(By.ID, "f-gpu")
+    gpu.clear()
+    gpu.send_keys("A100-40GB")
+    alert = wait_for(browser, lambda d: d.find_element(By.ID, "alert").is_displayed() and d.find_element(By.ID, "alert"),
+                     what="the error")
+    assert "A100-SXM4-40GB" in alert.text
+    browser.get_log("browser")  # the 400 is expected, not a page error
+
+
+def test_permalink_restores_filters_sort_and_columns(browser, web_server, artifacts):
+    fragment = "#/instances?gpu=A100&sort=-nvlink_gbytes_per_s&cols=id,gpu_model,gpu_count,nvlink_gbytes_per_s,network_gbits_per_s"
+    open_page(browser, web_server, fragment)
+    expected, _ = api_ids(web_server, gpu="A100", sort="-nvlink_gbytes_per_s")
+    wait_for(browser, lambda d: table_ids(d) == expected and len(expected) > 0, what="the restored rows")
+    assert browser.find_element(By.ID, "f-gpu").get_attribute("value") == "A100"
+    headers = [b.get_attribute("data-sort") for b in browser.find_elements(By.CSS_SELECTOR, "#instances-table thead button.sort")]
+    assert headers == ["id", "gpu_model", "gpu_count", "nvlink_gbytes_per_s", "network_gbits_per_s"]
+    th = browser.find_element(By.XPATH, "//button[@data-sort='nvlink_gbytes_per_s']/..")
+    assert th.get_attribute("aria-sort") == "descending"
+    # The column picker adds a column and records it.
+    browser.find_element(By.CSS_SELECTOR, "details.picker summary").click()
+    browser.find_element(By.CSS_SELECTOR, "details.picker input[value=price_usd_per_hour]").click()
+    wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "button.sort[data-sort=price_usd_per_hour]"), what="the new column")
+    assert "price_usd_per_hour" in urllib.parse.unquote(browser.current_url)
+    browser.find_element(By.CSS_SELECTOR, "details.picker summary").send_keys(Keys.ESCAPE)
+
+
+def test_csv_download_has_the_visible_columns(browser, web_server, downloads):
+    for f in downloads.glob("*.csv"):
+        f.unlink()
+    open_page(browser, web_server, "#/instances?provider=aws&cols=id,gpu_model,gpu_count,regions")
+    expected, _ = api_ids(web_server, provider="aws")
+    wait_for(browser, lambda d: table_ids(d) == expected, what="the aws rows")
+    browser.find_element(By.XPATH, "//button[normalize-space()='Download CSV']").click()
+    path = wait_for(browser, lambda d: next(iter(downloads.glob("linkwise-instances*.csv")), None), what="the CSV file")
+    with open(path, newline="") as f:
+        table = list(csv.reader(f))
+    assert table[0] == ["id", "gpu_model", "gpu_count", "regions"]
+    assert [r[0] for r in table[1:]] == expected
+
+
+def test_detail_view_shows_every_source(browser, web_server, artifacts):
+    open_page(browser, web_server, "#/instances?gpu=H100")
+    wait_for(browser, lambda d: rows(d), what="the table")
+    browser.find_element(By.LINK_TEXT, P5).click()
+    wait_for(browser, lambda d: d.find_element(By.ID, "h-instance").text == P5, what="the detail view")
+    instance = requests.get(web_server.url + "/v1/instances/" + P5, timeout=10).json()
+    tables = browser.find_elements(By.CSS_SELECTOR, "table.sources")
+    groups = [th.text for th in tables[0].find_elements(By.CSS_SELECTOR, "tbody th")]
+    assert groups == list(instance["sources"])
+    links = [a.get_attribute("href") for a in tables[0].find_elements(By.CSS_SELECTOR, "tbody a")]
+    assert links == [s["url"] for s in instance["sources"].values()]
+    assert len(tables) == 2  # and the GPU's sources
+    browser.save_screenshot(str(artifacts / "instance-detail.png"))
+    browser.back()
+    wait_for(browser, lambda d: rows(d) and d.find_element(By.ID, "f-gpu").get_attribute("value") == "H100",
+             what="the table with its filter after Back")
+
+
+def chart_points(driver, canvas_id):
+    return driver.execute_script(
+        "const c = Chart.getChart(arguments[0]); return c ? c.data.datasets.map(d => d.data.length) : null;", canvas_id)
+
+
+def test_recommendation_renders_with_charts_and_reopens(browser, web_server, artifacts):
+    open_page(browser, web_server, "#/plan")
+    button = wait_for(browser, lambda d: d.find_element(By.XPATH, "//button[normalize-space()='Recommend']"), what="the form")
+    workload = json.loads(browser.find_element(By.ID, "p-json").get_attribute("value"))
+    assert workload["model"] == {"preset": "llama3.1-70b"} and workload["constraints"]["objective"] == "cost_within_deadline"
+    button.click()
+    wait_for(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr")) >= 5, timeout=60, what="ranked plans")
+    answer = requests.post(web_server.url + "/v1/recommendations", params={"top": 50}, json=workload, timeout=60).json()
+    first = browser.find_element(By.CSS_SELECTOR, "#plans-table tbody tr td:nth-child(2)").text
+    assert first == answer["results"][0]["instance"]
+    points = wait_for(browser, lambda d: chart_points(d, "chart-pareto"), what="the cost-vs-time chart")
+    selected, front, plans = points
+    assert selected == 1 and plans == len(answer["results"]) and 1 <= front <= plans
+    wait_for(browser, lambda d: chart_points(d, "chart-memory") and chart_points(d, "chart-time"), what="the breakdown charts")
+    bottleneck = browser.find_element(By.ID, "plan-bottleneck").text
+    assert bottleneck.startswith("Bottleneck:") and answer["results"][0]["bottleneck"] in bottleneck
+    # Selecting another plan by keyboard updates the breakdown.
+    second = browser.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr")[1]
+    second.send_keys(Keys.ENTER)
+    wait_for(browser, lambda d: d.find_element(By.ID, "h-detail").text.startswith("Plan #2"), what="plan #2")
+    browser.execute_script("document.getElementById('plan-results').scrollIntoView()")
+    browser.save_screenshot(str(artifacts / "plan-ranked.png"))
+    browser.execute_script("document.getElementById('h-pareto').scrollIntoView()")
+    browser.save_screenshot(str(artifacts / "plan.png"))
+    browser.execute_script("document.getElementById('plan-detail').scrollIntoView()")
+    browser.save_screenshot(str(artifacts / "plan-detail.png"))
+    # The reopen link carries the workload: a fresh load runs it again.
+    link = browser.find_element(By.ID, "p-reopen").get_attribute("href")
+    browser.get("about:blank")
+    browser.get(link)
+    wait_for(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr")) >= 5, timeout=60, what="reopened plans")
+    assert browser.find_element(By.CSS_SELECTOR, "#plans-table tbody tr td:nth-child(2)").text == first
+    assert json.loads(browser.find_element(By.ID, "p-json").get_attribute("value")) == workload
+
+
+def test_plan_form_edits_reach_the_workload(browser, web_server):
+    open_page(browser, web_server, "#/plan")
+    wait_for(browser, lambda d: d.find_element(By.ID, "p-kind"), what="the form")
+    browser.find_element(By.ID, "p-kind").send_keys("inference")
+    assert browser.find_element(By.ID, "p-prompt_len").is_displayed()
+    assert not browser.find_element(By.ID, "p-seq_len").is_displayed()
+    for field, value in (("p-prompt_len", "2048"), ("p-output_len", "512"), ("p-concurrent", "32")):
+        browser.find_element(By.ID, field).send_keys(value)
+    browser.find_element(By.ID, "p-instance").send_keys(P5)
+    workload = json.loads(browser.find_element(By.ID, "p-json").get_attribute("value"))
+    assert workload["job"]["kind"] == "inference" and workload["job"]["prompt_len"] == 2048
+    assert "seq_len" not in workload["job"] and workload["hardware"]["instance"] == P5
+    # An answer the API refuses shows its problem detail and the field it names.
+    browser.find_element(By.ID, "p-instance").send_keys(Keys.BACKSPACE)
+    browser.find_element(By.XPATH, "//button[normalize-space()='Recommend']").click()
+    alert = wait_for(browser, lambda d: d.find_element(By.ID, "alert").is_displayed() and d.find_element(By.ID, "alert"),
+                     timeout=30, what="the error")
+    assert "unknown instance 'aws:p5.48xlarg'" in alert.text and "hardware.instance" in alert.text
+    browser.get_log("browser")  # the 400 is expected
+
+
+def test_fleet_view_shows_an_uploaded_report(browser, web_server, artifacts):
+    report = h100_node_report(380, 3000)
+    r = requests.post(web_server.url + "/v1/probe-reports", params={"instance": P5}, data=json.dumps(report), timeout=30,
+                      headers={"Content-Type": "application/json", "Authorization": "Bearer " + web_server.key})
+    assert r.status_code == 201, r.text
+    low = requests.post(web_server.url + "/v1/probe-reports", params={"instance": P5}, timeout=30,
+                        data=json.dumps(h100_node_report(200, 3100)),
+                        headers={"Content-Type": "application/json", "Authorization": "Bearer " + web_server.key})
+    assert low.status_code == 201, low.text
+    open_page(browser, web_server, "#/fleet")
+    link = wait_for(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#fleet-reported a"), what="the reported instances")
+    assert link.text == P5
+    link.click()
+    wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#claims-table tbody tr"), what="the claims")
+    validation = requests.get(web_server.url + f"/v1/instances/{P5}/validation", timeout=10).json()
+    verdicts = [b.text for b in browser.find_elements(By.CSS_SELECTOR, "#claims-table tbody .badge")]
+    assert verdicts == [c["verdict"] for c in validation["claims"]]
+    reports = browser.find_elements(By.CSS_SELECTOR, "#reports-table tbody tr")
+    assert len(reports) == 2 and "web-tests" in reports[0].text
+    points = wait_for(browser, lambda d: chart_points(d, "chart-fleet"), what="the fleet chart")
+    assert all(n == len([c for c in validation["claims"] if c["count"] and c["expected"]]) for n in points)
+    browser.execute_script("document.querySelector('#fleet-content h2').scrollIntoView()")
+    browser.save_screenshot(str(artifacts / "fleet.png"))
+
+
+def test_api_reference_renders_the_openapi_document(browser, web_server, artifacts):
+    browser.get(web_server.url + "/docs")
+    operations = wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".opblock"), what="Swagger UI's operations")
+    spec = requests.get(web_server.url + "/openapi.json", timeout=10).json()
+    assert len(operations) == sum(len(v) for v in spec["paths"].values())
+    assert "linkwise" in browser.find_element(By.CSS_SELECTOR, ".info .title").text
+    servers = [o.text for o in browser.find_elements(By.CSS_SELECTOR, ".servers select option")]
+    assert servers == [web_server.url + " - this server"], servers  # "Try it out" reaches this server
+    browser.save_screenshot(str(artifacts / "docs.png"))
+
+
+def test_keyboard_reaches_the_views(browser, web_server):
+    open_page(browser, web_server, "#/instances")
+    wait_for(browser, lambda d: rows(d), what="the table")
+    body = browser.find_element(By.TAG_NAME, "body")
+    body.send_keys(Keys.TAB)
+    skip = browser.switch_to.active_element
+    assert skip.text == "Skip to content"
+    skip.send_keys(Keys.ENTER)
+    assert browser.switch_to.active_element.get_attribute("id") == "main"
+    assert "#/instances" in browser.current_url  # the view stays
+    nav = browser.find_element(By.CSS_SELECTOR, "header nav a[data-view=plan]")
+    nav.send_keys(Keys.ENTER)
+    wait_for(browser, lambda d: d.find_element(By.ID, "view-plan").is_displayed(), what="the plan view")
+    assert nav.get_attribute("aria-current") == "page"
+    # Every form control of the views has a label.
+    unlabeled = browser.execute_script("""
+      return [...document.querySelectorAll('main input:not([type=hidden]), main select, main textarea')]
+        .filter(el => !(el.labels && el.labels.length) && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby'))
+        .map(el => el.outerHTML);""")
+    assert unlabeled == []
+
+
+def test_narrow_laptop_screen_has_no_page_scrollbar(browser, web_server, artifacts):
+    browser.set_window_size(1024, 700)
+    try:
+        for fragment in ("#/instances", "#/plan", "#/fleet?instance=" + P5):
+            open_page(browser, web_server, fragment)
+            wait_for(browser, lambda d: d.execute_script(
+                "return document.querySelector('main > section:not([hidden])').children.length > 2"), what=fragment)
+            overflow = browser.execute_script("return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+            assert overflow <= 0, f"{fragment}: the page is {overflow} px wider than the window"
+        browser.save_screenshot(str(artifacts / "narrow-fleet.png"))
+    finally:
+        browser.set_window_size(1440, 900)
