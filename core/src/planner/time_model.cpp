@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "linkwise/planner/collectives.hpp"
 #include "linkwise/planner/engine.hpp"
 #include "linkwise/planner/search.hpp"
 
@@ -307,14 +308,18 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   const double weight_bytes = lora ? params_per_gpu * m.bytes_per_weight + 2.0 * adapters_per_gpu : 2.0 * params_per_gpu;
   const double expert_bytes = lora ? 0.0 : 2.0 * expert_params_per_gpu;
   double dp_comm = 0, dp_exposed = 0;
+  // The DP (and expert-DP) communicators for the latency model: ranks and the nodes they span.
+  const CommGroup dp_comm_group{dp_group, std::max(1.0, std::ceil(dp_group / dp_per_node)), dp_busbw};
+  const CommGroup expert_comm_group{expert_group, std::max(1.0, std::ceil(expert_group / dp_per_node)), dp_busbw};
   if (dp_group > 1 || expert_group > 1) {
     if (l.zero == 3) {
-      // FSDP / ZeRO-3: weights gathered for forward and backward, gradients reduce-scattered, per micro-batch.
-      const double per_mb = 2.0 * all_gather_s(weight_bytes, dp_group, dp_busbw, dp_latency) +
-                            all_gather_s(grad_bytes, dp_group, dp_busbw, dp_latency) +
-                            3.0 * all_gather_s(expert_bytes, expert_group, dp_busbw, dp_latency);
-      dp_comm = micro_batches * per_mb;
-      dp_exposed = micro_batches * std::max(0.0, per_mb - k.zero3_overlap * stage_compute_mb);
+      // FSDP / ZeRO-3: every layer gathered for forward and backward, its gradients reduce-scattered,
+      // per micro-batch, with NCCL's ring latency and one-unit prefetch (collectives.cpp).
+      const Zero3Time z = zero3_micro_batch(
+          Zero3Units{layers_per_stage, weight_bytes, grad_bytes, expert_bytes, stage_fwd_mb, stage_compute_mb - stage_fwd_mb},
+          dp_comm_group, expert_comm_group, k);
+      dp_comm = micro_batches * z.comm;
+      dp_exposed = micro_batches * z.exposed;
     } else {
       // All-reduce, or reduce-scatter + all-gather (ZeRO-1/2: the same bytes); ZeRO-2 reduces per micro-batch.
       const double reduce_scatter = all_gather_s(grad_bytes, dp_group, dp_busbw, dp_latency) +
@@ -322,6 +327,8 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
       const double gather = all_gather_s(weight_bytes, dp_group, dp_busbw, dp_latency) +
                             all_gather_s(expert_bytes, expert_group, dp_busbw, dp_latency);
       dp_comm = l.zero == 2 ? micro_batches * reduce_scatter + gather : reduce_scatter + gather;
+      // One collective per gradient bucket, each with NCCL's latency at this group size (collectives.cpp).
+      dp_comm += (l.zero == 2 ? micro_batches : 1.0) * bucket_latency_s(grad_bytes, dp_comm_group, l.zero == 0, k);
       dp_exposed = std::max(0.0, dp_comm - k.dp_overlap * stage_bwd_mb);
     }
   }

@@ -45,6 +45,18 @@ struct PlannerConstants {
   double latency_intra_s = 0;   // per collective inside a node (NVLink/NVSwitch)
   double latency_pcie_s = 0;    // per collective over PCIe
   double latency_inter_s = 0;   // per collective between nodes
+  // NCCL's latency model for scale effects (collectives.cpp, NCCL src/graph/tuning.cc): base
+  // latency of a collective, latency per ring step on NVLink and on the network, per tree level,
+  // the tree's bandwidth relative to the ring's, the per-rank chunk at which a ring step reaches
+  // half its bandwidth, and the gradient bucket of DDP / ZeRO-1/2 reductions.
+  double nccl_base_latency_s = 0;
+  double nccl_hop_latency_nvlink_s = 0;
+  double nccl_hop_latency_net_s = 0;
+  double nccl_tree_hop_latency_nvlink_s = 0;
+  double nccl_tree_hop_latency_net_s = 0;
+  double nccl_tree_bandwidth_fraction = 1;
+  double nccl_half_bandwidth_bytes = 0;
+  double grad_bucket_bytes = 0;
 
   // --- overlap the frameworks achieve ---
   double dp_overlap = 0;     // fraction of the last micro-batch's backward that hides the gradient reduction
