@@ -13,7 +13,7 @@ namespace linkwise::planner {
 namespace {
 
 std::string fmt(const char* format, double v) {
-  char buf[64];
+  char buf[256];  // the longest format (the tight-memory warning) is ~120 characters
   std::snprintf(buf, sizeof buf, format, v);
   return buf;
 }
