@@ -20,6 +20,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "linkwise/link_physics.hpp"
 #include "linkwise/links.hpp"
 
 namespace linkwise {
@@ -45,15 +46,12 @@ struct Stats {
 Stats compute_stats(std::span<const double> samples, std::string_view field = "samples");
 
 // ---------------------------------------------------------------------------------------------
-// Collective bandwidths, defined once, as nccl-tests defines them (PERFORMANCE.md):
+// Collective bandwidths as nccl-tests defines them (PERFORMANCE.md):
 //   algbw = bytes / time, where `bytes` is nccl-tests' "size": the whole buffer of one rank
 //           (all-gather: the gathered output; reduce-scatter: the input; all-to-all: one rank's send)
-//   busbw = algbw * factor, the per-rank link bandwidth the algorithm needs, comparable to the
-//           hardware's one-direction bandwidth:
-//     all-reduce 2(n-1)/n; all-gather, reduce-scatter, all-to-all (n-1)/n; broadcast, reduce,
-//     send-recv 1.
+//   busbw = algbw * factor, the factor of link_physics.hpp (bus_factor), shared with the planner.
 
-enum class Collective { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv };
+using linkwise::Collective;
 
 std::string_view to_string(Collective collective) noexcept;  // "all-reduce", ...
 Collective parse_collective(std::string_view text, std::string_view field = "collective");
@@ -253,9 +251,8 @@ std::optional<std::string> gpu_model_from_name(std::string_view cuda_name,
                                                std::optional<std::uint64_t> memory_bytes,
                                                const Catalog& catalog);
 
-// PCIe one-direction bandwidth of a link: generation's transfer rate x lanes x encoding / 8.
-// Gen 1-2: 8b/10b; gen 3-5: 128b/130b; gen 6: 242/256 (FLIT). Throws invalid_input otherwise.
-double pcie_gbytes_per_s(int generation, int lanes);
+// PCIe one-direction bandwidth of a link: link_physics.hpp.
+using linkwise::pcie_gbytes_per_s;
 
 // `instance_id` (--instance) names the instance; throws not_found when the catalog lacks it.
 Validation validate(const ProbeReport& report, const Catalog& catalog,
