@@ -1,5 +1,6 @@
 // `linkwise probe` (measure this instance's links) and `linkwise validate` (the catalog's claims
-// against a probe report). The probes come from the probes library when this build has it.
+// against a probe report). Everything about probes (names, modes, what this build has and why not)
+// comes from the probes library's one header.
 #include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
@@ -7,18 +8,16 @@
 #include <iostream>
 #include <optional>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/db_option.hpp"
 #include "linkwise/error.hpp"
-#include "linkwise/probe_registry.hpp"
 #include "linkwise/probe_report.hpp"
-
-#if LINKWISE_HAVE_PROBES
 #include "linkwise/probes.hpp"
-#endif
 
 namespace linkwise::cli {
 namespace {
@@ -44,13 +43,12 @@ std::string fixed(const std::optional<double>& value, int decimals = 1) {
   return text;
 }
 
-void print_probe_list(bool gpu_built, bool mpi_built) {
+// One line per probe; a probe this build lacks is "skipped", with the reason on the next line.
+void print_probe_list() {
   for (const probe::ProbeInfo& p : probe::all_probes()) {
-    const bool built = (!p.needs_gpu || gpu_built) && (p.mode != probe::ProbeMode::multi_node || mpi_built);
-    std::string mode = p.mode == probe::ProbeMode::multi_node ? "multi-node" : "single-node";
-    if (p.mode == probe::ProbeMode::any) mode = "any";
-    std::printf("%-20s %-12s %-10s %s\n", p.name.c_str(), mode.c_str(), built ? "built" : "not built",
-                p.description.c_str());
+    std::printf("%-20s %-12s %-8s %s\n", p.name.c_str(), std::string(probe::to_string(p.mode)).c_str(),
+                p.built() ? "built" : "skipped", p.description.c_str());
+    if (p.unavailable) std::printf("%-20s skipped: %s\n", "", p.unavailable->c_str());
   }
 }
 
@@ -66,30 +64,17 @@ void write_report(const nlohmann::json& report, const std::string& out) {
 }
 
 void run_probe(const ProbeArgs& args) {
-  const auto only = probe::split_names(args.only);
-  if (!args.list) probe::select_probes(only, args.multi_node);  // a bad --only fails the same way in every build
-#if LINKWISE_HAVE_PROBES
-  const probe::BuiltProbes built = probe::built_probes();
   if (args.list) {
-    print_probe_list(built.gpu, built.mpi);
+    print_probe_list();
     return;
   }
   probe::ProbeOptions options;
   options.quick = args.quick;
-  options.only = only;
+  options.only = probe::split_names(args.only);
   options.multi_node = args.multi_node;
   options.progress = [](std::string_view line) { std::cerr << "linkwise probe: " << line << std::endl; };
   const nlohmann::json report = probe::run_probes(options);
   if (!report.is_null()) write_report(report, args.out);  // null on MPI ranks other than 0
-#else
-  if (args.list) {
-    print_probe_list(false, false);
-    return;
-  }
-  throw Error(ErrorKind::unsupported,
-              "the probes were not built into this linkwise: install the CUDA toolkit (nvcc, NCCL) and "
-              "reconfigure with -DLINKWISE_CUDA=ON (Open MPI, libopenmpi-dev, adds the multi-node probes)");
-#endif
 }
 
 // "below" in red on a terminal (not when piped, nor with NO_COLOR set).
@@ -144,7 +129,7 @@ void register_probe_commands(CLI::App& app) {
   CLI::App* probe = app.add_subcommand("probe", "Measure this instance's links and write a probe report (JSON)");
   probe->add_flag("--quick", probe_args->quick, "Fewer samples and sizes: under 60 s on an 8-GPU node");
   probe->add_option("--only", probe_args->only, "Comma-separated probe names (see --list)");
-  probe->add_flag("--list", probe_args->list, "List the probes and whether this build has them");
+  probe->add_flag("--list", probe_args->list, "List the probes: built, or skipped with the reason");
   probe->add_flag("--multi-node", probe_args->multi_node,
                   "Run the multi-node probes; start every rank with mpirun (one rank per GPU, or per node "
                   "for mpi-host-bandwidth)");
