@@ -192,6 +192,18 @@ py::object validate_report(py::handle document, const Catalog& catalog, std::opt
   return to_python(verdicts);
 }
 
+py::object validate_fleet(py::list documents, const Catalog& catalog, std::optional<std::string> instance,
+                          bool include_synthetic) {
+  std::vector<probe::ProbeReport> reports;
+  for (py::handle document : documents) reports.push_back(report_from_python(document));
+  nlohmann::ordered_json fleet;
+  {
+    py::gil_scoped_release release;
+    fleet = probe::to_json(probe::validate_fleet(reports, catalog, std::move(instance), include_synthetic));
+  }
+  return to_python(fleet);
+}
+
 // ---- planner: JSON in, JSON out; a probe report's measured links replace the catalog's claims ----
 
 std::optional<MeasuredLinks> measured_from(py::handle report) {
@@ -293,6 +305,9 @@ PYBIND11_MODULE(_core, m) {
         "Checks a probe report document; returns it as the core writes it.");
   m.def("validate", &linkwise::validate_report, py::arg("report"), py::arg("catalog"),
         py::arg("instance") = py::none(), "Each catalog claim against the report (linkwise validate).");
+  m.def("validate_fleet", &linkwise::validate_fleet, py::arg("reports"), py::arg("catalog"),
+        py::arg("instance") = py::none(), py::arg("include_synthetic") = false,
+        "The fleet verdict over reports of one instance type (linkwise validate --fleet).");
   m.def("probe", &linkwise::run_probes_here, py::arg("quick"), py::arg("only") = py::none(),
         "Runs the link probes on this machine; unsupported without CUDA probes or a GPU.");
   m.attr("has_probes") = linkwise::probe::has_gpu_probes();

@@ -261,4 +261,48 @@ nlohmann::json to_json(const Validation& validation);
 nlohmann::json validate_json(const ProbeReport& report, const Catalog& catalog,
                              std::optional<std::string> instance_id);
 
+// ---------------------------------------------------------------------------------------------
+// The fleet verdict: the catalog's claims for one instance type against every report of it.
+// One rule for the REST service (GET /v1/instances/{id}/validation), `linkwise validate --fleet`
+// and Python's linkwise.validate_fleet. Per claim, the verdict is the median report's share of the
+// claim (measured / expected) against min_efficiency: "meets" at or above, "below" under,
+// "cannot-check" when no report measured it.
+
+// What a report's check leaves for the fleet: to_json(Validation) with "synthetic" added, the
+// document the service stores beside each report at upload, so fleet reads parse no report again.
+nlohmann::json stored_validation(const ProbeReport& report, const Validation& validation);
+
+struct FleetClaim {
+  ClaimVerdict claim;  // the claim's fixed facts (claimed figure, units, threshold, expected)
+  std::vector<double> measured;  // in claim.unit, one per report that measured it
+  std::vector<double> shares;    // measured / expected
+  int meets = 0, below = 0, cannot_check = 0;  // the reports' own verdicts
+  Verdict verdict = Verdict::cannot_check;     // the fleet's
+};
+
+struct FleetValidation {
+  std::string instance_id;
+  int reports = 0;               // counted in the verdict
+  int synthetic_reports = 0;     // stored synthetic reports, counted only when included
+  bool synthetic_included = false;
+  std::vector<FleetClaim> claims;
+};
+
+// From stored validations (stored_validation's documents) of reports of `instance_id`; throws
+// not_found naming "id" when the catalog lacks the instance. Synthetic reports count only with
+// `include_synthetic`.
+FleetValidation validate_fleet(const std::vector<nlohmann::json>& stored, const Catalog& catalog,
+                               const std::string& instance_id, bool include_synthetic = false);
+// From reports: each is validated for `instance_id` (or its detected instance; every report must
+// then name the same one) and the stored rule applies. Throws invalid_input naming "instance" when
+// reports name different instances or none.
+FleetValidation validate_fleet(const std::vector<ProbeReport>& reports, const Catalog& catalog,
+                               std::optional<std::string> instance_id, bool include_synthetic = false);
+// {"instance", "reports", "synthetic_reports", "synthetic_included", "claims": [{"claim", "claimed",
+// "claimed_unit", "claim_convention", "expected", "unit", "min_efficiency", "reports", "count",
+// "median", "min", "max", "median_share_of_claim", "min_share_of_claim", "verdicts": {"meets",
+// "below", "cannot-check"}, "verdict"}]}
+nlohmann::ordered_json to_json(const FleetValidation& fleet);
+bool any_below(const FleetValidation& fleet);
+
 }  // namespace linkwise::probe
