@@ -688,8 +688,4 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
   return result;
 }
 
-std::vector<Plan> recommend(const Workload& w, const Catalog& catalog, int top_k, const MeasuredLinks* measured) {
-  return search(w, catalog, top_k, measured).plans;
-}
-
 }  // namespace linkwise::planner
