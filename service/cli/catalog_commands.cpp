@@ -157,11 +157,12 @@ std::string hidden_line(const InstanceMatches& matches) {
   return out;
 }
 
-// The table's columns by their contract field names, for --columns.
+// The table's columns by their contract field names, for --columns: one per column of
+// print_instances_table, in its order (a test checks the count).
 const std::vector<std::string>& instance_table_fields() {
   static const std::vector<std::string> fields = {
       "id", "gpu_model", "gpu_count", "gpu_memory_gb", "price_usd_per_gpu_hour", "intra_node_fabric",
-      "nvlink_gbytes_per_s", "network_type", "network_gbits_per_s", "gpudirect_rdma", "price_usd_per_hour",
+      "nvlink_gbytes_per_s", "nvlink_domain_gpus", "network_type", "network_gbits_per_s", "gpudirect_rdma", "price_usd_per_hour",
       "price_region"};
   return fields;
 }
