@@ -1,12 +1,15 @@
 // linkwise._core: the pybind11 module under the Python package. Thin on purpose: it converts
 // arguments, calls core/, converts results (JSON contract -> dicts) and maps linkwise::Error to
 // the Python exceptions of linkwise._errors. Every rule lives in core/.
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -15,14 +18,8 @@
 #include "linkwise/catalog_db.hpp"
 #include "linkwise/error.hpp"
 #include "linkwise/planner.hpp"
-#include "linkwise/probe_registry.hpp"
 #include "linkwise/probe_report.hpp"
-#ifdef LINKWISE_WITH_PROBES
-#include <iostream>
-#include <string_view>
-
 #include "linkwise/probes.hpp"
-#endif
 
 namespace py = pybind11;
 using nlohmann::json;
@@ -195,6 +192,18 @@ py::object validate_report(py::handle document, const Catalog& catalog, std::opt
   return to_python(verdicts);
 }
 
+py::object validate_fleet(py::list documents, const Catalog& catalog, std::optional<std::string> instance,
+                          bool include_synthetic) {
+  std::vector<probe::ProbeReport> reports;
+  for (py::handle document : documents) reports.push_back(report_from_python(document));
+  nlohmann::ordered_json fleet;
+  {
+    py::gil_scoped_release release;
+    fleet = probe::to_json(probe::validate_fleet(reports, catalog, std::move(instance), include_synthetic));
+  }
+  return to_python(fleet);
+}
+
 // ---- planner: JSON in, JSON out; a probe report's measured links replace the catalog's claims ----
 
 std::optional<MeasuredLinks> measured_from(py::handle report) {
@@ -237,27 +246,18 @@ py::object recommend(py::handle workload, const Catalog& catalog, int top_k, py:
 // ---- probes: run on this machine where the build has them ----
 
 py::object run_probes_here(bool quick, std::optional<std::vector<std::string>> only) {
-  // The names are checked first, so a typo is reported as such in every build.
-  (void)probe::select_probes(only.value_or(std::vector<std::string>{}), false);
-#ifdef LINKWISE_WITH_PROBES
   probe::ProbeOptions options;
   options.quick = quick;
   options.only = only.value_or(std::vector<std::string>{});
   options.progress = [](std::string_view line) { std::cerr << "linkwise probe: " << line << "\n"; };
   json report;
   {
-    // Minutes of GPU work: other Python threads keep running. Without a GPU this throws
-    // unsupported ("no CUDA-capable GPU found ...").
+    // Minutes of GPU work: other Python threads keep running. A bad name is invalid_input; a probe
+    // this build lacks, or no GPU, is unsupported (the probes library's messages).
     py::gil_scoped_release release;
     report = probe::run_probes(options);
   }
   return to_python(report);
-#else
-  (void)quick;
-  throw Error(ErrorKind::unsupported,
-              "linkwise was built without the CUDA probes; on a machine with nvcc and a GPU, "
-              "reinstall with: pip install . -Ccmake.define.LINKWISE_CUDA=ON");
-#endif
 }
 
 // ---- errors: linkwise::Error -> linkwise._errors.<class>, message unchanged ----
@@ -305,11 +305,10 @@ PYBIND11_MODULE(_core, m) {
         "Checks a probe report document; returns it as the core writes it.");
   m.def("validate", &linkwise::validate_report, py::arg("report"), py::arg("catalog"),
         py::arg("instance") = py::none(), "Each catalog claim against the report (linkwise validate).");
+  m.def("validate_fleet", &linkwise::validate_fleet, py::arg("reports"), py::arg("catalog"),
+        py::arg("instance") = py::none(), py::arg("include_synthetic") = false,
+        "The fleet verdict over reports of one instance type (linkwise validate --fleet).");
   m.def("probe", &linkwise::run_probes_here, py::arg("quick"), py::arg("only") = py::none(),
         "Runs the link probes on this machine; unsupported without CUDA probes or a GPU.");
-#ifdef LINKWISE_WITH_PROBES
-  m.attr("has_probes") = true;
-#else
-  m.attr("has_probes") = false;
-#endif
+  m.attr("has_probes") = linkwise::probe::has_gpu_probes();
 }

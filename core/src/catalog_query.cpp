@@ -150,6 +150,10 @@ bool gpu_id_matches(std::string_view gpu_id, std::string_view wanted) {
   return gpu_matches_impl(gpu_id, wanted);
 }
 
+bool provider_matches(std::string_view provider, std::string_view wanted) {
+  return lower(provider) == lower(wanted);
+}
+
 namespace {
 
 void require_non_negative(const std::optional<double>& bound, const char* field) {
@@ -192,7 +196,7 @@ bool evaluate(const Instance& instance, const InstanceFilter& filter, On&& on) {
     return verdict != Verdict::fail;
   };
   const auto known = [](bool pass) { return pass ? Verdict::pass : Verdict::fail; };
-  if (filter.provider && !check("provider", known(lower(instance.provider) == lower(*filter.provider)))) return false;
+  if (filter.provider && !check("provider", known(provider_matches(instance.provider, *filter.provider)))) return false;
   if (filter.gpu && !check("gpu_model", known(gpu_id_matches(instance.gpu_model, *filter.gpu)))) return false;
   if (filter.min_gpus && !check("gpu_count", known(instance.gpu_count >= *filter.min_gpus))) return false;
   if (filter.min_gpu_memory_gb &&
@@ -262,31 +266,33 @@ bool instance_matches(const Instance& instance, const InstanceFilter& filter) {
 }
 
 void Catalog::check_filter_names(const InstanceFilter& filter) const {
-  if (filter.gpu) {
-    const bool known = std::any_of(gpus_.begin(), gpus_.end(),
-                                   [&](const Gpu& gpu) { return gpu_id_matches(gpu.id, *filter.gpu); });
-    if (!known) {
-      const auto names = gpu_filter_names(gpus_);
-      std::vector<std::string> families;
-      for (const auto& name : names) {
-        if (name.find('-') == std::string::npos) families.push_back(name);
-      }
-      const std::string suggestion = did_you_mean(closest_names(*filter.gpu, names));
-      throw_invalid("gpu", "gpu: no GPU id or family \"" + *filter.gpu + "\" in the catalog" +
-                               (suggestion.empty() ? "" : "; " + suggestion) + " (families: " + joined(families) +
-                               "; ids: linkwise gpus)");
-    }
+  if (filter.gpu) check_gpu_name(*filter.gpu, "gpu");
+  if (filter.provider) check_provider_name(*filter.provider, "provider");
+}
+
+void Catalog::check_gpu_name(std::string_view wanted, const std::string& field) const {
+  const bool known =
+      std::any_of(gpus_.begin(), gpus_.end(), [&](const Gpu& gpu) { return gpu_id_matches(gpu.id, wanted); });
+  if (known) return;
+  const auto names = gpu_filter_names(gpus_);
+  std::vector<std::string> families;
+  for (const auto& name : names) {
+    if (name.find('-') == std::string::npos) families.push_back(name);
   }
-  if (filter.provider) {
-    const auto& names = known_providers();
-    const bool known = std::any_of(names.begin(), names.end(),
-                                   [&](const std::string& name) { return lower(name) == lower(*filter.provider); });
-    if (!known) {
-      const std::string suggestion = did_you_mean(closest_names(*filter.provider, names));
-      throw_invalid("provider", "provider: unknown provider \"" + *filter.provider + "\"" +
-                                    (suggestion.empty() ? "" : "; " + suggestion) + " (known: " + joined(names) + ")");
-    }
-  }
+  const std::string suggestion = did_you_mean(closest_names(wanted, names));
+  throw_invalid(field, field + ": no GPU id or family \"" + std::string(wanted) + "\" in the catalog" +
+                           (suggestion.empty() ? "" : "; " + suggestion) + " (families: " + joined(families) +
+                           "; ids: linkwise gpus)");
+}
+
+void Catalog::check_provider_name(std::string_view wanted, const std::string& field) const {
+  const auto& names = known_providers();
+  const bool known = std::any_of(names.begin(), names.end(),
+                                 [&](const std::string& name) { return provider_matches(name, wanted); });
+  if (known) return;
+  const std::string suggestion = did_you_mean(closest_names(wanted, names));
+  throw_invalid(field, field + ": unknown provider \"" + std::string(wanted) + "\"" +
+                           (suggestion.empty() ? "" : "; " + suggestion) + " (known: " + joined(names) + ")");
 }
 
 InstanceMatches Catalog::match(const InstanceFilter& filter, const InstanceSort& sort) const {

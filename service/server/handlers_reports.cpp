@@ -1,10 +1,7 @@
 // Probe reports: POST /v1/probe-reports (needs an API key), GET /v1/probe-reports[?instance=ID],
 // GET /v1/probe-reports/{id}, and GET /v1/instances/{id}/validation, which checks the catalog's
 // claims for one instance type against every report stored for it. Parsing and checking a
-// report is core's (probe_report.hpp); this file stores, lists and aggregates.
-#include <algorithm>
-#include <map>
-
+// report, and the fleet verdict, are core's (probe_report.hpp); this file stores and lists.
 #include <nlohmann/json.hpp>
 
 #include "linkwise/error.hpp"
@@ -19,11 +16,6 @@ using nlohmann::ordered_json;
 
 constexpr long long kDefaultLimit = 100;
 constexpr long long kMaxLimit = 1000;
-
-template <typename T>
-ordered_json optional_json(const std::optional<T>& value) {
-  return value ? ordered_json(*value) : ordered_json(nullptr);
-}
 
 ordered_json summary_json(const StoredReport& stored) {
   return {{"id", stored.id},
@@ -49,46 +41,6 @@ std::optional<std::string> instance_param(const QueryParams& query, const Catalo
   return id;
 }
 
-// One claim of the catalog against every stored report of the instance type.
-struct ClaimSummary {
-  probe::ClaimVerdict first;            // the claim's fixed facts (claimed figure, units, threshold)
-  std::vector<double> measured;         // in `unit`, one per report that measured it
-  std::vector<double> shares;           // measured / expected
-  std::map<std::string, int> verdicts;  // "meets" / "below" / "cannot-check" -> reports
-};
-
-ordered_json claim_json(const ClaimSummary& summary, int reports) {
-  const auto& v = summary.first;
-  ordered_json out = {{"claim", v.claim},
-                      {"claimed", optional_json(v.claimed)},
-                      {"claimed_unit", v.claimed_unit},
-                      {"claim_convention", v.claim_convention},
-                      {"expected", optional_json(v.expected)},
-                      {"unit", v.unit},
-                      {"min_efficiency", v.min_efficiency},
-                      {"reports", reports},
-                      {"count", summary.measured.size()}};
-  std::optional<probe::Stats> measured, shares;
-  if (!summary.measured.empty()) measured = probe::compute_stats(summary.measured);
-  if (!summary.shares.empty()) shares = probe::compute_stats(summary.shares);
-  out["median"] = measured ? ordered_json(measured->median) : ordered_json(nullptr);
-  out["min"] = measured ? ordered_json(measured->min) : ordered_json(nullptr);
-  out["max"] = measured ? ordered_json(measured->max) : ordered_json(nullptr);
-  out["median_share_of_claim"] = shares ? ordered_json(shares->median) : ordered_json(nullptr);
-  out["min_share_of_claim"] = shares ? ordered_json(shares->min) : ordered_json(nullptr);
-  ordered_json verdicts = ordered_json::object();
-  for (const char* name : {"meets", "below", "cannot-check"}) {
-    auto it = summary.verdicts.find(name);
-    verdicts[name] = it == summary.verdicts.end() ? 0 : it->second;
-  }
-  out["verdicts"] = std::move(verdicts);
-  // The fleet's verdict: the median report's share against what a healthy system reaches.
-  std::string verdict = "cannot-check";
-  if (shares) verdict = shares->median >= v.min_efficiency ? "meets" : "below";
-  out["verdict"] = verdict;
-  return out;
-}
-
 }  // namespace
 
 void add_report_routes(Router& router, Context& ctx) {
@@ -107,10 +59,8 @@ void add_report_routes(Router& router, Context& ctx) {
       throw_invalid("instance", "instance: the report does not name its instance type (" +
                                     validation.instance.reason + "); pass ?instance=ID");
     }
-    nlohmann::json checked = probe::to_json(validation);
-    checked["synthetic"] = probe::is_synthetic(report);  // kept with the verdicts: fleet views leave it out
-    const StoredReport stored =
-        ctx.reports.add(*validation.instance.instance_id, key_name, probe::to_json(report), std::move(checked));
+    const StoredReport stored = ctx.reports.add(*validation.instance.instance_id, key_name, probe::to_json(report),
+                                                probe::stored_validation(report, validation));
     res.set_header("Location", "/v1/probe-reports/" + std::to_string(stored.id));
     send_json(res, summary_json(stored).dump(), 201);
   });
@@ -147,37 +97,10 @@ void add_report_routes(Router& router, Context& ctx) {
     const std::string& id = params.find("id")->second;
     if (!ctx.catalog.find_instance(id)) throw_not_found("id", "no instance type \"" + id + "\" in the catalog");
 
-    // The claims as the catalog states them now, each with what the reports measured: the
-    // verdicts stored at upload (no report is parsed or validated again on a read).
-    std::vector<ClaimSummary> claims;
-    probe::ProbeReport empty;
-    for (const auto& v : probe::validate(empty, ctx.catalog, id).verdicts) claims.push_back({v, {}, {}, {}});
-    // Synthetic and test reports are stored but, unless asked for, not part of the fleet's verdict.
-    std::vector<nlohmann::json> stored;
-    long long synthetic = 0;
-    for (auto& validation : ctx.reports.validations_for(id)) {
-      const bool is_synthetic = validation.value("synthetic", false);
-      synthetic += is_synthetic;
-      if (!is_synthetic || include_synthetic) stored.push_back(std::move(validation));
-    }
-    for (const auto& validation : stored) {
-      for (const auto& v : validation.at("verdicts")) {
-        auto it = std::find_if(claims.begin(), claims.end(), [&](const auto& c) { return c.first.claim == v.at("claim"); });
-        if (it == claims.end()) continue;  // a claim the catalog no longer makes
-        // What a healthy system reaches depends on the measured system (its GPU count): the first
-        // report that says it sets it.
-        if (!it->first.expected && v.at("expected").is_number()) it->first.expected = v.at("expected").get<double>();
-        ++it->verdicts[v.at("verdict").get<std::string>()];
-        if (v.at("measured").is_number()) it->measured.push_back(v.at("measured").get<double>());
-        if (v.at("efficiency").is_number()) it->shares.push_back(v.at("efficiency").get<double>());
-      }
-    }
-    ordered_json out = {{"instance", id},
-                        {"reports", stored.size()},
-                        {"synthetic_reports", synthetic},
-                        {"synthetic_included", include_synthetic},
-                        {"claims", ordered_json::array()}};
-    for (const auto& c : claims) out["claims"].push_back(claim_json(c, static_cast<int>(stored.size())));
+    // The fleet verdict is core's (probe::validate_fleet), from the verdicts stored at upload: no
+    // report is parsed or validated again on a read.
+    const ordered_json out = probe::to_json(probe::validate_fleet(ctx.reports.validations_for(id), ctx.catalog, id,
+                                                                  include_synthetic));
     send_json(res, out.dump());
   });
 }

@@ -48,8 +48,11 @@
     const claims = validation.claims || [];
     const head = h('div', {},
       h('h2', {}, h('a', {href: LW.hashFor('instances', null, id)}, id)),
-      h('p', {}, validation.reports === 1 ? '1 report stored.' : validation.reports + ' reports stored.'));
-    if (!validation.reports) {
+      h('p', {}, (validation.reports === 1 ? '1 report stored.' : validation.reports + ' reports stored.') +
+        // Synthetic test reports are stored and listed, but the verdicts leave them out (the API's rule).
+        (validation.synthetic_reports && !validation.synthetic_included
+          ? ` ${validation.synthetic_reports} synthetic test report${validation.synthetic_reports === 1 ? '' : 's'} left out of the verdicts.` : '')));
+    if (!validation.reports && !validation.synthetic_reports) {
       content.replaceChildren(head, h('p', {class: 'note'}, 'No probe report for this instance type yet: its links are the catalog\'s claims only.'));
       return;
     }

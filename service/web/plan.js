@@ -5,8 +5,6 @@
 
 (() => {
   const {h, fmt, num, usd, duration, api} = LW;
-  const PRESETS = ['gpt3-175b', 'llama2-7b', 'llama2-13b', 'llama2-70b', 'llama3.1-8b', 'llama3.1-70b', 'llama3.1-405b',
-                   'mistral-7b', 'qwen2.5-72b'];
   const EXAMPLE = {  // data/examples/recommend-llama3.1-70b.json
     model: {preset: 'llama3.1-70b'},
     job: {kind: 'pretrain', seq_len: 8192, global_batch: 512, tokens: 1e12, precision: 'bf16'},
@@ -34,14 +32,15 @@
   };
   const check = (name, label, checked) => h('label', {class: 'check'}, h('input', {type: 'checkbox', name, checked}), label);
 
-  function build(instances) {
+  // `presets`: the planner's model presets, by name, from GET /v1/models (the page keeps no list).
+  function build(instances, presets) {
     const providers = [...new Set(instances.map(i => i.provider))].sort();
     form = h('form', {class: 'panel', 'aria-label': 'Workload', novalidate: true},
       h('fieldset', {}, h('legend', {}, 'Model'),
         h('div', {class: 'radios', role: 'radiogroup', 'aria-label': 'How the model is given'},
           ['preset', 'params', 'shape'].map(m => h('label', {class: 'check'}, h('input', {type: 'radio', name: 'model_mode', value: m}),
             {preset: 'Preset', params: 'Size', shape: 'Shape'}[m]))),
-        h('div', {class: 'grid2', 'data-mode': 'preset'}, field('preset', 'Preset', {options: PRESETS})),
+        h('div', {class: 'grid2', 'data-mode': 'preset'}, field('preset', 'Preset', {options: presets})),
         h('div', {class: 'grid2', 'data-mode': 'params'}, field('params_b', 'Parameters', {min: 0.1}, 'billions'), field('m_vocab', 'Vocabulary', {min: 1, step: 1})),
         h('div', {class: 'grid2', 'data-mode': 'shape'},
           field('layers', 'Layers', {min: 1, step: 1}), field('hidden', 'Hidden', {min: 1, step: 1}), field('heads', 'Heads', {min: 1, step: 1}),
@@ -403,7 +402,8 @@
     async render(params) {
       if (!built) {
         section.replaceChildren(h('h1', {id: 'h-plan'}, 'Plan a job'), h('p', {class: 'note'}, 'Loading…'));
-        build(await LW.allInstances());
+        const [instances, models] = await Promise.all([LW.allInstances(), LW.api('/v1/models')]);
+        build(instances, models.models.map(m => m.name));
         loadWorkload(EXAMPLE, 50);
       }
       const text = params.get('w');

@@ -1,7 +1,11 @@
 // The pruned search returns exactly what the exhaustive search returns.
+#include <algorithm>
+#include <set>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "linkwise/error.hpp"
 #include "linkwise/planner.hpp"
 #include "planner_test_util.hpp"
 
@@ -93,4 +97,60 @@ TEST_CASE("the best layout for 70B on NVSwitch nodes keeps tensor parallelism in
   REQUIRE(r["results"].size() == 1);
   CHECK(r["results"][0]["layout"]["tp"].get<int>() <= 8);
   CHECK(r["results"][0]["nodes"] == 16);  // time objective: all the nodes allowed
+}
+
+// Issue 15: constraints.gpu_models and constraints.providers use the catalog's own rules, the ones
+// `linkwise instances --gpu/--provider` use (case-insensitive, "A10" is not "A10G" nor "A100-...").
+TEST_CASE("constraints.gpu_models and providers match as the instance filters do") {
+  const Catalog catalog = Catalog::embedded();
+  // The instance ids the search looked at: one best plan per instance, plus those rejected.
+  const auto seen = [&](const json& constraints) {
+    json doc = json::parse(R"({"model": {"preset": "llama3.1-8b"},
+       "job": {"kind": "inference", "prompt_len": 1024, "output_len": 256, "concurrent": 1, "tokens": 1e8}})");
+    doc["constraints"] = constraints;
+    planner::SearchOptions options;
+    options.per = planner::Grouping::instance;
+    const auto r = planner::search(planner::parse_workload(doc, catalog), catalog, planner::kMaxTop, nullptr, options);
+    std::set<std::string> ids;
+    for (const auto& p : r.plans) ids.insert(p.instance);
+    for (const auto& x : r.rejected) ids.insert(x.instance);
+    CHECK_FALSE(r.plans.empty());
+    return ids;
+  };
+  const auto ids_where = [&](auto&& pred) {
+    std::set<std::string> ids;
+    for (const Instance& in : catalog.instances())
+      if (pred(in)) ids.insert(in.id);
+    return ids;
+  };
+  SECTION("A10 is the A10 only") {
+    const auto a10 = ids_where([](const Instance& in) { return in.gpu_model == "A10"; });
+    REQUIRE_FALSE(a10.empty());
+    CHECK(seen({{"gpu_models", {"A10"}}}) == a10);
+  }
+  SECTION("h100 is every H100 variant") {
+    const auto h100 = ids_where([](const Instance& in) { return in.gpu_model.rfind("H100-", 0) == 0; });
+    REQUIRE(h100.size() > 3);
+    CHECK(seen({{"gpu_models", {"h100"}}}) == h100);
+  }
+  SECTION("providers are case-insensitive") {
+    const auto lambda = ids_where([](const Instance& in) { return in.provider == "lambda"; });
+    CHECK(seen({{"providers", {"Lambda"}}}) == lambda);
+  }
+  SECTION("a name that names nothing is an error with a suggestion") {
+    try {
+      seen({{"gpu_models", {"A100-SMX4-40GB"}}});
+      FAIL("expected an error");
+    } catch (const Error& e) {
+      CHECK(e.field() == "constraints.gpu_models");
+      CHECK_THAT(e.what(), Catch::Matchers::Contains("did you mean \"A100-SXM4-40GB\"?"));
+    }
+    try {
+      seen({{"providers", {"gpc"}}});
+      FAIL("expected an error");
+    } catch (const Error& e) {
+      CHECK(e.field() == "constraints.providers");
+      CHECK_THAT(e.what(), Catch::Matchers::Contains("did you mean \"gcp\"?"));
+    }
+  }
 }

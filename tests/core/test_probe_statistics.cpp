@@ -6,7 +6,9 @@
 #include <catch2/catch.hpp>
 
 #include "linkwise/error.hpp"
+#include "linkwise/planner/engine.hpp"
 #include "linkwise/probe_report.hpp"
+#include "planner_test_util.hpp"
 
 using namespace linkwise;
 using namespace linkwise::probe;
@@ -101,4 +103,26 @@ TEST_CASE("PCIe one-direction bandwidth per generation", "[probe][pcie]") {
   CHECK(pcie_gbytes_per_s(2, 16) == Approx(8.0));
   CHECK_THROWS_AS(pcie_gbytes_per_s(7, 16), Error);
   CHECK_THROWS_AS(pcie_gbytes_per_s(4, 0), Error);
+}
+
+// Issue 15: PCIe per generation is one table (link_physics.hpp), used by validate and the planner.
+// Gen 1-2 use 8b/10b (4.0 and 8.0 GB/s at x16, not 15.75/4 and 15.75/2); gen 6 FLIT mode carries
+// 242 of 256 bytes (121 GB/s, not 126).
+TEST_CASE("PCIe bandwidth per generation, and the planner's PCIe nodes use it", "[probe][statistics][pcie]") {
+  CHECK(pcie_gbytes_per_s(1, 16) == Approx(4.0));
+  CHECK(pcie_gbytes_per_s(2, 16) == Approx(8.0));
+  CHECK(pcie_gbytes_per_s(6, 16) == Approx(121.0));
+  CHECK(pcie_gbytes_per_s(6, 16) < 2 * pcie_gbytes_per_s(5, 16));
+  CHECK(linkwise::bus_factor(Collective::all_reduce, 8) == busbw_factor(Collective::all_reduce, 8));
+
+  const planner::PlannerConstants& k = planner::default_constants();
+  for (int gen : {1, 2, 3, 4, 5, 6}) {
+    INFO("gen " << gen);
+    Gpu gpu = planner_test::h100_80();
+    gpu.pcie_gen = gen;
+    const Instance in = planner_test::node(gpu, "aws", "pcie-node", Fabric::pcie, 400, 10);
+    const auto hw = planner::prepare_hardware(planner::HardwareRef(in, gpu, false), planner_test::inference(128, 16, 1),
+                                              k, nullptr, false);
+    CHECK(hw.intra_busbw == Approx(pcie_gbytes_per_s(gen, 16) * k.pcie_busbw_fraction * 1e9));
+  }
 }

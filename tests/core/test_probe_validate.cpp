@@ -1,5 +1,7 @@
 // validate: verdicts on labelled synthetic reports against a catalog written here (test inputs:
 // the figures mirror the spec sheets' but only the arithmetic matters).
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -279,4 +281,61 @@ TEST_CASE("a report whose note says synthetic or test is synthetic", "[probe][re
   CHECK_FALSE(is_synthetic(report));
   report.note = "rack 4, after the cable swap";
   CHECK_FALSE(is_synthetic(report));
+}
+
+// Issue 15: the fleet verdict is core's (REST, CLI --fleet and Python call it).
+TEST_CASE("the fleet verdict is the median report's share against the threshold", "[probe][validate][fleet]") {
+  const Catalog catalog = one_h100_instance();
+  testing::SyntheticFigures low;
+  low.allreduce_busbw = 120;  // below
+  const std::vector<ProbeReport> two_good_one_low{testing::synthetic_report(), testing::synthetic_report(),
+                                                  testing::synthetic_report(low)};
+  // The test reports are synthetic: counted only when asked.
+  CHECK(validate_fleet(two_good_one_low, catalog, std::nullopt).reports == 0);
+  const FleetValidation fleet = validate_fleet(two_good_one_low, catalog, std::nullopt, true);
+  CHECK(fleet.instance_id == "aws:p5.48xlarge");
+  CHECK(fleet.reports == 3);
+  const auto nvlink = std::find_if(fleet.claims.begin(), fleet.claims.end(), [](auto& c) { return c.claim.claim == "nvlink"; });
+  REQUIRE(nvlink != fleet.claims.end());
+  CHECK(nvlink->meets == 2);
+  CHECK(nvlink->below == 1);
+  CHECK(nvlink->verdict == Verdict::meets);  // the median report meets
+  CHECK_FALSE(any_below(fleet));
+
+  const FleetValidation mostly_low =
+      validate_fleet(std::vector<ProbeReport>{testing::synthetic_report(low), testing::synthetic_report(low),
+                                              testing::synthetic_report()},
+                     catalog, std::nullopt, true);
+  CHECK(any_below(mostly_low));
+
+  const nlohmann::ordered_json out = to_json(fleet);
+  CHECK(out["instance"] == "aws:p5.48xlarge");
+  CHECK(out["reports"] == 3);
+  for (const auto& c : out["claims"]) {
+    if (c["claim"] != "nvlink") continue;
+    CHECK(c["verdicts"]["meets"] == 2);
+    CHECK(c["verdict"] == "meets");
+    CHECK(c["count"] == 3);
+  }
+  // The network claim: no report measured it.
+  const auto network = std::find_if(fleet.claims.begin(), fleet.claims.end(), [](auto& c) { return c.claim.claim == "network"; });
+  REQUIRE(network != fleet.claims.end());
+  CHECK(network->verdict == Verdict::cannot_check);
+}
+
+TEST_CASE("the fleet verdict from stored validations leaves synthetic reports out unless asked", "[probe][validate][fleet]") {
+  const Catalog catalog = one_h100_instance();
+  const ProbeReport report = testing::synthetic_report();
+  const Validation v = validate(report, catalog, std::nullopt);
+  const nlohmann::json stored = stored_validation(report, v);
+  CHECK(stored.contains("synthetic"));
+  const std::vector<nlohmann::json> documents{stored};
+  const FleetValidation left_out = validate_fleet(documents, catalog, "aws:p5.48xlarge", false);
+  const FleetValidation included = validate_fleet(documents, catalog, "aws:p5.48xlarge", true);
+  if (is_synthetic(report)) {
+    CHECK(left_out.reports == 0);
+    CHECK(left_out.synthetic_reports == 1);
+  }
+  CHECK(included.reports == 1);
+  CHECK_THROWS_AS(validate_fleet(documents, catalog, "aws:nothing", false), Error);
 }

@@ -119,6 +119,26 @@ def test_validate_equals_cli_json():
         assert json.loads(done.stdout) == linkwise.validate(report, instance="aws:p5.48xlarge").to_dict()
 
 
+def test_validate_fleet_is_the_core_rule_the_cli_and_service_share():
+    # Issue 15: the fleet verdict is core's; synthetic reports count only when asked.
+    left_out = linkwise.validate_fleet([MEETS, BELOW], instance="aws:p5.48xlarge")
+    assert left_out["instance"] == "aws:p5.48xlarge"
+    assert left_out["synthetic_reports"] == 2 and left_out["reports"] == 0
+    fleet = linkwise.validate_fleet([MEETS, MEETS, BELOW], instance="aws:p5.48xlarge", include_synthetic=True)
+    nvlink = next(c for c in fleet["claims"] if c["claim"] == "nvlink")
+    assert nvlink["verdicts"]["meets"] == 2 and nvlink["verdicts"]["below"] == 1
+    assert nvlink["verdict"] == "meets"
+    import subprocess
+    from conftest import linkwise_bin
+    path = linkwise_bin()
+    if path is None:
+        return
+    done = subprocess.run([path, "validate", "--fleet", "--include-synthetic", str(MEETS), str(MEETS), str(BELOW),
+                           "--instance", "aws:p5.48xlarge", "--json"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == fleet
+
+
 def test_plan_takes_measured_links_from_a_report():
     workload = {
         "model": {"preset": "llama3.1-70b"},

@@ -170,6 +170,14 @@ def chart_points(driver, canvas_id):
         "const c = Chart.getChart(arguments[0]); return c ? c.data.datasets.map(d => d.data.length) : null;", canvas_id)
 
 
+def test_preset_list_comes_from_the_models_endpoint(browser, web_server):
+    open_page(browser, web_server, "#/plan")
+    wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#p-preset option"), what="the preset list")
+    shown = [o.get_attribute("value") for o in browser.find_elements(By.CSS_SELECTOR, "#p-preset option")]
+    served = [m["name"] for m in requests.get(web_server.url + "/v1/models", timeout=10).json()["models"]]
+    assert shown == served and "deepseek-v3" in shown  # every preset, not a list kept in the page
+
+
 def test_recommendation_renders_with_charts_and_reopens(browser, web_server, artifacts):
     open_page(browser, web_server, "#/plan")
     button = wait_for(browser, lambda d: d.find_element(By.XPATH, "//button[normalize-space()='Recommend']"), what="the form")

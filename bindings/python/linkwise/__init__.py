@@ -15,7 +15,8 @@ from ._errors import (Error, InvalidInputError, NotFoundError, UnknownReferenceE
 from .catalog import Catalog, Gpu, GpuList, Instance, InstanceList
 from .planner import (Layout, MemoryBreakdown, Plan, PlanList, TimeBreakdown, Workload, models,
                       plan, recommend)
-from .probes import ProbeReport, ValidationResult, Verdict, VerdictList, has_probes, probe, validate
+from .probes import (ProbeReport, ValidationResult, Verdict, VerdictList, has_probes, probe, validate,
+                     validate_fleet)
 
 __version__: str = _core.__version__  # the project version (CMakeLists.txt), as `linkwise --version`
 
@@ -24,4 +25,5 @@ __all__ = [
     "Layout", "MemoryBreakdown", "NotFoundError", "Plan", "PlanList", "TimeBreakdown", "UnknownReferenceError", "Workload",
     "models", "plan", "recommend", "ProbeReport", "UnsupportedError", "ValidationResult", "Verdict",
     "VerdictList", "__version__", "has_probes", "probe", "validate",
+    "validate_fleet",
 ]

@@ -109,6 +109,18 @@ def validate(report: Union[ProbeReport, Mapping[str, Any], str, os.PathLike[str]
     return ValidationResult(_core.validate(_report_document(report), _catalog_core(catalog), instance))
 
 
+def validate_fleet(reports: Sequence[Union[ProbeReport, Mapping[str, Any], str, os.PathLike[str]]],
+                   instance: Optional[str] = None, catalog: Optional[Catalog] = None,
+                   include_synthetic: bool = False) -> JsonDict:
+    """The fleet verdict over reports of one instance type (``linkwise validate --fleet``, the
+    service's ``GET /v1/instances/{id}/validation``): per claim, the median report's share of the
+    claim against what a healthy system reaches. Returns the same document as the CLI's --json."""
+    if instance is not None and not isinstance(instance, str):
+        raise TypeError(f"instance: expected an id string, got {type(instance).__name__}")
+    documents = [_report_document(report) for report in reports]
+    return _core.validate_fleet(documents, _catalog_core(catalog), instance, bool(include_synthetic))
+
+
 def probe(quick: bool = True, only: Optional[Sequence[str]] = None) -> ProbeReport:
     """Runs the link probes on this machine (``linkwise probe``) and returns the report.
     ``quick``: the short run; ``only``: probe names to run (``linkwise probe --list``).

@@ -57,9 +57,12 @@ struct InstanceMatches {
   std::map<std::string, std::size_t> excluded_unknown;
   std::size_t excluded_unknown_instances = 0;  // each hidden instance once
 };
-// The GPU filter: an exact id, or a leading part ending at a '-' ("H100", "H100-SXM5"),
-// case-insensitive. "A10" matches neither "A100-SXM4-80GB" nor "A10G".
+// The one GPU matching rule, used by the catalog's filters and the planner's constraints.gpu_models:
+// an exact id, or a leading part ending at a '-' ("H100", "H100-SXM5"), case-insensitive. "A10"
+// matches neither "A100-SXM4-80GB" nor "A10G".
 bool gpu_id_matches(std::string_view gpu_id, std::string_view wanted);
+// The one provider matching rule (filters and constraints.providers): equal, case-insensitive.
+bool provider_matches(std::string_view provider, std::string_view wanted);
 
 class Catalog {
  public:
@@ -91,6 +94,10 @@ class Catalog {
   // closest names ("did you mean \"A100-SXM4-40GB\"?"). A GPU name is known when gpu_id_matches some
   // GPU of this catalog (whether or not an instance has it); a provider when known_providers() has it.
   void check_filter_names(const InstanceFilter& filter) const;
+  // The same checks for one name, naming `field` in the error (check_filter_names passes "gpu" and
+  // "provider"; the planner "constraints.gpu_models" and "constraints.providers").
+  void check_gpu_name(std::string_view wanted, const std::string& field) const;
+  void check_provider_name(std::string_view wanted, const std::string& field) const;
 
  private:
   std::vector<Gpu> gpus_;

@@ -23,9 +23,6 @@
 
 namespace linkwise::planner {
 
-// Evaluate each of the top_k best (feasible) layouts; see search.hpp for what "best" means.
-std::vector<Plan> recommend(const Workload& w, const Catalog& catalog, int top_k, const MeasuredLinks* measured = nullptr);
-
 // JSON in, JSON out (REST service and Python).
 nlohmann::json plan_json(const nlohmann::json& workload, const Catalog& catalog, const MeasuredLinks* measured = nullptr);
 // {"results": [plan + "rank" + "why"...], "evaluated": N, "feasible": M, "objective": ..., "search": {...}}

@@ -20,6 +20,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "linkwise/link_physics.hpp"
 #include "linkwise/links.hpp"
 
 namespace linkwise {
@@ -45,15 +46,12 @@ struct Stats {
 Stats compute_stats(std::span<const double> samples, std::string_view field = "samples");
 
 // ---------------------------------------------------------------------------------------------
-// Collective bandwidths, defined once, as nccl-tests defines them (PERFORMANCE.md):
+// Collective bandwidths as nccl-tests defines them (PERFORMANCE.md):
 //   algbw = bytes / time, where `bytes` is nccl-tests' "size": the whole buffer of one rank
 //           (all-gather: the gathered output; reduce-scatter: the input; all-to-all: one rank's send)
-//   busbw = algbw * factor, the per-rank link bandwidth the algorithm needs, comparable to the
-//           hardware's one-direction bandwidth:
-//     all-reduce 2(n-1)/n; all-gather, reduce-scatter, all-to-all (n-1)/n; broadcast, reduce,
-//     send-recv 1.
+//   busbw = algbw * factor, the factor of link_physics.hpp (bus_factor), shared with the planner.
 
-enum class Collective { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv };
+using linkwise::Collective;
 
 std::string_view to_string(Collective collective) noexcept;  // "all-reduce", ...
 Collective parse_collective(std::string_view text, std::string_view field = "collective");
@@ -253,9 +251,8 @@ std::optional<std::string> gpu_model_from_name(std::string_view cuda_name,
                                                std::optional<std::uint64_t> memory_bytes,
                                                const Catalog& catalog);
 
-// PCIe one-direction bandwidth of a link: generation's transfer rate x lanes x encoding / 8.
-// Gen 1-2: 8b/10b; gen 3-5: 128b/130b; gen 6: 242/256 (FLIT). Throws invalid_input otherwise.
-double pcie_gbytes_per_s(int generation, int lanes);
+// PCIe one-direction bandwidth of a link: link_physics.hpp.
+using linkwise::pcie_gbytes_per_s;
 
 // `instance_id` (--instance) names the instance; throws not_found when the catalog lacks it.
 Validation validate(const ProbeReport& report, const Catalog& catalog,
@@ -263,5 +260,49 @@ Validation validate(const ProbeReport& report, const Catalog& catalog,
 nlohmann::json to_json(const Validation& validation);
 nlohmann::json validate_json(const ProbeReport& report, const Catalog& catalog,
                              std::optional<std::string> instance_id);
+
+// ---------------------------------------------------------------------------------------------
+// The fleet verdict: the catalog's claims for one instance type against every report of it.
+// One rule for the REST service (GET /v1/instances/{id}/validation), `linkwise validate --fleet`
+// and Python's linkwise.validate_fleet. Per claim, the verdict is the median report's share of the
+// claim (measured / expected) against min_efficiency: "meets" at or above, "below" under,
+// "cannot-check" when no report measured it.
+
+// What a report's check leaves for the fleet: to_json(Validation) with "synthetic" added, the
+// document the service stores beside each report at upload, so fleet reads parse no report again.
+nlohmann::json stored_validation(const ProbeReport& report, const Validation& validation);
+
+struct FleetClaim {
+  ClaimVerdict claim;  // the claim's fixed facts (claimed figure, units, threshold, expected)
+  std::vector<double> measured;  // in claim.unit, one per report that measured it
+  std::vector<double> shares;    // measured / expected
+  int meets = 0, below = 0, cannot_check = 0;  // the reports' own verdicts
+  Verdict verdict = Verdict::cannot_check;     // the fleet's
+};
+
+struct FleetValidation {
+  std::string instance_id;
+  int reports = 0;               // counted in the verdict
+  int synthetic_reports = 0;     // stored synthetic reports, counted only when included
+  bool synthetic_included = false;
+  std::vector<FleetClaim> claims;
+};
+
+// From stored validations (stored_validation's documents) of reports of `instance_id`; throws
+// not_found naming "id" when the catalog lacks the instance. Synthetic reports count only with
+// `include_synthetic`.
+FleetValidation validate_fleet(const std::vector<nlohmann::json>& stored, const Catalog& catalog,
+                               const std::string& instance_id, bool include_synthetic = false);
+// From reports: each is validated for `instance_id` (or its detected instance; every report must
+// then name the same one) and the stored rule applies. Throws invalid_input naming "instance" when
+// reports name different instances or none.
+FleetValidation validate_fleet(const std::vector<ProbeReport>& reports, const Catalog& catalog,
+                               std::optional<std::string> instance_id, bool include_synthetic = false);
+// {"instance", "reports", "synthetic_reports", "synthetic_included", "claims": [{"claim", "claimed",
+// "claimed_unit", "claim_convention", "expected", "unit", "min_efficiency", "reports", "count",
+// "median", "min", "max", "median_share_of_claim", "min_share_of_claim", "verdicts": {"meets",
+// "below", "cannot-check"}, "verdict"}]}
+nlohmann::ordered_json to_json(const FleetValidation& fleet);
+bool any_below(const FleetValidation& fleet);
 
 }  // namespace linkwise::probe

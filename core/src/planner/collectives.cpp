@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "linkwise/link_physics.hpp"
+
 namespace linkwise::planner {
 
 double ring_latency_s(const CommGroup& g, double passes, const PlannerConstants& k) noexcept {
@@ -31,14 +33,14 @@ double small_message_efficiency(double chunk_bytes, const PlannerConstants& k) n
 double ring_all_gather_s(double bytes, const CommGroup& g, const PlannerConstants& k) noexcept {
   if (g.n <= 1 || bytes <= 0) return 0.0;
   const double eff = small_message_efficiency(bytes / g.n, k);
-  return (g.n - 1) / g.n * bytes / (g.busbw * eff) + ring_latency_s(g, 1.0, k);
+  return bus_factor(Collective::all_gather, g.n) * bytes / (g.busbw * eff) + ring_latency_s(g, 1.0, k);
 }
 
 double all_reduce_best_s(double bytes, const CommGroup& g, const PlannerConstants& k, bool* tree) noexcept {
   if (tree) *tree = false;
   if (g.n <= 1 || bytes <= 0) return 0.0;
   const double eff = small_message_efficiency(bytes / g.n, k);
-  const double bandwidth = 2.0 * (g.n - 1) / g.n * bytes / (g.busbw * eff);
+  const double bandwidth = bus_factor(Collective::all_reduce, g.n) * bytes / (g.busbw * eff);
   const double ring = bandwidth + ring_latency_s(g, 2.0, k);
   const double nodes = std::clamp(g.nodes, 1.0, g.n);
   if (nodes < 2) return ring;  // NCCL's tree pays off between nodes only
@@ -85,7 +87,7 @@ double bucket_latency_s(double grad_bytes, const CommGroup& g, bool all_reduce, 
     // The latency part of the best all-reduce of one bucket.
     const double bucket = grad_bytes / buckets;
     const double with = all_reduce_best_s(bucket, g, k);
-    const double bandwidth = 2.0 * (g.n - 1) / g.n * bucket / g.busbw;
+    const double bandwidth = bus_factor(Collective::all_reduce, g.n) * bucket / g.busbw;
     per = std::max(0.0, with - bandwidth);
   } else {
     per = 2.0 * ring_latency_s(g, 1.0, k);  // reduce-scatter + all-gather per bucket

@@ -89,9 +89,6 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
   const double expert_params_per_gpu = st.moe * (m.experts / l.ep) * m.expert_params / l.etp;
   const double zero_group = dp * cp;  // Megatron shards optimizer states over DP x CP
   const double expert_zero_group = m.moe ? double(l.edp()) : 1.0;  // experts: over the expert-DP group
-  auto sharded = [&](double bytes_dense, double bytes_expert, int stage) {
-    return bytes_dense / (l.zero >= stage ? zero_group : 1.0) + bytes_expert / (l.zero >= stage ? expert_zero_group : 1.0);
-  };
 
   out.weights = out.gradients = out.optimizer = out.activations = out.kv_cache = 0;
   if (m.kind == JobKind::inference) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "linkwise/error.hpp"
+#include "linkwise/link_physics.hpp"
 #include "linkwise/planner/engine.hpp"
 #include "linkwise/units.hpp"
 
@@ -172,7 +173,7 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
   // in one direction per link at a time, so the per-direction figure is the base.
   const double nvlink_both = in.nvlink_gbytes_per_s.value_or(gpu.nvlink_gbytes_per_s.value_or(0));
   const int pcie_gen = gpu.pcie_gen.value_or(4);
-  const double pcie_per_direction = 15.75 * std::pow(2.0, pcie_gen - 3);  // x16 lanes, GB/s
+  const double pcie_per_direction = pcie_gbytes_per_s(pcie_gen, 16);  // link_physics.hpp
   const bool nvlink_fabric = nvlink_both > 0 && (in.intra_node_fabric == Fabric::nvswitch ||
                                                  in.intra_node_fabric == Fabric::nvlink ||
                                                  in.intra_node_fabric == Fabric::infinity_fabric);

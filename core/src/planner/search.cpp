@@ -24,12 +24,16 @@ std::vector<int> divisors(int n, int limit) {
   return out;
 }
 
-// "H100" matches every H100 variant; a full id matches itself.
+// constraints.gpu_models and constraints.providers: empty allows all; otherwise the catalog's own
+// rules (gpu_id_matches, provider_matches), the ones `instances --gpu/--provider` use.
 bool gpu_matches(const std::string& gpu_id, const std::vector<std::string>& wanted) {
   if (wanted.empty()) return true;
-  for (const auto& w : wanted)
-    if (gpu_id.rfind(w, 0) == 0) return true;
-  return false;
+  return std::any_of(wanted.begin(), wanted.end(), [&](const std::string& w) { return gpu_id_matches(gpu_id, w); });
+}
+
+bool provider_allowed(const std::string& provider, const std::vector<std::string>& wanted) {
+  if (wanted.empty()) return true;
+  return std::any_of(wanted.begin(), wanted.end(), [&](const std::string& w) { return provider_matches(provider, w); });
 }
 
 struct Option {  // one machine the search may use: the catalog's records, not copies of them
@@ -574,7 +578,7 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
     const Constraints& c = w.constraints;
     machines.reserve(catalog.instances().size());
     for (const Instance& in : catalog.instances()) {
-      if (!c.providers.empty() && std::find(c.providers.begin(), c.providers.end(), in.provider) == c.providers.end()) continue;
+      if (!provider_allowed(in.provider, c.providers)) continue;
       if (!c.instances.empty() && std::find(c.instances.begin(), c.instances.end(), in.id) == c.instances.end()) continue;
       if (!gpu_matches(in.gpu_model, c.gpu_models)) continue;
       const Gpu* gpu = catalog.find_gpu(in.gpu_model);
@@ -682,10 +686,6 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
     result.plans.push_back(std::move(p));
   }
   return result;
-}
-
-std::vector<Plan> recommend(const Workload& w, const Catalog& catalog, int top_k, const MeasuredLinks* measured) {
-  return search(w, catalog, top_k, measured).plans;
 }
 
 }  // namespace linkwise::planner

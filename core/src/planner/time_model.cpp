@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "linkwise/link_physics.hpp"
 #include "linkwise/planner/collectives.hpp"
 #include "linkwise/planner/engine.hpp"
 #include "linkwise/planner/search.hpp"
@@ -75,12 +76,12 @@ inline double moe_elementwise_bytes(const PreparedModel& m, double tokens, doubl
          k.moe_permute_passes * 2.0 * rows.busiest * m.hidden;
 }
 
-// Ring collectives: time = factor x bytes / busbw + latency.
+// Ring collectives: time = factor x bytes / busbw + latency (bus_factor, link_physics.hpp).
 inline double all_reduce_s(double bytes, double n, double busbw, double latency) {
-  return n <= 1 ? 0.0 : 2.0 * (n - 1) / n * bytes / busbw + latency;
+  return n <= 1 ? 0.0 : bus_factor(Collective::all_reduce, n) * bytes / busbw + latency;
 }
 inline double all_gather_s(double bytes, double n, double busbw, double latency) {
-  return n <= 1 ? 0.0 : (n - 1) / n * bytes / busbw + latency;
+  return n <= 1 ? 0.0 : bus_factor(Collective::all_gather, n) * bytes / busbw + latency;
 }
 
 // All-to-all of `bytes` per GPU in a group of n of which `local` share its NVLink domain: the
@@ -91,7 +92,7 @@ struct A2aLinks {
 };
 inline double all_to_all_s(double bytes, const A2aLinks& a) {
   if (a.n <= 1) return 0.0;
-  if (a.local >= a.n) return (a.n - 1) / a.n * bytes / a.intra + a.latency_intra;
+  if (a.local >= a.n) return bus_factor(Collective::all_to_all, a.n) * bytes / a.intra + a.latency_intra;
   return std::max((a.local - 1) / a.n * bytes / a.intra, (a.n - a.local) / a.n * bytes / a.inter) + a.latency_inter;
 }
 
@@ -429,7 +430,7 @@ double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int 
     const bool inside = inside_nvlink_domain(hw, tp, total_gpus);
     const double busbw = inside ? hw.intra_busbw : std::min(hw.intra_busbw, gpn * hw.nic_per_gpu);
     const double latency = inside ? hw.intra_latency_s : hw.inter_latency_s;
-    tp_comm = st.layers * 4.0 * (2.0 * (tp - 1) / tp * tokens * h * 2.0 / busbw + latency) * (1.0 - k.tp_overlap);
+    tp_comm = st.layers * 4.0 * (bus_factor(Collective::all_reduce, tp) * tokens * h * 2.0 / busbw + latency) * (1.0 - k.tp_overlap);
   }
   double pp_comm = 0, bubble = 0;
   if (pp_ > 1) {

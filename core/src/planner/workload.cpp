@@ -365,11 +365,9 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
       throw_invalid("constraints.deadline_hours", "objective cost_within_deadline needs constraints.deadline_hours");
     if ((k.deadline_hours || k.budget_usd) && !w.job.tokens)
       throw_invalid("job.tokens", "constraints.deadline_hours and constraints.budget_usd need job.tokens (the job's size)");
-    for (const auto& p : k.providers) {
-      const auto& known = known_providers();
-      if (std::find(known.begin(), known.end(), p) == known.end())
-        throw_invalid("constraints.providers", "unknown provider '" + p + "'");
-    }
+    // Names that name nothing are errors with a suggestion, as in the instance filters.
+    for (const auto& p : k.providers) catalog.check_provider_name(p, "constraints.providers");
+    for (const auto& g : k.gpu_models) catalog.check_gpu_name(g, "constraints.gpu_models");
     for (const auto& id : k.instances)
       if (!catalog.find_instance(id)) throw_unknown_reference("constraints.instances", "unknown instance '" + id + "'");
   }

@@ -79,17 +79,7 @@ Collective parse_collective(std::string_view text, std::string_view field) {
 
 double busbw_factor(Collective collective, int ranks) {
   if (ranks < 1) throw_invalid("ranks", "expected at least 1 rank, got " + std::to_string(ranks));
-  const double n = ranks;
-  switch (collective) {
-    case Collective::all_reduce: return 2.0 * (n - 1.0) / n;
-    case Collective::all_gather:
-    case Collective::reduce_scatter:
-    case Collective::all_to_all: return (n - 1.0) / n;
-    case Collective::broadcast:
-    case Collective::reduce:
-    case Collective::send_recv: return 1.0;
-  }
-  return 1.0;
+  return bus_factor(collective, ranks);
 }
 
 double algbw_gbytes_per_s(double bytes, double seconds) {
@@ -100,25 +90,6 @@ double algbw_gbytes_per_s(double bytes, double seconds) {
 
 double busbw_gbytes_per_s(Collective collective, int ranks, double bytes, double seconds) {
   return algbw_gbytes_per_s(bytes, seconds) * busbw_factor(collective, ranks);
-}
-
-double pcie_gbytes_per_s(int generation, int lanes) {
-  // Transfer rate per lane in GT/s and the line encoding's efficiency (PCI-SIG base specs).
-  double gts = 0, encoding = 0;
-  switch (generation) {
-    case 1: gts = 2.5; encoding = 8.0 / 10.0; break;
-    case 2: gts = 5.0; encoding = 8.0 / 10.0; break;
-    case 3: gts = 8.0; encoding = 128.0 / 130.0; break;
-    case 4: gts = 16.0; encoding = 128.0 / 130.0; break;
-    case 5: gts = 32.0; encoding = 128.0 / 130.0; break;
-    case 6: gts = 64.0; encoding = 242.0 / 256.0; break;
-    default:
-      throw_invalid("pcie_gen", "expected a PCIe generation 1 to 6, got " + std::to_string(generation));
-  }
-  if (lanes < 1 || lanes > 32) {
-    throw_invalid("pcie_width", "expected 1 to 32 lanes, got " + std::to_string(lanes));
-  }
-  return gts * encoding * lanes / 8.0;
 }
 
 }  // namespace linkwise::probe

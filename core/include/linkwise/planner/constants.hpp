@@ -1,6 +1,6 @@
 // Every tunable number of the planner's memory and time models in one place. The defaults
 // (default_constants(), core/src/planner/constants.cpp) cite where each comes from: a published
-// reference, or the calibration fit on /work/shared/calibration (tests/calibration/).
+// reference, or the calibration fit on the published runs in tests/calibration/ (DATA.md).
 #pragma once
 
 namespace linkwise::planner {

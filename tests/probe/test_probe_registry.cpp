@@ -2,9 +2,11 @@
 #include <algorithm>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "linkwise/error.hpp"
-#include "linkwise/probe_registry.hpp"
+#include "linkwise/probes.hpp"
+#include "probe.hpp"
 
 using namespace linkwise;
 using namespace linkwise::probe;
@@ -59,4 +61,50 @@ TEST_CASE("split_names trims and drops empty items", "[probe][registry]") {
   CHECK(split_names("a, b ,,c") == std::vector<std::string>{"a", "b", "c"});
   CHECK(split_names("").empty());
   CHECK(split_names(" nccl ") == std::vector<std::string>{"nccl"});
+}
+
+TEST_CASE("every registered probe has a class, or a reason this build has none", "[probe][registry]") {
+  for (const ProbeInfo& p : all_probes()) {
+    INFO(p.name);
+    const auto probe = make_probe(p.name);
+    if (p.built()) {
+      REQUIRE(probe);
+      CHECK(probe->name() == p.name);
+    } else {
+      CHECK_FALSE(probe);
+      REQUIRE(p.unavailable);
+      CHECK_FALSE(p.unavailable->empty());
+    }
+  }
+  CHECK_FALSE(make_probe("no-such-probe"));
+}
+
+TEST_CASE("a build without CUDA lists the GPU probes as skipped, with how to get them", "[probe][registry]") {
+  CHECK(has_gpu_probes() == (LINKWISE_PROBES_HAVE_CUDA != 0));
+  const nlohmann::json list = list_json();
+  REQUIRE(list["probes"].size() == all_probes().size());
+  for (const auto& p : list["probes"]) {
+    INFO(p.dump());
+    CHECK(p["status"] == (p["built"].get<bool>() ? "built" : "skipped"));
+    CHECK(p["reason"].is_null() == p["built"].get<bool>());
+    if (p["needs_gpu"].get<bool>() && !has_gpu_probes()) {
+      CHECK(p["status"] == "skipped");
+      CHECK_THAT(p["reason"].get<std::string>(), Catch::Matchers::Contains("-DLINKWISE_CUDA=ON"));
+    }
+  }
+  CHECK(to_string(ProbeMode::multi_node) == "multi-node");
+  CHECK(to_string(ProbeMode::single_node) == "single-node");
+}
+
+TEST_CASE("running a probe this build lacks is unsupported with its reason", "[probe][registry]") {
+  if (has_gpu_probes()) return;  // a CUDA build would look for a GPU
+  ProbeOptions options;
+  options.only = {"gpu-gpu"};
+  try {
+    run_probes(options);
+    FAIL("expected unsupported");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::unsupported);
+    CHECK_THAT(e.what(), Catch::Matchers::Contains("the GPU probes were not built"));
+  }
 }
