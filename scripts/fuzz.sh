@@ -44,6 +44,7 @@ for target in "${TARGETS[@]}"; do
   mkdir -p "$dir/corpus" "$dir/findings"
   log="$dir/fuzz.log"
   echo "fuzz.sh: $target for ${FUZZ_SECONDS}s (log: $log)" >&2
+  started=$(date +%s)
   set +e
   # The first corpus directory receives new inputs; the committed corpus is only read.
   # shellcheck disable=SC2086
@@ -52,6 +53,7 @@ for target in "${TARGETS[@]}"; do
     -rss_limit_mb=4096 -artifact_prefix="$dir/findings/" -print_final_stats=1 ${FUZZ_ARGS:-} >"$log" 2>&1
   rc=$?
   set -e
+  seconds=$(($(date +%s) - started))
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
   cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
@@ -64,7 +66,7 @@ for target in "${TARGETS[@]}"; do
     grep -m1 -E 'ERROR: |fuzz finding:|runtime error:' "$log" >&2 || true
   fi
   summary+=("$(printf '%-14s %6ss %12s execs %7s exec/s  cov %6s  ft %7s  corpus %-12s findings %s (rc %s)' \
-    "$target" "$FUZZ_SECONDS" "${execs:-?}" "${speed:-?}" "${cov:-?}" "${ft:-?}" "${corp:-?}" "$findings" "$rc")")
+    "$target" "$seconds" "${execs:-?}" "${speed:-?}" "${cov:-?}" "${ft:-?}" "${corp:-?}" "$findings" "$rc")")
 done
 printf '%s\n' "${summary[@]}"
 exit "$status"
