@@ -27,8 +27,20 @@ if [ "${SANITIZE_PYTEST:-1}" != 0 ]; then
   if [ ! -x .venv/bin/python ]; then
     echo "sanitize.sh: no .venv (bash scripts/install-deps.sh makes it); skipping the REST pytest suite" >&2
   else
-    # Only the linkwise binary is instrumented; Python is not, so the options reach just the server.
-    LINKWISE_BIN="$PWD/$BUILD/bin/linkwise" .venv/bin/python -m pytest -q tests/service
+    # Only the linkwise binary is instrumented; Python is not, so the options reach just the
+    # servers the tests start. Their reports go to files (a server killed by a test would take
+    # its stderr with it); any report fails the run.
+    reports="$PWD/$BUILD/sanitizer-reports"
+    rm -rf "$reports" && mkdir -p "$reports"
+    pytest_rc=0
+    ASAN_OPTIONS="$ASAN_OPTIONS:log_path=$reports/asan" UBSAN_OPTIONS="$UBSAN_OPTIONS:log_path=$reports/ubsan" \
+      LINKWISE_BIN="$PWD/$BUILD/bin/linkwise" .venv/bin/python -m pytest -q tests/service || pytest_rc=$?
+    if compgen -G "$reports/*" >/dev/null; then
+      echo "sanitize.sh: sanitizer reports from linkwise:" >&2
+      cat "$reports"/* >&2
+      exit 1
+    fi
+    if ((pytest_rc != 0)); then exit "$pytest_rc"; fi
   fi
 fi
 echo "sanitize.sh: clean ($SANITIZE)"
