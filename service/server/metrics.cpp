@@ -11,13 +11,24 @@ std::string number(double value) {
   return text;
 }
 
+// The method label: a method of HTTP/1.1, else "other". cpp-httplib logs a request whose method
+// it refused (400) with the method as sent, so without this any client could add label values
+// without bound (memory, and text of its choosing in /metrics).
+std::string_view method_label(std::string_view method) {
+  for (std::string_view known : {"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT"}) {
+    if (method == known) return known;
+  }
+  return "other";
+}
+
 }  // namespace
 
-void Metrics::observe(const std::string& route, const std::string& method, int status, double seconds) {
+void Metrics::observe(const std::string& route, const std::string& method_sent, int status, double seconds) {
   std::lock_guard lock(mutex_);
+  const std::string_view method = method_label(method_sent);
   const std::tuple<std::string_view, std::string_view, int> labels{route, method, status};
   auto counter = requests_.find(labels);
-  if (counter == requests_.end()) counter = requests_.emplace(std::tuple{route, method, status}, 0).first;
+  if (counter == requests_.end()) counter = requests_.emplace(std::tuple{route, std::string(method), status}, 0).first;
   ++counter->second;
   auto& histogram = latency_[route];
   for (std::size_t i = 0; i < kBuckets.size(); ++i) {

@@ -14,8 +14,9 @@ namespace linkwise::server {
 
 class Metrics {
  public:
-  // `route` is the path template ("/v1/instances/{id}"), or "unmatched" for unknown paths, so the
-  // label set stays bounded whatever clients send.
+  // `route` is the path template ("/v1/instances/{id}"), or "unmatched" for unknown paths, and a
+  // method other than HTTP/1.1's is counted as "other", so the label set stays bounded whatever
+  // clients send.
   void observe(const std::string& route, const std::string& method, int status, double seconds);
   void set_gauge(const std::string& name, const std::string& help, double value);
 
@@ -35,9 +36,24 @@ class Metrics {
     double value = 0;
   };
 
+  // Transparent comparator: observe() looks the labels up by view, copying them only the first
+  // time. Both sides are compared as views (clang 14 with libstdc++ 12 cannot compare tuples of
+  // different element types in C++20).
+  struct LabelsLess {
+    using is_transparent = void;
+    using View = std::tuple<std::string_view, std::string_view, int>;
+    template <typename Tuple>
+    static View view(const Tuple& t) {
+      return {std::get<0>(t), std::get<1>(t), std::get<2>(t)};
+    }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return view(a) < view(b);
+    }
+  };
+
   mutable std::mutex mutex_;
-  // Transparent comparator: observe() looks the labels up by view, copying them only the first time.
-  std::map<std::tuple<std::string, std::string, int>, std::uint64_t, std::less<>> requests_;
+  std::map<std::tuple<std::string, std::string, int>, std::uint64_t, LabelsLess> requests_;
   std::map<std::string, Histogram> latency_;
   std::map<std::string, Gauge> gauges_;
 };

@@ -132,24 +132,7 @@ Server::Server(Context& ctx, ServerOptions options)
   http.set_payload_max_length(options_.max_body_bytes);
 
   http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    current = {Clock::now(), &kUnmatched};
-    if (req.target.size() > options_.max_target_bytes) {
-      write_problem(res,
-                    problem_for_status(414, "path and query are " + std::to_string(req.target.size()) +
-                                                " bytes; at most " + std::to_string(options_.max_target_bytes) +
-                                                " are accepted"),
-                    "");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    // Bodies are bounded by Content-Length (cpp-httplib answers 413 past the limit and skips the
-    // body); a chunked body has no length to check up front, so it is refused, and the connection
-    // closed since its body was not read.
-    if (req.has_header("Transfer-Encoding")) {
-      res.set_header("Connection", "close");
-      write_problem(res, problem_for_status(411, "send the body with a Content-Length, not chunked"), req.path);
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    return httplib::Server::HandlerResponse::Unhandled;
+    return pre_route(req, res) ? httplib::Server::HandlerResponse::Handled : httplib::Server::HandlerResponse::Unhandled;
   });
 
   const auto handler = [this](const httplib::Request& req, httplib::Response& res) { dispatch(req, res); };
@@ -206,6 +189,32 @@ void Server::stop() {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+}
+
+bool Server::pre_route(const httplib::Request& req, httplib::Response& res) {
+  current = {Clock::now(), &kUnmatched};
+  if (req.target.size() > options_.max_target_bytes) {
+    write_problem(res,
+                  problem_for_status(414, "path and query are " + std::to_string(req.target.size()) +
+                                              " bytes; at most " + std::to_string(options_.max_target_bytes) +
+                                              " are accepted"),
+                  "");
+    return true;
+  }
+  // Bodies are bounded by Content-Length (cpp-httplib answers 413 past the limit and skips the
+  // body); a chunked body has no length to check up front, so it is refused, and the connection
+  // closed since its body was not read.
+  if (req.has_header("Transfer-Encoding")) {
+    res.set_header("Connection", "close");
+    write_problem(res, problem_for_status(411, "send the body with a Content-Length, not chunked"), req.path);
+    return true;
+  }
+  return false;
+}
+
+void Server::handle(const httplib::Request& req, httplib::Response& res) {
+  if (!pre_route(req, res)) dispatch(req, res);
+  log(req, res);
 }
 
 void Server::dispatch(const httplib::Request& req, httplib::Response& res) {

@@ -36,8 +36,16 @@ class Server {
   // Stops accepting connections (run() then drains and returns); safe from any thread.
   void stop();
 
+  // Answers one request already read off the wire, without a socket, as the server does after
+  // cpp-httplib has parsed it: the pre-routing checks, the Router and handlers, then the metrics
+  // and the access log. For the fuzzers (fuzz/http_request.cpp) and tests; `req` as cpp-httplib
+  // fills it (method, target, path, params, headers, body).
+  void handle(const httplib::Request& req, httplib::Response& res);
+
  private:
   class Http;  // httplib::Server with access to its listening socket
+  // The checks before routing (target length, chunked bodies); true when they answered.
+  bool pre_route(const httplib::Request& req, httplib::Response& res);
   void dispatch(const httplib::Request& req, httplib::Response& res);
   void log(const httplib::Request& req, const httplib::Response& res);
 

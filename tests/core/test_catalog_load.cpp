@@ -298,6 +298,21 @@ TEST_CASE("a file that is not JSON fails the load naming the file", "[catalog][l
   CHECK_THAT(e.what(), Contains("instances/oci.json: not valid JSON"));
 }
 
+// Found by fuzz/catalog_load.cpp: a number past the double range escaped as nlohmann's
+// out_of_range (exit 3 from `linkwise catalog check`) instead of invalid_input naming the file.
+TEST_CASE("a number beyond the double range or deep nesting fails the load naming the file", "[catalog][load][bad]") {
+  ScratchDir dir;
+  const fs::path data = data_dir_with(dir, "instances/oci.json", [](ordered_json&) {});
+  write_text(data / "gpus.json", "{\"schema_version\": 1, \"gpus\": [{\"id\": \"X\", \"memory_gb\": 1e400}]}");
+  const Error range = load_error(data);
+  CHECK(range.kind() == ErrorKind::invalid_input);
+  CHECK_THAT(range.what(), Contains("gpus.json: a number is out of range"));
+  write_text(data / "gpus.json", "{\"schema_version\": 1, \"gpus\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
+  const Error deep = load_error(data);
+  CHECK(deep.kind() == ErrorKind::invalid_input);
+  CHECK_THAT(deep.what(), Contains("gpus.json: JSON nested deeper than"));
+}
+
 TEST_CASE("an unsupported data schema_version fails the load", "[catalog][load][bad]") {
   ScratchDir dir;
   const fs::path data = data_dir_with(dir, "gpus.json", [](ordered_json& doc) { doc["schema_version"] = 2; });

@@ -68,6 +68,8 @@ const ClaimVerdict& claim(const Validation& v, const std::string& name) {
   FAIL("no verdict for " << name);
   throw;
 }
+// The verdict lives in `v`: a temporary Validation would be gone before the reference is read.
+const ClaimVerdict& claim(Validation&& v, const std::string& name) = delete;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -125,11 +127,11 @@ TEST_CASE("the threshold is the boundary: exactly at it meets", "[probe][validat
   testing::SyntheticFigures figures;
   figures.allreduce_busbw = 450 * 0.70;
   Thresholds thresholds;
-  CHECK(claim(validate(testing::synthetic_report(figures), one_h100_instance(), std::nullopt, thresholds), "nvlink")
-            .verdict == Verdict::meets);
+  const Validation at = validate(testing::synthetic_report(figures), one_h100_instance(), std::nullopt, thresholds);
+  CHECK(claim(at, "nvlink").verdict == Verdict::meets);
   thresholds.nvlink_busbw = 0.71;
-  CHECK(claim(validate(testing::synthetic_report(figures), one_h100_instance(), std::nullopt, thresholds), "nvlink")
-            .verdict == Verdict::below);
+  const Validation under = validate(testing::synthetic_report(figures), one_h100_instance(), std::nullopt, thresholds);
+  CHECK(claim(under, "nvlink").verdict == Verdict::below);
 }
 
 TEST_CASE("several matching instances: shared claims are checked, differing ones cannot be", "[probe][validate]") {
@@ -211,7 +213,8 @@ TEST_CASE("the network claim from a multi-node all-reduce", "[probe][validate]")
   report.probes.back().results.push_back(Result::make(
       std::string(metric::nccl_busbw), Unit::gbytes_per_s, Counting::one_direction, 1u << 30,
       {{"collective", "all-reduce"}, {"ranks", "16"}, {"nodes", "2"}}, testing::around(350)));
-  const auto& network = claim(validate(report, one_h100_instance(), std::nullopt), "network");
+  const Validation v = validate(report, one_h100_instance(), std::nullopt);
+  const auto& network = claim(v, "network");
   CHECK(network.verdict == Verdict::meets);
   CHECK(network.unit == "Gbit/s");
   CHECK(network.measured == Approx(2800));  // 350 GB/s x 8

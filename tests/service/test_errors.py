@@ -168,6 +168,18 @@ def test_garbage_request_line(server):
     assert requests.get(server.url + "/healthz", timeout=10).status_code == 200
 
 
+def test_unknown_methods_do_not_become_metric_labels(server):
+    # Found by fuzz/http_request.cpp: a refused method used to be counted under its own label, so
+    # clients could grow /metrics (and the server's memory) without bound.
+    for method in (b"FUZZ1", b'X"}'):
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+            s.sendall(method + b" /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert s.recv(4096).startswith(b"HTTP/1.1 400")
+    metrics = requests.get(server.url + "/metrics", timeout=10).text
+    assert "FUZZ1" not in metrics and 'X"}' not in metrics
+    assert 'method="other",status="400"' in metrics
+
+
 # --- auth: writes need a valid key; reads are open ---
 
 def test_write_without_key_is_401(server):
