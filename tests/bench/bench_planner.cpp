@@ -89,6 +89,24 @@ void BM_RecommendLlama70BExhaustive(benchmark::State& state) {
 }
 BENCHMARK(BM_RecommendLlama70BExhaustive)->Unit(benchmark::kMillisecond);
 
+// Mixture-of-experts over the whole catalog (issue 10's goal: under 20 ms): DeepSeek-V3 and
+// Qwen3-235B-A22B pre-training, with ep searched as one more layout dimension.
+void BM_RecommendMoe(benchmark::State& state, const char* preset) {
+  const nlohmann::json doc = {{"model", {{"preset", preset}}},
+                              {"job", {{"kind", "pretrain"}, {"seq_len", 4096}, {"global_batch", 1024}, {"tokens", 1e12}, {"precision", "fp8"}}},
+                              {"constraints", {{"max_nodes", 64}}}};
+  const planner::Workload w = planner::parse_workload(doc, catalog());
+  long long evaluated = 0;
+  for (auto _ : state) {
+    const planner::SearchResult r = planner::search(w, catalog(), 5);
+    evaluated = r.evaluated;
+    benchmark::DoNotOptimize(r.plans.data());
+  }
+  state.counters["layouts_evaluated"] = double(evaluated);
+}
+BENCHMARK_CAPTURE(BM_RecommendMoe, deepseek_v3, "deepseek-v3")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_RecommendMoe, qwen3_235b_a22b, "qwen3-235b-a22b")->Unit(benchmark::kMillisecond);
+
 // JSON in, JSON out, as the REST service calls it (parse + search + describe + serialize).
 void BM_RecommendJsonLlama70B(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(planner::recommend_json(llama70b_workload(), catalog(), 5));
