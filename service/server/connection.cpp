@@ -14,6 +14,8 @@
 #include <charconv>
 #include <vector>
 
+#include "server/problem.hpp"
+
 namespace linkwise::server {
 namespace {
 
@@ -42,15 +44,6 @@ HeadCheck refused(int status, std::string detail) {
 int millis_until(Clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
   return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 1 << 30));
-}
-
-const char* reason_phrase(int status) {
-  switch (status) {
-    case 400: return "Bad Request";
-    case 408: return "Request Timeout";
-    case 431: return "Request Header Fields Too Large";
-    default: return "Error";
-  }
 }
 
 }  // namespace
@@ -222,8 +215,14 @@ void Connection::get_local_ip_and_port(std::string& ip, int& port) const {
   if (::getsockname(sock_, reinterpret_cast<sockaddr*>(&address), &size) == 0) address_of(address, ip, port);
 }
 
-void Connection::answer_and_close(int status, const std::string& content_type, const std::string& body) {
-  const std::string response = raw_response(status, reason_phrase(status), content_type, body);
+void Connection::answer_and_close(const Problem& problem) {
+  // The one problem renderer (problem.cpp), so these answers look like every other error.
+  httplib::Response res;
+  write_problem(res, problem, "");
+  const std::string response = "HTTP/1.1 " + std::to_string(problem.status) + " " + problem.title +
+                               "\r\nContent-Type: " + res.get_header_value("Content-Type") +
+                               "\r\nContent-Length: " + std::to_string(res.body.size()) +
+                               "\r\nConnection: close\r\n\r\n" + res.body;
   write(response.data(), response.size());
   close_gracefully();
 }
@@ -246,11 +245,6 @@ void Connection::close_gracefully() {
   sock_ = -1;
 }
 
-std::string raw_response(int status, const std::string& reason, const std::string& content_type,
-                         const std::string& body) {
-  return "HTTP/1.1 " + std::to_string(status) + " " + reason + "\r\nContent-Type: " + content_type +
-         "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
-}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -346,9 +340,7 @@ void Reception::run() {
     for (auto& c : expired) {
       // Idle keep-alive connections just close; a request cut off mid-head gets its 408.
       if (c->empty()) continue;
-      c->answer_and_close(408, "application/problem+json",
-                          R"({"type":"urn:linkwise:problem:request_timeout","title":"Request Timeout","status":408,)"
-                          R"("detail":"the request head did not arrive in time","instance":null,"field":null})");
+      c->answer_and_close(problem_for_status(408, "the request head did not arrive in time"));
     }
   }
 }

@@ -28,6 +28,8 @@
 
 namespace linkwise::server {
 
+struct Problem;
+
 using Clock = std::chrono::steady_clock;
 
 struct ConnectionLimits {
@@ -74,8 +76,8 @@ class Connection final : public httplib::Stream {
   void begin_request(std::size_t request_bytes, Clock::time_point deadline);
   // Skips what the handler left unread of the request's body. False when it did not arrive in time.
   bool skip_unread_body();
-  // Writes a complete answer (a refused head, a timeout) and closes.
-  void answer_and_close(int status, const std::string& content_type, const std::string& body);
+  // Answers a refused head or a timeout with its problem+json and closes.
+  void answer_and_close(const Problem& problem);
   // FIN first, then read and drop what the client still sends for a moment, then close: a close
   // with unread bytes would send RST, which can destroy the answer before the client reads it.
   void close_gracefully();
@@ -127,8 +129,5 @@ class Reception {
   std::thread thread_;
 };
 
-// Writes an HTTP status line, headers and a body for answers given outside cpp-httplib.
-std::string raw_response(int status, const std::string& reason, const std::string& content_type,
-                         const std::string& body);
 
 }  // namespace linkwise::server

@@ -60,9 +60,8 @@ void Server::Http::serve(std::shared_ptr<Connection> connection) {
   for (std::size_t served = 0;; ++served) {
     const HeadCheck head = connection->head(limits_);
     if (head.state == HeadCheck::State::refused) {
-      httplib::Response res;
-      write_problem(res, problem_for_status(head.status, head.detail, head.status == 431 ? "headers" : "Content-Length"), "");
-      connection->answer_and_close(head.status, res.get_header_value("Content-Type"), res.body);
+      connection->answer_and_close(
+          problem_for_status(head.status, head.detail, head.status == 431 ? "headers" : "Content-Length"));
       return;
     }
     connection->begin_request(head.head_bytes + head.content_length, std::chrono::steady_clock::now() + limits_.body_timeout);
