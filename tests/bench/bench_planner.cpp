@@ -59,9 +59,9 @@ void BM_LayoutEvaluation(benchmark::State& state) {
 }
 BENCHMARK(BM_LayoutEvaluation);
 
-// The full search over every catalog instance, node counts up to 64 and all layouts, top 5.
-void BM_RecommendLlama70B(benchmark::State& state) {
-  const planner::Workload w = planner::parse_workload(llama70b_workload(), catalog());
+// The full search of one workload over every catalog instance, top 5, with its counters.
+void run_search(benchmark::State& state, const nlohmann::json& workload) {
+  const planner::Workload w = planner::parse_workload(workload, catalog());
   long long evaluated = 0;
   for (auto _ : state) {
     const planner::SearchResult r = planner::search(w, catalog(), 5);
@@ -71,6 +71,9 @@ void BM_RecommendLlama70B(benchmark::State& state) {
   state.counters["layouts_evaluated"] = double(evaluated);
   state.counters["instances"] = double(catalog().instances().size());
 }
+
+// The full search over every catalog instance, node counts up to 64 and all layouts, top 5.
+void BM_RecommendLlama70B(benchmark::State& state) { run_search(state, llama70b_workload()); }
 BENCHMARK(BM_RecommendLlama70B)->Unit(benchmark::kMillisecond);
 
 // The same search exhaustively (no pruning): what pruning saves.
@@ -95,14 +98,7 @@ void BM_RecommendMoe(benchmark::State& state, const char* preset) {
   const nlohmann::json doc = {{"model", {{"preset", preset}}},
                               {"job", {{"kind", "pretrain"}, {"seq_len", 4096}, {"global_batch", 1024}, {"tokens", 1e12}, {"precision", "fp8"}}},
                               {"constraints", {{"max_nodes", 64}}}};
-  const planner::Workload w = planner::parse_workload(doc, catalog());
-  long long evaluated = 0;
-  for (auto _ : state) {
-    const planner::SearchResult r = planner::search(w, catalog(), 5);
-    evaluated = r.evaluated;
-    benchmark::DoNotOptimize(r.plans.data());
-  }
-  state.counters["layouts_evaluated"] = double(evaluated);
+  run_search(state, doc);
 }
 BENCHMARK_CAPTURE(BM_RecommendMoe, deepseek_v3, "deepseek-v3")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_RecommendMoe, qwen3_235b_a22b, "qwen3-235b-a22b")->Unit(benchmark::kMillisecond);
