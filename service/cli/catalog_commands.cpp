@@ -109,9 +109,15 @@ std::string csv_value(const ordered_json& value) {
   return value.dump();
 }
 
-void print_instances_json(const std::vector<const Instance*>& instances) {
-  ordered_json out = ordered_json::array();
-  for (const Instance* instance : instances) out.push_back(*instance);
+// The REST answer's shape without its paging fields: {"total", "excluded_unknown", "items"}, so a
+// script reads the same field names from the CLI, REST and Python.
+void print_instances_json(const InstanceMatches& matches) {
+  ordered_json items = ordered_json::array();
+  for (const Instance* instance : matches.instances) items.push_back(*instance);
+  ordered_json out;
+  out["total"] = matches.instances.size();
+  out["excluded_unknown"] = matches.excluded_unknown;
+  out["items"] = std::move(items);
   std::cout << out.dump(2) << "\n";
 }
 
@@ -328,8 +334,7 @@ void register_instances(CLI::App& app) {
                         "Sort by a field's JSON name, '-' prefix for descending (e.g. price_usd_per_gpu_hour, "
                         "-nvlink_gbytes_per_s)");
   auto* json = instances->add_flag("--json", options->json,
-                                   "Print a JSON array in the contract's field names (what the filters hid for "
-                                   "want of a value: one line on stderr)");
+                                   "Print JSON as GET /v1/instances answers it: {total, excluded_unknown, items}");
   auto* csv = instances->add_flag("--csv", options->csv, "Print CSV (every field but sources)");
   json->excludes(csv);
   instances->add_option("--columns", options->columns,
@@ -373,10 +378,11 @@ void register_instances(CLI::App& app) {
 
     const Catalog catalog = load_chosen_catalog();
     const InstanceMatches found = catalog.match(filter, sort);
-    if (options->json || options->csv) {
-      if (options->json) print_instances_json(found.instances);
-      if (options->csv) print_instances_csv(found.instances);
-      // stdout stays the array (or CSV) scripts read; what was hidden goes beside it, to stderr.
+    if (options->json) {
+      print_instances_json(found);
+    } else if (options->csv) {
+      print_instances_csv(found.instances);
+      // stdout stays the CSV scripts read; what was hidden goes beside it, to stderr.
       if (const std::string hidden = hidden_line(found); !hidden.empty()) std::cerr << hidden << "\n";
     } else {
       print_instances_table(found, options->columns);

@@ -289,14 +289,18 @@ def test_to_dict_equals_cli_json(catalog, args, kwargs):
 
 
 def test_cli_names_what_it_hid_beside_the_json(catalog):
-    """--json keeps stdout the plain array; the hidden count is one line on stderr."""
+    """--json carries the hidden counts as REST and Python do; --csv names them on stderr."""
     from conftest import linkwise_bin
     import subprocess
     path = linkwise_bin()
     if path is None:
         pytest.skip("LINKWISE_BIN is not set: no CLI to compare with")
     done = subprocess.run([path, "instances", "--rdma", "--json"], capture_output=True, text=True, check=True)
-    assert [i["id"] for i in json.loads(done.stdout)] == [i.id for i in catalog.instances(rdma=True)]
+    answer = json.loads(done.stdout)
+    assert [i["id"] for i in answer["items"]] == [i.id for i in catalog.instances(rdma=True)]
+    assert answer["excluded_unknown"] == catalog.instances(rdma=True).excluded_unknown
+    assert done.stderr == ""
+    done = subprocess.run([path, "instances", "--rdma", "--csv"], capture_output=True, text=True, check=True)
     hidden = catalog.instances(rdma=True).excluded_unknown.get("gpudirect_rdma", 0)
     if hidden:
         assert f"{hidden} instance" in done.stderr and "hidden: gpudirect_rdma unknown" in done.stderr

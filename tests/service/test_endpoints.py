@@ -27,6 +27,10 @@ def test_instances_are_the_cli_catalog(server):
     r = get(server, "/v1/instances", limit=1000)
     assert r.status_code == 200
     body = r.json()
+    # One contract: the CLI prints the REST answer's fields, less the paging ones.
+    assert set(cli) == {"total", "excluded_unknown", "items"}
+    assert cli["excluded_unknown"] == body["excluded_unknown"] == {}
+    cli = cli["items"]
     assert body["total"] == len(cli) == len(body["items"])
     assert body["limit"] == 1000 and body["offset"] == 0
     assert body["excluded_unknown"] == {}
@@ -57,7 +61,7 @@ def test_sort_by_price_per_gpu(server):
     prices = [i["price_usd_per_gpu_hour"] for i in items]
     known = [p for p in prices if p is not None]
     assert known == sorted(known) and prices[: len(known)] == known
-    cli = json.loads(run_cli("instances", "--sort", "price_usd_per_gpu_hour", "--json", "--db", str(server.db)).stdout)
+    cli = json.loads(run_cli("instances", "--sort", "price_usd_per_gpu_hour", "--json", "--db", str(server.db)).stdout)["items"]
     assert [i["id"] for i in cli] == [i["id"] for i in items]
 
 
@@ -74,8 +78,10 @@ def test_instance_filters_match_the_cli(server):
          ["--min-gpu-memory", "80", "--min-nvlink", "600", "--sort", "-price_usd_per_hour"]),
     ]
     for params, options in cases:
-        cli = json.loads(run_cli("instances", "--json", "--db", str(server.db), *options).stdout)
+        answer = json.loads(run_cli("instances", "--json", "--db", str(server.db), *options).stdout)
+        cli = answer["items"]
         body = get(server, "/v1/instances", limit=1000, **params).json()
+        assert answer["excluded_unknown"] == body["excluded_unknown"], params
         assert [i["id"] for i in body["items"]] == [i["id"] for i in cli], params
         assert body["total"] == len(cli)
         assert cli, f"{params} should match something in the catalog"

@@ -18,7 +18,7 @@ def test_without_db_uses_embedded_catalog_and_per_user_store(tmp_path):
 
     srv = Server(None, tmp_path / "server.log", env=env).start()
     try:
-        embedded = json.loads(run_cli("instances", "--json", env=env).stdout)
+        embedded = json.loads(run_cli("instances", "--json", env=env).stdout)["items"]
         body = requests.get(srv.url + "/v1/instances", params={"limit": 1000}, timeout=10).json()
         assert [i["id"] for i in body["items"]] == [i["id"] for i in embedded]
         r = requests.post(srv.url + "/v1/probe-reports", data=json.dumps(h100_node_report(380, 3000)),
