@@ -248,6 +248,10 @@ TEST_CASE("pruned search equals exhaustive search on MoE workloads") {
           "tokens": 1e10}, "layout": {"overlap_a2a": true}, "constraints": {"max_nodes": 3, "tp_across_nodes": true}})",
       R"({"model": {"preset": "mixtral-8x22b"}, "job": {"kind": "inference", "prompt_len": 2048, "output_len": 512, "concurrent": 64,
           "tokens": 1e9}, "constraints": {"max_nodes": 2}})",
+      // Multi-node wide-EP serving: 671B in fp8 does not fit one 8 x 80 GB node, so the EP group
+      // leaves the node over the network (and 61 layers split unevenly when pipelined).
+      R"({"model": {"preset": "deepseek-v3"}, "job": {"kind": "inference", "precision": "fp8", "prompt_len": 2048, "output_len": 512,
+          "concurrent": 64, "tokens": 1e9}, "constraints": {"instances": ["aws:p5.48xlarge"], "max_nodes": 4}})",
   };
   for (const char* text : workloads) {
     INFO(text);
@@ -305,4 +309,90 @@ TEST_CASE("DeepSeek-V3 pre-training on 2048 H800 with its published layout: GPU-
   // 80 GB without full recompute; the report's memory savings (section 3.2.3) are not modelled.
   CHECK_FALSE(p.fits);
   CHECK(p.active_params_b == Approx(37).epsilon(0.02));
+}
+
+TEST_CASE("MoE plans from presets: three models x pre-training, fine-tuning, serving x H100, H200, B200, GB200 NVL72") {
+  // The issue's done-when, on the real catalog: every combination gives a fitting plan with ep
+  // placed by the search. GB200 comes from the catalog's NVL72 trays (4 GPUs, 72-GPU domain).
+  const char* jobs[] = {
+      R"({"kind": "pretrain", "precision": "fp8", "seq_len": 4096, "global_batch": 1024, "tokens": 1e12})",
+      R"({"kind": "finetune", "seq_len": 4096, "global_batch": 256, "tokens": 1e9})",
+      R"({"kind": "inference", "precision": "fp8", "prompt_len": 2048, "output_len": 512, "concurrent": 64, "tokens": 1e9})",
+  };
+  const char* models[] = {"deepseek-v3", "qwen3-235b-a22b", "mixtral-8x22b"};
+  const char* gpus[] = {"H100", "H200", "B200", "GB200"};
+  for (const char* model : models)
+    for (const char* job : jobs)
+      for (const char* gpu : gpus) {
+        json doc;
+        doc["model"]["preset"] = model;
+        doc["job"] = json::parse(job);
+        doc["constraints"]["gpu_models"] = {gpu};
+        INFO(doc.dump());
+        const json r = planner::recommend_json(doc, real_catalog(), 1);
+        REQUIRE(r["results"].size() == 1);
+        const json& best = r["results"][0];
+        INFO(best["instance"] << " " << best["layout"].dump());
+        CHECK(best["fits"].get<bool>());
+        const std::string gpu_model = best["gpu_model"];
+        CHECK(gpu_model.rfind(gpu, 0) == 0);
+        if (std::string(gpu) == "GB200") CHECK(best["nvlink_domain_gpus"].get<int>() == 72);
+        // Where EP pays the search takes it: DeepSeek-V3 and Mixtral everywhere, Qwen3-235B for
+        // fine-tuning and serving. Qwen3-235B's fp8 pre-training at this batch is cheapest as ZeRO-3
+        // over 256 GPUs with every expert local (its EP all-to-all would cross the network at
+        // 8 x 4096 x 2 bytes per token and layer), so ep stays the search's free choice there.
+        const bool qwen_pretrain = std::string(model) == "qwen3-235b-a22b" && std::string(job).find("pretrain") != std::string::npos;
+        if (!qwen_pretrain) CHECK(best["layout"]["ep"].get<int>() > 1);
+      }
+}
+
+TEST_CASE("DeepSeek-V3 fp8 serving on H100 spans nodes with the EP group on the network") {
+  // SGLang and vLLM serve DeepSeek-V3 fp8 on 2 x 8 H100 (TP16, or DP attention + EP16 across the
+  // nodes); 671 GB of fp8 weights do not fit one node of 8 x 80 GB.
+  const json doc = json::parse(R"({"model": {"preset": "deepseek-v3"},
+      "job": {"kind": "inference", "prompt_len": 2048, "output_len": 512, "concurrent": 64, "tokens": 1e9, "precision": "fp8"},
+      "constraints": {"gpu_models": ["H100"]}})");
+  const json r = planner::recommend_json(doc, real_catalog(), 3);
+  REQUIRE_FALSE(r["results"].empty());
+  for (const json& p : r["results"]) {
+    INFO(p["instance"] << " " << p["layout"].dump());
+    CHECK(p["nodes"].get<int>() >= 2);
+    CHECK(p["layout"]["tp"].get<int>() <= p["gpus_per_node"].get<int>());  // TP stays inside the node
+    const int ep = p["layout"]["ep"];
+    if (ep * p["layout"]["etp"].get<int>() > p["gpus_per_node"].get<int>()) {
+      CHECK(p["why"].get<std::string>().find("over the network") != std::string::npos);
+      CHECK(p["time_s"]["ep_comm"].get<double>() > 0);
+    }
+  }
+  CHECK(r["results"][0]["layout"]["ep"].get<int>() > 8);  // wide EP beats a full replica per node
+}
+
+TEST_CASE("a catalog NVL72 offering wins wide-EP serving because of its NVLink domain") {
+  // CoreWeave's GB200 NVL72 tray against an 8 x B200 HGX node, DeepSeek-V3 in fp4 at 1024
+  // concurrent sequences on at least 8 instances: the tray wins with the EP group inside its
+  // 72-GPU domain. The same tray cut to its own 4 GPUs (the domain is the only change) loses to
+  // the B200 node: the domain is the reason.
+  const Catalog& real = real_catalog();
+  const Instance& tray72 = real.instance("coreweave:gb200-4x");
+  const Instance& hgx = real.instance("nebius:gpu-b200-sxm_8gpu-160vcpu-1792gb");
+  REQUIRE(tray72.nvlink_domain_gpus.value_or(0) == 72);
+  Instance cut = tray72;
+  cut.name = "gb200-4x-cut";
+  cut.id = cut.provider + ":" + cut.name;
+  cut.nvlink_domain_gpus = 4;
+  const json doc = json::parse(R"({"model": {"preset": "deepseek-v3"},
+      "job": {"kind": "inference", "precision": "fp4", "prompt_len": 1024, "output_len": 1024, "concurrent": 1024, "tokens": 1e10},
+      "constraints": {"min_nodes": 8}})");
+  const Catalog with_domain({real.gpu("GB200"), real.gpu(hgx.gpu_model)}, {tray72, hgx});
+  const json r = planner::recommend_json(doc, with_domain, 2, nullptr, planner::Grouping::instance);
+  REQUIRE(r["results"].size() == 2);
+  const json& best = r["results"][0];
+  INFO(best.dump(1));
+  CHECK(best["instance"] == "coreweave:gb200-4x");
+  CHECK(best["layout"]["ep"].get<int>() > 4);
+  CHECK(best["why"].get<std::string>().find("72-GPU NVLink domain") != std::string::npos);
+  const Catalog without_domain({real.gpu("GB200"), real.gpu(hgx.gpu_model)}, {cut, hgx});
+  const json r_cut = planner::recommend_json(doc, without_domain, 2, nullptr, planner::Grouping::instance);
+  REQUIRE_FALSE(r_cut["results"].empty());
+  CHECK(r_cut["results"][0]["instance"] == hgx.id);
 }
