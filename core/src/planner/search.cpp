@@ -306,10 +306,11 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
           const bool sps[] = {spec.sequence_parallel.value_or(tp > 1)};
           const std::vector<int>& vs = choices.virtual_stages[pp_index];
           const int max_v = *std::max_element(vs.begin(), vs.end());
+          double subtree_lb = 0;
           if (!cx.exhaustive) {
-            const double lb = step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, choices.dualpipe ? 0 : max_v, sps[0], cx.k);
-            const double bound = objective_bound(cx, hw, u.nodes, lb);
-            if (!(bound <= top.threshold())) { ++cx.stats.pruned_subtrees; note_pruned(cx, hw, u.nodes, lb, bound, tally); continue; }
+            subtree_lb = step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, choices.dualpipe ? 0 : max_v, sps[0], cx.k);
+            const double bound = objective_bound(cx, hw, u.nodes, subtree_lb);
+            if (!(bound <= top.threshold())) { ++cx.stats.pruned_subtrees; note_pruned(cx, hw, u.nodes, subtree_lb, bound, tally); continue; }
           }
           l.tp = tp; l.cp = cp; l.pp = pp; l.dp = dp;
           l.etp = choices.etp;
@@ -318,12 +319,20 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
           for (int ep : choices.eps) {
             if (!ep_fits((long long)tp * cp * dp, ep, choices.etp)) continue;
             l.ep = ep;
+            // The all-to-all this ep cannot avoid, added to the subtree's bound: wide EP groups that
+            // leave the NVLink domain are skipped here when the network makes them lose.
+            const double a2a_lb = cx.exhaustive ? 0.0 : a2a_lower_bound(cx.model, hw, u.nodes, l);
+            if (a2a_lb > 0) {
+              const double lb = subtree_lb + a2a_lb;
+              const double bound = objective_bound(cx, hw, u.nodes, lb);
+              if (!(bound <= top.threshold())) { ++cx.stats.pruned_subtrees; note_pruned(cx, hw, u.nodes, lb, bound, tally); continue; }
+            }
             for (bool sp : sps) {
               l.sequence_parallel = sp;
               for (int v : vs) {
                 if (v > 1 && (sequences % pp != 0)) continue;  // interleaving needs micro-batches in multiples of pp
                 if (!cx.exhaustive && v != max_v) {  // the subtree's bound, now for this many virtual stages
-                  const double lb = step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k);
+                  const double lb = step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k) + a2a_lb;
                   const double bound = objective_bound(cx, hw, u.nodes, lb);
                   if (!(bound <= top.threshold())) { ++cx.stats.pruned_subtrees; note_pruned(cx, hw, u.nodes, lb, bound, tally); continue; }
                 }
@@ -332,6 +341,12 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                   if (sequences % mb != 0) continue;  // divisors of the batch that are not of this replica's share
                   if (v > 1 && (sequences / mb) % pp != 0) continue;
                   if (choices.dualpipe && (sequences / mb) % 2 != 0) continue;
+                  if (!cx.exhaustive && pp > 1 && mb > 1 && !choices.dualpipe) {
+                    // Fewer, larger micro-batches only grow the bubble's bound: once it loses, so do the rest.
+                    const double lb = step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k, mb) + a2a_lb;
+                    const double bound = objective_bound(cx, hw, u.nodes, lb);
+                    if (!(bound <= top.threshold())) { ++cx.stats.pruned_subtrees; note_pruned(cx, hw, u.nodes, lb, bound, tally); break; }
+                  }
                   l.micro_batch = mb;
                   Candidate best;
                   bool any_fit_at_min = false;
