@@ -410,3 +410,44 @@ TEST_CASE("a catalog NVL72 offering wins wide-EP serving because of its NVLink d
   REQUIRE_FALSE(r_cut["results"].empty());
   CHECK(r_cut["results"][0]["instance"] == hgx.id);
 }
+
+TEST_CASE("hai-llm keeps what DeepSeek-V3's report says it keeps, term by term") {
+  // A dense Llama-like layer (no MLA, no experts) so each saving is one term of the per-token
+  // activation bytes: the two RMSNorm outputs (2h each) are recomputed, the attention output is
+  // cached in E5M6 (1.5 bytes instead of 2) and the MLP keeps only SwiGLU's FP8 inputs (2 x ffn x 1
+  // byte instead of gate, up and product in 16-bit, 6 x ffn).
+  const planner::ModelShape& m = planner::preset("llama3.1-8b");
+  planner::Job job;
+  job.kind = planner::JobKind::pretrain;
+  job.precision = planner::Precision::fp8;
+  job.seq_len = 4096;
+  job.global_batch = 8;
+  const planner::PlannerConstants& k = planner::default_constants();
+  const planner::Hardware hw = planner_test::dgx(planner_test::h100_80());
+  planner::Layout l;
+  l.dp = 8;
+  planner::Job hai = job;
+  hai.framework = planner::Framework::hai_llm;
+  const auto ph = planner::prepare_hardware(hw, job, k, nullptr, false);
+  planner::Estimate standard, saved;
+  planner::estimate_memory(planner::prepare_model(m, job), ph, l, k, standard);
+  planner::estimate_memory(planner::prepare_model(m, hai), ph, l, k, saved);
+  const double h = m.hidden, ffn = m.ffn_hidden, tokens = 4096;
+  CHECK(standard.activations - saved.activations == Approx(m.layers * tokens * (4 * h + 0.5 * h + 4 * ffn)).epsilon(1e-9));
+  // BF16 AdamW moments: 8 bytes of optimizer state per parameter instead of 12, fp32 gradients kept.
+  CHECK(saved.optimizer == Approx(standard.optimizer * 8.0 / 12.0).epsilon(1e-12));
+  CHECK(saved.gradients == Approx(standard.gradients).epsilon(1e-12));
+  // In bf16 the Linear inputs stay 16-bit: SwiGLU's inputs 2 x ffn x 2 bytes, the attention output 2.
+  planner::Job hai16 = hai, job16 = job;
+  hai16.precision = job16.precision = planner::Precision::bf16;
+  planner::Estimate standard16, saved16;
+  const auto ph16 = planner::prepare_hardware(hw, job16, k, nullptr, false);
+  planner::estimate_memory(planner::prepare_model(m, job16), ph16, l, k, standard16);
+  planner::estimate_memory(planner::prepare_model(m, hai16), ph16, l, k, saved16);
+  CHECK(standard16.activations - saved16.activations == Approx(m.layers * tokens * (4 * h + 2 * ffn)).epsilon(1e-9));
+  // The recomputation costs time, never saves it.
+  planner::Estimate t_standard = standard, t_saved = saved;
+  planner::estimate_time(planner::prepare_model(m, job), ph, 1, l, k, t_standard);
+  planner::estimate_time(planner::prepare_model(m, hai), ph, 1, l, k, t_saved);
+  CHECK(t_saved.compute > t_standard.compute);
+}
