@@ -46,6 +46,7 @@ struct Node {
   int gpus_per_node;
   double nvlink;
   double network_gbits;
+  int nvlink_domain_gpus = 0;  // beyond the node: the rack-scale NVLink domain (NVL72)
 };
 
 // The run's GPU as a DGX-like node. Interconnects the tables do not state are those of the NVIDIA
@@ -53,6 +54,11 @@ struct Node {
 // HDR), DGX H100 (8 x 400 Gbit/s NDR).
 std::optional<Node> node_for(const std::string& gpu) {
   if (gpu.find("V100") != std::string::npos) return Node{"V100-SXM2-32GB", 16, 300, 800};
+  // DGX GB200 / GB300 NVL72: trays of 4 GPUs in one 72-GPU NVLink domain, 4 x 400 (ConnectX-7) or
+  // 4 x 800 Gbit/s (ConnectX-8) per tray, as the catalog's GB200/GB300 trays; DGX B300: 8 x 800.
+  if (gpu.find("GB300") != std::string::npos) return Node{"GB300", 4, 1800, 3200, 72};
+  if (gpu.find("GB200") != std::string::npos) return Node{"GB200", 4, 1800, 1600, 72};
+  if (gpu.find("B300") != std::string::npos) return Node{"B300-SXM-288GB", 8, 1800, 6400};
   if (gpu.find("B200") != std::string::npos) return Node{"B200-SXM-180GB", 8, 1800, 3200};  // DGX B200: 8 x 400 Gbit/s
   if (gpu.find("H100") != std::string::npos) return Node{"H100-SXM5-80GB", 8, 900, 3200};
   if (gpu.find("A100-80GB") != std::string::npos) return Node{"A100-SXM4-80GB", 8, 600, 1600};
@@ -95,6 +101,8 @@ std::string to_workload(const json& r, json& out) {
   json model = {{"layers", r["layers"]}, {"hidden", hidden}, {"heads", r["heads"]},
                 {"kv_heads", get_or(r, "kv_heads", r["heads"].get<int>())}, {"ffn_hidden", ffn},
                 {"vocab", vocab_for(r)}, {"gated_mlp", ffn != 4 * hidden}, {"name", r["model"]}};
+  // Mixture-of-experts runs name the model by its preset (config.json shape, experts and MLA).
+  if (r.contains("preset")) model = {{"preset", r["preset"]}};
   if (group == "mosaicml_llm_foundry") model["tied_embeddings"] = true;  // MPT ties its embeddings
   json job = {{"kind", task == "sft" ? "finetune" : task == "lora" ? "lora" : "pretrain"},
               {"seq_len", r["seq_len"]}, {"global_batch", global_batch}};
@@ -137,12 +145,15 @@ std::string to_workload(const json& r, json& out) {
   json layout = {{"tp", tp}, {"pp", pp}, {"cp", cp}, {"dp", dp}, {"micro_batch", micro_batch}, {"zero", zero},
                  {"recompute", recompute}, {"sequence_parallel", sequence_parallel},
                  {"virtual_stages", get_or(r, "vp", 1)}};
+  if (get_or(r, "ep", 1) > 1) layout["ep"] = r["ep"];
+  if (get_or(r, "etp", 1) > 1) layout["etp"] = r["etp"];
   const int per_node = std::min(gpus, node->gpus_per_node);
   // A network the source states (per node) replaces the DGX reference's.
   const double network_gbits = get_or(r, "network_gbits_per_node", node->network_gbits);
   json custom = {{"gpu_model", node->gpu_model}, {"gpu_count", per_node}, {"intra_node_fabric", "nvswitch"},
                  {"nvlink_gbytes_per_s", node->nvlink}, {"network_type", "infiniband"},
                  {"network_gbits_per_s", network_gbits}};
+  if (node->nvlink_domain_gpus > per_node) custom["nvlink_domain_gpus"] = node->nvlink_domain_gpus;
   out = {{"model", model}, {"job", job}, {"hardware", {{"custom", custom}, {"nodes", (gpus + per_node - 1) / per_node}}},
          {"layout", layout}};
   return {};
@@ -344,6 +355,9 @@ std::vector<MemRun> load_memory_runs(const std::string& path, const std::string&
     run.measured_bytes = bytes;
     try {
       run.workload = planner::parse_workload(workload, catalog);
+      // Benchmarks that force-balance the tokens over the experts (Megatron-Bridge's MoE rows) run
+      // without the load imbalance the planner assumes by default: capacity 1.0, as the source states.
+      if (get_or(r, "force_balanced", false) && run.workload.model.moe.enabled()) run.workload.model.moe.capacity_factor = 1.0;
     } catch (const Error& e) {
       std::fprintf(stderr, "memory run %s unusable: %s\n", run.id.c_str(), e.what());
       return;
@@ -605,6 +619,9 @@ int main(int argc, char** argv) {
     }
     try {
       run.workload = planner::parse_workload(workload, catalog);
+      // Benchmarks that force-balance the tokens over the experts (Megatron-Bridge's MoE rows) run
+      // without the load imbalance the planner assumes by default: capacity 1.0, as the source states.
+      if (get_or(r, "force_balanced", false) && run.workload.model.moe.enabled()) run.workload.model.moe.capacity_factor = 1.0;
       planner::validate_layout(run.workload, planner::complete_layout(run.workload, *run.workload.nodes * run.workload.hardware->instance.gpu_count),
                                run.workload.hardware->instance.gpu_count, *run.workload.nodes);
     } catch (const Error& e) {

@@ -24,6 +24,7 @@ std::string_view to_string(Framework f) noexcept {
     case Framework::deepspeed: return "deepspeed";
     case Framework::fsdp: return "fsdp";
     case Framework::hf_accelerate: return "hf-accelerate";
+    case Framework::hai_llm: return "hai-llm";
   }
   return "?";
 }
@@ -47,9 +48,9 @@ std::string_view to_string(Offload o) noexcept {
 
 Framework parse_framework(const std::string& text, const std::string& field) {
   for (Framework f : {Framework::auto_, Framework::megatron_core, Framework::nemo, Framework::torchtitan,
-                      Framework::deepspeed, Framework::fsdp, Framework::hf_accelerate})
+                      Framework::deepspeed, Framework::fsdp, Framework::hf_accelerate, Framework::hai_llm})
     if (text == to_string(f)) return f;
-  throw_invalid(field, field + " must be one of auto, megatron-core, nemo, torchtitan, deepspeed, fsdp, hf-accelerate; got '" +
+  throw_invalid(field, field + " must be one of auto, megatron-core, nemo, torchtitan, deepspeed, fsdp, hf-accelerate, hai-llm; got '" +
                            text + "'");
 }
 Optimizer parse_optimizer(const std::string& text, const std::string& field) {
@@ -64,9 +65,9 @@ Offload parse_offload(const std::string& text, const std::string& field) {
   throw_invalid(field, field + " must be one of none, optimizer, optimizer_and_params; got '" + text + "'");
 }
 
-double optimizer_state_bytes(Optimizer o) noexcept {
+double optimizer_state_bytes(Optimizer o, Framework f) noexcept {
   switch (o) {
-    case Optimizer::adamw: return 12.0;
+    case Optimizer::adamw: return f == Framework::hai_llm ? 8.0 : 12.0;
     case Optimizer::adam8bit: return 6.0;
     case Optimizer::adafactor: return 4.0;
     case Optimizer::sgd: return 8.0;
@@ -81,7 +82,7 @@ bool fsdp_family(const PreparedModel& m, const Layout& l) noexcept {
 
 StateBytes model_state_bytes(const PreparedModel& m, const Layout& l, double zero_group) noexcept {
   const double sw = l.zero >= 3 ? zero_group : 1.0, sg = l.zero >= 2 ? zero_group : 1.0, so = l.zero >= 1 ? zero_group : 1.0;
-  const double opt = optimizer_state_bytes(m.optimizer);
+  const double opt = optimizer_state_bytes(m.optimizer, m.framework);
   StateBytes b{2.0 / sw, 2.0 / sg, opt / so};
   const bool fp16 = m.precision == Precision::fp16;
   if (!fsdp_family(m, l)) {
@@ -94,7 +95,8 @@ StateBytes model_state_bytes(const PreparedModel& m, const Layout& l, double zer
     } else {
       // Megatron-Core (docs: distributed optimizer): bf16/fp8 keep fp32 main gradients in the DDP
       // buffer (6 + 12/d bytes per parameter with the distributed optimizer); fp16 keeps 16-bit
-      // gradients and shards fp32 copies with the optimizer (4 + 16/d).
+      // gradients and shards fp32 copies with the optimizer (4 + 16/d). hai-llm also keeps fp32
+      // gradients for batch accumulation (DeepSeek-V3 report section 3.3.3).
       if (fp16) b.optimizer += 4.0 / so;
       else b.gradients = 4.0 / sg;
     }

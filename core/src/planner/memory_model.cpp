@@ -17,26 +17,47 @@ namespace {
 
 // Bytes of activations stored per token by one layer for the backward pass (16-bit tensors).
 struct LayerActivationBytes {
-  double replicated;  // outside the tensor-parallel regions (norm inputs, block inputs, dropout masks)
-  double sharded;     // inside them (Q, K, V, core attention, MLP intermediates), divided by tp
-  double core;        // the core-attention part of `sharded` (what selective recompute drops)
+  double replicated;    // outside the tensor-parallel regions (norm inputs, block inputs, dropout masks)
+  double sharded;       // inside them (Q, K, V, core attention, MLP intermediates), divided by tp
+  double core;          // the core-attention part of `sharded` (what selective recompute drops)
+  double mlp;           // the dense MLP's part of `sharded`
+  double per_ffn;       // bytes kept per intermediate element of an MLP (dense, shared or routed expert)
+  double routed_input;  // bytes kept per element of a routed copy's input row
 };
 
 LayerActivationBytes layer_activation_bytes(const PreparedModel& m) {
   const double h = m.hidden;
   LayerActivationBytes a;
-  // Two norm inputs (2h each), QKV input and MLP input (2h each), two dropout masks (h each).
-  a.replicated = 4 * h + 2 * h + 2 * h + (m.dropout ? 2 * h : 0);
   // Score matrices (softmax output, its dropout mask and output) unless FlashAttention, which keeps
   // only the fp32 log-sum-exp per head.
   a.core = m.flash ? 4 * m.heads : (m.dropout ? 5.0 : 2.0) * m.heads * m.seq_len;
+  if (m.framework == Framework::hai_llm && m.kind != JobKind::inference) {
+    // DeepSeek-V3 report (arXiv 2412.19437): RMSNorm outputs and MLA's up-projections (Q, K, V)
+    // are recomputed in backward (section 3.2.3), so a layer keeps its two norm inputs, MLA's
+    // latents and rotary key, the attention output (E5M6, 1.5 bytes, section 3.3.3) and only the
+    // SwiGLU inputs (its output is recomputed); with fp8 GEMMs every cached Linear input is FP8.
+    const bool fp8 = m.precision == Precision::fp8 || m.precision == Precision::fp4;
+    const double linear_in = fp8 ? 1.0 : 2.0;
+    a.replicated = 4 * h;
+    const double qkv = m.mla ? linear_in * (m.q_lora + m.kv_lora) + 2 * m.rope_dim : 2 * m.q_width + 4 * m.kv_width;
+    const double attention_out = (fp8 ? 1.5 : 2.0) * m.o_width;
+    a.per_ffn = (m.gated ? 2.0 : 1.0) * linear_in;
+    a.routed_input = linear_in;
+    a.mlp = a.per_ffn * m.ffn;
+    a.sharded = qkv + a.core + attention_out + a.mlp;
+    return a;
+  }
+  // Two norm inputs (2h each), QKV input and MLP input (2h each), two dropout masks (h each).
+  a.replicated = 4 * h + 2 * h + 2 * h + (m.dropout ? 2 * h : 0);
   // Q, K, V outputs (MLA: after the up-projections, K and V per head, plus the latents' inputs
   // kept on every TP rank, counted here as sharded: a few percent of the layer).
   const double qkv = m.mla ? 2 * m.heads * m.qk_head_dim * 2 + 2 * m.o_width + 2 * (m.q_lora + m.kv_lora + m.rope_dim)
                            : 2 * m.q_width + 4 * m.kv_width;
   const double attention_out = 2 * m.o_width;           // input of the output projection
-  const double mlp = m.gated ? 6 * m.ffn : 4 * m.ffn;   // gate, up, product | fc1 out, activation out
-  a.sharded = qkv + a.core + attention_out + mlp;
+  a.per_ffn = m.gated ? 6.0 : 4.0;                      // gate, up, product | fc1 out, activation out
+  a.routed_input = 2.0;
+  a.mlp = a.per_ffn * m.ffn;
+  a.sharded = qkv + a.core + attention_out + a.mlp;
   return a;
 }
 
@@ -139,10 +160,9 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     double moe_per_token_none = 0;
     if (m.moe) {
       const MoeRows r = moe_rows(m, tokens, tp, l);
-      const double mlp_dense = (m.gated ? 6.0 : 4.0) * m.ffn;
-      const double shared = (m.gated ? 6.0 : 4.0) * m.shared_ffn;
-      const double routed = r.busiest / tokens * (2.0 * m.hidden + (m.gated ? 6.0 : 4.0) * m.expert_ffn / l.etp);
-      moe_per_token_none = per_token_none + (shared - mlp_dense) / tp + 4.0 * m.experts / (l.sequence_parallel ? tp : 1.0) + routed;
+      const double shared = a.per_ffn * m.shared_ffn;
+      const double routed = r.busiest / tokens * (a.routed_input * m.hidden + a.per_ffn * m.expert_ffn / l.etp);
+      moe_per_token_none = per_token_none + (shared - a.mlp) / tp + 4.0 * m.experts / (l.sequence_parallel ? tp : 1.0) + routed;
     }
     double moe_per_token_kept = moe_per_token_none;
     double working_set = 0;  // one layer recomputed during backward (full recompute)

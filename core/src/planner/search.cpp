@@ -196,12 +196,27 @@ std::vector<int> ep_choices(const Workload& w) {
   return allowed<int>(w.layout.ep, divisors(w.model.moe.experts, w.model.moe.experts));
 }
 
-// Whether expert parallelism of ep x etp may run on these GPUs: the grid divides the stage, and
-// the EP group stays inside the NVLink domain unless tp_across_nodes lets it use the network.
-bool ep_fits(const Workload& w, const PreparedHardware& hw, int gpus, long long stage_gpus, int ep, int etp) {
+// Pipeline sizes: the workload's, or every stage count up to the layers whose split Megatron-Core
+// can make: the layers divide evenly, or the middle stages hold ceil(layers / pp) and the first and
+// last stages share the deficit keeping at least one layer each (its first/last-stage layer
+// counts; DeepSeek-V3 runs its 61 layers as PP16). Prime layer counts (61) so still pipeline.
+std::vector<int> pp_choices(const Workload& w) {
+  if (w.layout.pp) return {*w.layout.pp};
+  const int layers = w.model.layers;
+  std::vector<int> out;
+  for (int pp = 1; pp <= layers; ++pp) {
+    const int per_stage = (layers + pp - 1) / pp, deficit = pp * per_stage - layers;
+    if (deficit <= 2 * (per_stage - 1)) out.push_back(pp);  // first and last keep >= 1 layer
+  }
+  return out;
+}
+
+// Whether expert parallelism of ep x etp may run on these GPUs: the grid divides the stage. An EP
+// group larger than the NVLink domain is allowed (wide EP: DeepSeek's EP32 prefill / EP144 decode,
+// SGLang's and vLLM's multi-node EP); the time model sends its cross-domain share over the network.
+bool ep_fits(long long stage_gpus, int ep, int etp) {
   const long long group = (long long)ep * etp;
-  if (stage_gpus % group != 0) return false;
-  return w.layout.ep || w.constraints.tp_across_nodes || ep == 1 || inside_nvlink_domain(hw, double(group), gpus);
+  return stage_gpus % group == 0;
 }
 
 TrainingChoices training_choices(const Workload& w) {
@@ -211,12 +226,12 @@ TrainingChoices training_choices(const Workload& w) {
   c.tp_fixed = spec.tp.has_value();
   c.tps = allowed<int>(spec.tp, divisors(shape.heads, shape.heads));
   c.cps = allowed<int>(spec.cp, {1});
-  c.pps = allowed<int>(spec.pp, divisors(shape.layers, shape.layers));
+  c.pps = pp_choices(w);
   for (int pp : c.pps) {
-    // Virtual stages: 1, and with pp > 1 every divisor of the layers per stage.
+    // Virtual stages: 1, and with pp > 1 every divisor of the (heaviest stage's) layers per stage.
     std::vector<int> vs = {1};
     if (pp > 1)
-      for (int v : divisors(shape.layers / pp, shape.layers)) if (v > 1) vs.push_back(v);
+      for (int v : divisors((shape.layers + pp - 1) / pp, shape.layers)) if (v > 1) vs.push_back(v);
     if (spec.virtual_stages) vs = {*spec.virtual_stages};
     c.virtual_stages.push_back(std::move(vs));
   }
@@ -225,6 +240,9 @@ TrainingChoices training_choices(const Workload& w) {
   c.recomputes = allowed<Recompute>(spec.recompute, {Recompute::none, Recompute::selective, Recompute::full});
   c.max_zero = *std::max_element(c.zeros.begin(), c.zeros.end());
   c.eps = ep_choices(w);
+  // Only etp 1 unless the workload fixes it: Megatron-Core's other setting, etp = tp, was searched
+  // once (2026-11-30) and won none of the 36 preset x job x GPU plans of the MoE tests while adding
+  // 35% to the MoE recommend benchmark; the experts already shard over ep and the expert-DP group.
   c.etp = spec.etp.value_or(1);
   c.dualpipe = spec.dualpipe.value_or(false);
   c.overlap_a2a = spec.overlap_a2a.value_or(c.dualpipe);
@@ -291,24 +309,33 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
           const bool sps[] = {spec.sequence_parallel.value_or(tp > 1)};
           const std::vector<int>& vs = choices.virtual_stages[pp_index];
           const int max_v = *std::max_element(vs.begin(), vs.end());
+          double subtree_lb = 0;
           if (!cx.exhaustive) {
-            const double lb = step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, choices.dualpipe ? 0 : max_v, sps[0], cx.k);
-            const double bound = objective_bound(cx, hw, u.nodes, lb);
-            if (!(bound <= top.threshold())) { ++cx.stats.pruned_subtrees; note_pruned(cx, hw, u.nodes, lb, bound, tally); continue; }
+            subtree_lb = step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, choices.dualpipe ? 0 : max_v, sps[0], cx.k);
+            const double bound = objective_bound(cx, hw, u.nodes, subtree_lb);
+            if (!(bound <= top.threshold())) { ++cx.stats.pruned_subtrees; note_pruned(cx, hw, u.nodes, subtree_lb, bound, tally); continue; }
           }
           l.tp = tp; l.cp = cp; l.pp = pp; l.dp = dp;
           l.etp = choices.etp;
           l.overlap_a2a = choices.overlap_a2a;
           l.dualpipe = choices.dualpipe;
           for (int ep : choices.eps) {
-            if (!ep_fits(w, hw, gpus, (long long)tp * cp * dp, ep, choices.etp)) continue;
+            if (!ep_fits((long long)tp * cp * dp, ep, choices.etp)) continue;
             l.ep = ep;
+            // The all-to-all this ep cannot avoid, added to the subtree's bound: wide EP groups that
+            // leave the NVLink domain are skipped here when the network makes them lose.
+            const double a2a_lb = cx.exhaustive ? 0.0 : a2a_lower_bound(cx.model, hw, u.nodes, l);
+            if (a2a_lb > 0) {
+              const double lb = subtree_lb + a2a_lb;
+              const double bound = objective_bound(cx, hw, u.nodes, lb);
+              if (!(bound <= top.threshold())) { ++cx.stats.pruned_subtrees; note_pruned(cx, hw, u.nodes, lb, bound, tally); continue; }
+            }
             for (bool sp : sps) {
               l.sequence_parallel = sp;
               for (int v : vs) {
                 if (v > 1 && (sequences % pp != 0)) continue;  // interleaving needs micro-batches in multiples of pp
                 if (!cx.exhaustive && v != max_v) {  // the subtree's bound, now for this many virtual stages
-                  const double lb = step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k);
+                  const double lb = step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k) + a2a_lb;
                   const double bound = objective_bound(cx, hw, u.nodes, lb);
                   if (!(bound <= top.threshold())) { ++cx.stats.pruned_subtrees; note_pruned(cx, hw, u.nodes, lb, bound, tally); continue; }
                 }
@@ -317,6 +344,12 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                   if (sequences % mb != 0) continue;  // divisors of the batch that are not of this replica's share
                   if (v > 1 && (sequences / mb) % pp != 0) continue;
                   if (choices.dualpipe && (sequences / mb) % 2 != 0) continue;
+                  if (!cx.exhaustive && pp > 1 && mb > 1 && !choices.dualpipe) {
+                    // Fewer, larger micro-batches only grow the bubble's bound: once it loses, so do the rest.
+                    const double lb = step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k, mb) + a2a_lb;
+                    const double bound = objective_bound(cx, hw, u.nodes, lb);
+                    if (!(bound <= top.threshold())) { ++cx.stats.pruned_subtrees; note_pruned(cx, hw, u.nodes, lb, bound, tally); break; }
+                  }
                   l.micro_batch = mb;
                   Candidate best;
                   bool any_fit_at_min = false;
@@ -367,7 +400,7 @@ void search_inference(const Context& cx, const std::vector<Option>& options, Top
   const LayoutSpec& spec = w.layout;
   const ModelShape& shape = w.model;
   const std::vector<int> tps = allowed<int>(spec.tp, divisors(shape.heads, shape.heads));
-  const std::vector<int> pps = allowed<int>(spec.pp, divisors(shape.layers, shape.layers));
+  const std::vector<int> pps = pp_choices(w);
   const std::vector<int> eps = ep_choices(w);
   Layout l;
   for (int o = 0; o < int(options.size()); ++o) {
@@ -387,7 +420,7 @@ void search_inference(const Context& cx, const std::vector<Option>& options, Top
           if ((spec.dp && *spec.dp != dp) || w.job.concurrent % dp != 0) continue;
           for (int ep : eps) {
             // Serving: the experts' grid covers each stage's tp x dp GPUs (wide EP across replicas).
-            if (!ep_fits(w, hw, gpus, (long long)tp * dp, ep, spec.etp.value_or(1))) continue;
+            if (!ep_fits((long long)tp * dp, ep, spec.etp.value_or(1))) continue;
             l = Layout{};
             l.tp = tp; l.pp = pp; l.dp = dp;
             l.ep = ep;

@@ -235,9 +235,20 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   // Backward: data and weight gradients (frozen LoRA bases skip the weight gradient), 2.5x the
   // attention forward (FlashAttention-2's backward), element-wise twice.
   const double layer_bwd = (lora ? 1.0 : 2.0) * (gemm_fwd + fp8_fixed) + 2.5 * attention_fwd + 2.0 * elem_fwd + k.layer_overhead_s;
-  double layer_recompute = 0;
+  // hai-llm (DeepSeek-V3 report section 3.2.3) recomputes in backward what it does not cache: the
+  // RMSNorm outputs, MLA's up-projections and the SwiGLU outputs (one element-wise pass each).
+  double hai_recompute = 0, hai_recompute_flops_per_token = 0;
+  if (m.framework == Framework::hai_llm && l.recompute != Recompute::full) {
+    const double up_q = m.heads * m.qk_head_dim / tp, up_kv = m.heads * (m.head_dim + m.v_head_dim) / tp;
+    if (m.mla) {
+      hai_recompute = (m.q_lora > 0 ? gemm_s(tokens, m.q_lora, up_q, rates) : 0.0) + gemm_s(tokens, m.kv_lora, up_kv, rates);
+      hai_recompute_flops_per_token = 2.0 * m.layers * (m.q_lora * up_q * tp + m.kv_lora * up_kv * tp);
+    }
+    hai_recompute += k.elementwise_passes * 2.0 * tokens * (2.0 * h / sp_div + m.ffn / tp) / hw.hbm_bytes_per_s;
+  }
+  double layer_recompute = hai_recompute;
   if (l.recompute == Recompute::full) layer_recompute = layer_fwd;
-  if (l.recompute == Recompute::selective) layer_recompute = attention_fwd;
+  if (l.recompute == Recompute::selective) layer_recompute += attention_fwd;
   const double layer_total = layer_fwd + layer_bwd + layer_recompute;
 
   // A MoE layer: the same attention block, the MoE MLP instead of the dense one.
@@ -256,6 +267,9 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     double recompute = 0;
     if (l.recompute == Recompute::full) recompute = moe_fwd;
     if (l.recompute == Recompute::selective) recompute = attention_fwd;
+    if (l.recompute != Recompute::full && m.framework == Framework::hai_llm)  // norms, up-projections, SwiGLU outputs
+      recompute += hai_recompute - k.elementwise_passes * 2.0 * tokens * m.ffn / tp / hw.hbm_bytes_per_s +
+                   k.elementwise_passes * 2.0 * (tokens * m.shared_ffn / tp + rows.busiest * m.expert_ffn / l.etp) / hw.hbm_bytes_per_s;
     moe_total = moe_fwd + moe_bwd + recompute;
     // Dispatch and combine forward, their gradients backward, the forward pair again under full recompute.
     const double forward_pair = all_to_all_s(rows.busiest * h * dispatch_bytes(m), a2a) + all_to_all_s(rows.busiest * h * 2.0, a2a);
@@ -376,11 +390,28 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   double recompute_per_token = 0;
   if (l.recompute == Recompute::full) recompute_per_token = fwd_per_token - 2.0 * h * m.vocab;
   if (l.recompute == Recompute::selective) recompute_per_token = 4.0 * m.layers * m.seq_len * m.attention_width;
+  if (l.recompute != Recompute::full) recompute_per_token += hai_recompute_flops_per_token;
   out.hardware_flops_per_step = out.model_flops_per_step + recompute_per_token * out.tokens_per_step;
 }
 
+double a2a_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int nodes, const Layout& l) noexcept {
+  if (!m.moe || l.ep <= 1 || l.overlap_a2a) return 0.0;
+  bool inside = true;
+  const A2aLinks a2a = ep_links(hw, l, double(nodes) * hw.gpus_per_node, inside);
+  // The step's routed rows on the busiest rank, summed over its micro-batches: the per-micro-batch
+  // all-to-all is linear in its bytes plus a latency, so the sum is at least this with one latency.
+  const double sequences = m.global_batch / double(l.dp);
+  Layout one = l;
+  one.micro_batch = 1;
+  const MoeRows rows = moe_rows(m, sequences * m.seq_len / l.cp, l.tp, one);
+  const double h = m.hidden;
+  const double per_layer = all_to_all_s(rows.busiest * h * dispatch_bytes(m), a2a) + 3.0 * all_to_all_s(rows.busiest * h * 2.0, a2a);
+  return moe_stage(m, l).moe * per_layer;
+}
+
 double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int nodes, int tp_, int pp_, int cp_, int dp_,
-                        int max_virtual_stages, bool sequence_parallel_possible, const PlannerConstants& k) noexcept {
+                        int max_virtual_stages, bool sequence_parallel_possible, const PlannerConstants& k,
+                        int min_micro_batch) noexcept {
   // Every term below is a part of estimate_time()'s training step taken at its smallest over the
   // free choices (micro-batch, ZeRO, recompute, virtual stages, ep, etp, overlap); terms that can
   // vanish are left out (the all-to-all among them).
@@ -396,7 +427,7 @@ double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int 
   const Rates r{hw.peak_flops * hw.gemm_efficiency, hw.hbm_bytes_per_s, m.gemm_element_bytes};
   const double sequences = m.global_batch / dp;        // per pipeline per step (micro_batches x micro_batch)
   const double tokens = sequences * m.seq_len / cp;    // GEMM rows per step on one GPU
-  const double max_micro_batches = sequences;          // micro_batch 1
+  const double max_micro_batches = sequences / std::max(1, min_micro_batch);  // the bubble's share of the step
   // GEMMs: FLOPs and the activation operands scale with tokens; weight reads are left out (MLA's
   // attention operands too). Routed experts at etp 1 with no imbalance: their FLOPs do not depend
   // on ep or etp, their operand rows only grow with etp.

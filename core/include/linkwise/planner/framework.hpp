@@ -10,7 +10,10 @@
 
 namespace linkwise::planner {
 
-enum class Framework { auto_, megatron_core, nemo, torchtitan, deepspeed, fsdp, hf_accelerate };
+// hai_llm: DeepSeek's in-house framework as the DeepSeek-V3 report (arXiv 2412.19437) describes it:
+// RMSNorm and MLA up-projections recomputed in backward (section 3.2.3), Linear inputs cached in
+// FP8 (E5M6 after attention), only SwiGLU's FP8 inputs kept, AdamW moments in BF16 (section 3.3.3).
+enum class Framework { auto_, megatron_core, nemo, torchtitan, deepspeed, fsdp, hf_accelerate, hai_llm };
 enum class Optimizer { adamw, adam8bit, adafactor, sgd };
 enum class Offload { none, optimizer, optimizer_and_params };
 
@@ -26,6 +29,7 @@ Offload parse_offload(const std::string& text, const std::string& field = "job.o
 // optimizer keeps, fp32 master weights included: AdamW 12 (master, momentum, variance; ZeRO paper
 // K = 12), 8-bit Adam 6 (master + two 8-bit moments, Dettmers et al. 2022), Adafactor 4 (master;
 // factored second moments are O(rows + cols), Shazeer & Stern 2018), SGD with momentum 8.
-double optimizer_state_bytes(Optimizer o) noexcept;
+// hai-llm keeps AdamW's moments in BF16 beside the fp32 master (4 + 2 + 2 = 8; report section 3.3.3).
+double optimizer_state_bytes(Optimizer o, Framework f = Framework::auto_) noexcept;
 
 }  // namespace linkwise::planner

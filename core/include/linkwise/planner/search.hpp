@@ -69,9 +69,16 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
 std::vector<int> candidate_node_counts(const Constraints& c, int gpus_per_node, bool has_network);
 
 // A lower bound on the training step time of any layout with this tp, pp, cp, dp on `nodes` nodes
-// (any micro-batch, ZeRO stage, recompute, up to max_virtual_stages; 0 for DualPipe, whose bubble
-// the bound leaves out). Never above estimate().step.
+// (any micro-batch of at least min_micro_batch sequences, ZeRO stage, recompute, up to
+// max_virtual_stages; 0 for DualPipe, whose bubble the bound leaves out). Never above estimate().step.
 double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int nodes, int tp, int pp, int cp, int dp,
-                        int max_virtual_stages, bool sequence_parallel_possible, const PlannerConstants& k) noexcept;
+                        int max_virtual_stages, bool sequence_parallel_possible, const PlannerConstants& k,
+                        int min_micro_batch = 1) noexcept;
+
+// A lower bound on the exposed expert all-to-all of a training step with this layout's tp, pp,
+// cp, dp, ep and etp (any micro-batch and recompute): every dispatch and combine of the step's
+// rows at the links' bandwidth plus one latency each; 0 with overlap_a2a or without experts. It
+// adds to step_lower_bound (which leaves the all-to-all out). Never above estimate().ep_exposed.
+double a2a_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int nodes, const Layout& l) noexcept;
 
 }  // namespace linkwise::planner
