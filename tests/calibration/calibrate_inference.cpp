@@ -130,6 +130,7 @@ void fit(const std::vector<Run>& runs, Profiles& profiles, const planner::Planne
     if (engine != planner::Engine::tensorrt_llm && rows < 5) {
       p.gemm_fraction = profiles[planner::Engine::tensorrt_llm].gemm_fraction;
       p.step_overhead_s = profiles[planner::Engine::tensorrt_llm].step_overhead_s;
+      p.blackwell_scale = profiles[planner::Engine::tensorrt_llm].blackwell_scale;
     }
     struct Param { double* value; double lo, hi; };
     std::vector<Param> params = {{&p.decode_hbm_fraction, 0.40, 0.95}};
@@ -137,6 +138,10 @@ void fit(const std::vector<Run>& runs, Profiles& profiles, const planner::Planne
       params.push_back({&p.gemm_fraction, 0.30, 0.90});
       params.push_back({&p.step_overhead_s, 0.0, 0.010});
     }
+    bool blackwell_rows = false;
+    for (const Run& r : runs)
+      blackwell_rows |= r.set == "fit" && r.engine == engine && r.workload.hardware->gpu.architecture == "blackwell";
+    if (blackwell_rows) params.push_back({&p.blackwell_scale, 0.40, 1.0});
     double best = loss(runs, engine, p, k);
     for (int round = 0; round < 6; ++round) {
       for (Param& q : params) {
@@ -150,9 +155,10 @@ void fit(const std::vector<Run>& runs, Profiles& profiles, const planner::Planne
         *q.value = best_value;
       }
     }
-    std::printf("fit %-13s rows %2d  decode_hbm_fraction %.3f  gemm_fraction %.3f  step_overhead_s %.6f  (mean |log err| %.4f)\n",
+    std::printf("fit %-13s rows %2d  decode_hbm_fraction %.3f  gemm_fraction %.3f  step_overhead_s %.6f  blackwell_scale %.3f"
+                "  (mean |log err| %.4f)\n",
                 std::string(planner::to_string(engine)).c_str(), rows, p.decode_hbm_fraction, p.gemm_fraction,
-                p.step_overhead_s, best);
+                p.step_overhead_s, p.blackwell_scale, best);
   }
 }
 

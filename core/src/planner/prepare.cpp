@@ -144,6 +144,7 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
     eta = k.gemm_efficiency_ampere;
     p.attention_efficiency = k.attention_efficiency_ampere;
   }
+  p.blackwell = gpu.architecture == "blackwell";
   if (gpu.architecture == "hopper") {
     eta = k.gemm_efficiency_hopper;
     p.attention_efficiency = k.attention_efficiency_hopper;

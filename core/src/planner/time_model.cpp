@@ -154,11 +154,12 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     // over its STREAM efficiency: the catalog's peak, or a probe's measurement scaled alike), a
     // fixed cost per engine step, prefill chunked to its token budget per step.
     const EngineProfile& eng = m.engine;
-    const double hbm = hw.hbm_bytes_per_s / k.hbm_efficiency * eng.decode_hbm_fraction;
-    const Rates rates{hw.peak_flops * eng.gemm_fraction, hbm, m.gemm_element_bytes};
+    const double scale = hw.blackwell ? eng.blackwell_scale : 1.0;
+    const double hbm = hw.hbm_bytes_per_s / k.hbm_efficiency * eng.decode_hbm_fraction * scale;
+    const Rates rates{hw.peak_flops * eng.gemm_fraction * scale, hbm, m.gemm_element_bytes};
     // Serving attention kernels (FlashInfer, FlashAttention-3, TensorRT-LLM's FMHA) at the same
     // fraction of the 16-bit peak as the engine's GEMMs.
-    const double attention_flops_s = hw.attention_peak_flops * eng.gemm_fraction;
+    const double attention_flops_s = hw.attention_peak_flops * eng.gemm_fraction * scale;
     const double sequences = std::max(1.0, out.sequences);  // per replica, decoded together
     const double prompt = m.prompt_len;
     const double kv_elements = m.kv_split_by_tp ? 2.0 * std::ceil(m.kv_heads / tp) * m.head_dim : m.kv_elements;
@@ -263,8 +264,11 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   const double fp8_fixed = low_precision ? 4.0 * k.fp8_gemm_overhead_s : 0.0;
   // QLoRA: bitsandbytes dequantises each NF4 base weight to a bf16 copy before every GEMM that
   // uses it (forward, the backward's data gradient, and the recomputed forward): read the packed
-  // weight and its scales, write the copy (the GEMM's own read of it is in gemm_fwd).
-  const double dequant_layer = m.dequant_4bit ? m.layer_params / tp * kNf4DequantBytesPerWeight / hw.hbm_bytes_per_s : 0.0;
+  // weight and its scales, write the copy (the GEMM's own read of it is in gemm_fwd), at the
+  // fraction of the HBM peak its kernels reach (serving.hpp; the output layer stays 16-bit, as
+  // transformers' bitsandbytes integration skips lm_head).
+  const double dequant_bytes_per_s = hw.hbm_bytes_per_s / k.hbm_efficiency * kNf4DequantHbmFraction;
+  const double dequant_layer = m.dequant_4bit ? m.layer_params / tp * kNf4DequantBytesPerWeight / dequant_bytes_per_s : 0.0;
   const double layer_fwd = gemm_fwd + attention_fwd + elem_fwd + k.layer_overhead_s + fp8_fixed + dequant_layer;
   // Backward: data and weight gradients (frozen LoRA bases skip the weight gradient), 2.5x the
   // attention forward (FlashAttention-2's backward), element-wise twice.
@@ -288,7 +292,7 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     const double fixed = low_precision ? 8.0 * k.fp8_gemm_overhead_s : 0.0;  // + router, shared and grouped GEMMs
     // QLoRA: the layer's dense parts and the routed experts the micro-batch touches, dequantised per pass.
     moe_dequant = m.dequant_4bit ? (m.moe_base_params / tp + rows.touched * m.expert_params / l.etp) * kNf4DequantBytesPerWeight /
-                                       hw.hbm_bytes_per_s
+                                       dequant_bytes_per_s
                                  : 0.0;
     moe_fwd = moe_gemm_fwd + attention_fwd + elem + k.layer_overhead_s + fixed + moe_dequant;
     moe_bwd = (lora ? 1.0 : 2.0) * (moe_gemm_fwd + fixed) + 2.5 * attention_fwd + 2.0 * elem + k.layer_overhead_s + moe_dequant;

@@ -73,6 +73,7 @@ struct PreparedHardware {
   double inter_latency_s = 0;
   double price_per_node_hour = -1;  // USD; negative: unknown
   bool has_network = false;
+  bool blackwell = false;       // the serving profiles scale their fractions on this generation (serving.hpp)
   // GPUs one GPU reaches at NVLink speed: gpus_per_node, or more where the catalog says the NVLink
   // domain spans instances (GB200/GB300 NVL72 trays: 72); a group of consecutive ranks inside it
   // runs its collectives at intra_busbw.

@@ -24,6 +24,9 @@ struct EngineProfile {
   double decode_hbm_fraction = 0.8;
   // Prefill and decode GEMMs: fraction of the dense tensor peak at the job's precision (fit).
   double gemm_fraction = 0.7;
+  // On Blackwell both fractions are multiplied by this (fit on the engine's B200 rows: its FP4
+  // kernels and 8 TB/s HBM reach less of their peaks than Hopper's FP8 ones do).
+  double blackwell_scale = 1.0;
   // Fixed time per engine step not hidden behind the GPU (scheduler, sampling, input preparation,
   // launches outside CUDA graphs), seconds (fit).
   double step_overhead_s = 0;
@@ -47,5 +50,12 @@ const EngineProfile& engine_profile(Engine e) noexcept;  // auto_ resolves to th
 // before a GEMM: read the packed 4-bit weight with its block scales (4.127 bits, QLoRA section 3)
 // and write the bf16 copy the GEMM then reads.
 inline constexpr double kNf4DequantBytesPerWeight = 4.127 / 8.0 + 2.0;
+// The fraction of the HBM peak that traffic moves at: bitsandbytes' dequantize kernels and the
+// launches around them are far from the roofline. Fit on LitGPT's resource tables (commit 8641822,
+// 2023-10-20; A100-SXM4-40GB, bitsandbytes 0.41.1, micro-batch 1): Llama 2 7B LoRA 2.36 min per 1k
+// iterations, bnb.nf4 3.68 min, i.e. 79 ms more per iteration for 2 dequantisations of 6.48 B
+// weights. Checked on the same table's 13B (-19%), StableLM 3B (+13%) and phi-1.5 (+64%) rows
+// (tests/core/test_planner_serving.cpp).
+inline constexpr double kNf4DequantHbmFraction = 0.265;
 
 }  // namespace linkwise::planner
