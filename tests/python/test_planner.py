@@ -220,3 +220,27 @@ def test_models_and_a_moe_plan_share_the_contract():
                        "job": {"kind": "inference", "precision": "fp4", "prompt_len": 8, "output_len": 8},
                        "hardware": {"instance": "aws:p5.48xlarge"}, "layout": {"tp": 8, "pp": 1, "ep": 8}})
     assert err.value.field == "job.precision"
+
+
+def test_serving_fields_are_plan_attributes():
+    """The serving contract (engine, concurrent "max", TTFT under load) and QLoRA's dequantisation
+    time read as Plan attributes with the values of the JSON."""
+    workload = {
+        "model": {"preset": "llama3.1-8b"},
+        "job": {"kind": "inference", "prompt_len": 1024, "output_len": 256, "concurrent": "max", "engine": "sglang"},
+        "hardware": {"instance": "aws:p5.48xlarge", "nodes": 1},
+        "layout": {"tp": 1, "pp": 1},
+    }
+    plan = linkwise.plan(linkwise.Workload.from_json(workload))
+    d = plan.to_dict()
+    assert plan.engine == d["engine"] == "sglang"
+    assert plan.concurrent == plan.max_concurrent == d["max_concurrent"] > 8
+    assert plan.ttft_under_load_s == d["ttft_under_load_s"] > plan.ttft_s > 0
+    assert plan.time_s.dequant == 0
+    with pytest.raises(ValueError, match="job.engine"):
+        linkwise.plan(linkwise.Workload.from_json(dict(workload, job=dict(workload["job"], engine="triton"))))
+    qlora = linkwise.plan(linkwise.Workload.from_json({
+        "model": {"preset": "llama2-7b"},
+        "job": {"kind": "lora", "seq_len": 2048, "global_batch": 16, "tokens": 1e8, "lora_base": "4bit"},
+        "hardware": {"instance": "aws:p5.48xlarge", "nodes": 1}, "layout": {"tp": 1, "pp": 1}}))
+    assert 0 < qlora.time_s.dequant < qlora.time_s.compute

@@ -179,3 +179,25 @@ def test_healthz_and_version_agree(server):
     health = requests.get(server.url + "/healthz", timeout=10).json()
     version = run_cli("--version").stdout.strip()
     assert health["status"] == "ok" and version == f"linkwise {health['version']}"
+
+
+def test_serving_engine_and_max_mode_over_rest_are_the_cli(server, tmp_path):
+    """job.engine and job.concurrent "max" reach REST and CLI alike; the plan carries the engine,
+    the concurrency the KV pool holds and TTFT under load; a bad engine or concurrency is a 400
+    naming the field."""
+    workload = json.loads((EXAMPLES / "inference-llama3.1-70b.json").read_text())
+    workload["job"].update(engine="vllm", concurrent="max")
+    r = post(server, "/v1/plans", workload)
+    assert r.status_code == 200, r.text
+    path = tmp_path / "serve.json"
+    path.write_text(json.dumps(workload))
+    assert r.json() == json.loads(run_cli("plan", str(path), "--json", "--db", str(server.db)).stdout)
+    plan = r.json()
+    assert plan["engine"] == "vllm"
+    assert plan["concurrent"] == plan["max_concurrent"] > 64
+    assert plan["ttft_under_load_s"] > plan["ttft_s"] > 0
+    assert plan["time_s"]["dequant"] == 0
+    for job, field in (({"engine": "triton"}, "job.engine"), ({"concurrent": "all"}, "job.concurrent")):
+        bad = dict(workload, job=dict(workload["job"], **job))
+        r = post(server, "/v1/plans", bad)
+        assert r.status_code == 400 and r.json()["field"] == field, r.text

@@ -155,6 +155,7 @@ class TimeBreakdown(Record):
     pp_bubble = Field[float]("Pipeline bubble, s.")
     dp_comm = Field[float]("Data-parallel gradient reduction (and ZeRO gathers), s.")
     ep_comm = Field[float]("Expert-parallel all-to-all (MoE dispatch and combine), s.")
+    dequant = Field[float]("QLoRA: NF4 dequantisation of the base weights before every GEMM (part of compute), s.")
     exposed_comm = Field[float]("Communication not hidden behind compute, s.")
 
 
@@ -234,6 +235,12 @@ class Plan(Record):
     tpot_s = Field[Optional[float]]("Inference: time per output token, s.")
     decode_tokens_per_s = Field[Optional[float]]("Inference: decode throughput, tokens/s.")
     meets_latency_target = Field[Optional[bool]]("Inference: whether the latency target is met.")
+    ttft_under_load_s = Field[Optional[float]]("Inference: mean time to first token when `concurrent` requests "
+                                               "arrive together (queued, chunked prefill), s.")
+    engine = Field[Optional[str]]("Inference: the serving engine profile ('vllm', 'sglang', 'tensorrt-llm').")
+    concurrent = Field[Optional[int]]("Inference: sequences decoded together, whole job.")
+    max_concurrent = Field[Optional[int]]("Inference: sequences the engines' KV pools hold, whole job "
+                                          "(job.concurrent \"max\" plans at it).")
     why = Field[Optional[str]]("recommend(): why this plan ranks here, in words.")
 
     def _repr_html_(self) -> str:
@@ -406,6 +413,7 @@ def _plan_html(d: Mapping[str, Any]) -> str:
     ]
     if d.get("ttft_s") is not None:
         rows += [("time to first token", _num(d.get("ttft_s"), "s", 3)),
+                 ("time to first token under load", _num(d.get("ttft_under_load_s"), "s", 3)),
                  ("time per output token", _num(1000 * d["tpot_s"], "ms", 2))]
     rows += [(f"warning", w) for w in d.get("warnings") or []]
     source = d.get("bandwidth_source") or {}

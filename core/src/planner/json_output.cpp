@@ -58,7 +58,8 @@ nlohmann::json to_json(const Plan& p) {
         {"pp_bubble", p.time_s.pp_bubble},
         {"dp_comm", p.time_s.dp_comm},
         {"ep_comm", p.time_s.ep_comm},
-        {"exposed_comm", p.time_s.exposed_comm}}},
+        {"exposed_comm", p.time_s.exposed_comm},
+        {"dequant", p.time_s.dequant}}},
       {"tokens_per_s", p.tokens_per_s},
       {"model_tflops_per_gpu", p.model_tflops_per_gpu},
       {"hardware_tflops_per_gpu", p.hardware_tflops_per_gpu},
@@ -94,6 +95,10 @@ nlohmann::json to_json(const Plan& p) {
     out["tpot_s"] = optional_json(p.tpot_s);
     out["decode_tokens_per_s"] = optional_json(p.decode_tokens_per_s);
     out["meets_latency_target"] = optional_json(p.meets_latency_target);
+    out["ttft_under_load_s"] = optional_json(p.ttft_under_load_s);
+    out["engine"] = p.engine;
+    out["concurrent"] = optional_json(p.concurrent);
+    out["max_concurrent"] = optional_json(p.max_concurrent);
   }
   if (!p.why.empty()) out["why"] = p.why;
   return out;

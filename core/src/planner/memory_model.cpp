@@ -112,24 +112,48 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
   const double expert_zero_group = m.moe ? double(l.edp()) : 1.0;  // experts: over the expert-DP group
 
   out.weights = out.gradients = out.optimizer = out.activations = out.kv_cache = 0;
+  double dynamic_bytes = 0;  // short-lived tensors the caching allocator fragments (not the engines' KV pool)
   if (m.kind == JobKind::inference) {
     out.weights = (params_per_gpu + expert_params_per_gpu) * m.bytes_per_weight;
     // K and V per layer per token; KV heads split over TP, replicated when tp exceeds them. MLA
     // caches one latent per token, whole on every TP rank.
     const double kv_elements = m.kv_split_by_tp ? 2.0 * std::ceil(m.kv_heads / tp) * m.head_dim : m.kv_elements;
     const double kv_bytes_per_token = layers_per_stage * kv_elements * m.kv_bytes;
-    const double sequences = m.concurrent / dp;
-    out.kv_cache = kv_bytes_per_token * (m.prompt_len + m.output_len) * sequences;
-    // Prefill of one prompt: one layer's working set at a time, nothing kept across layers.
+    const double kv_full = kv_bytes_per_token * (m.prompt_len + m.output_len);  // one sequence at its end
+    // What one running sequence holds in the engine's pool: its whole length where the engine
+    // reserves it at admission, else (paged, on demand) the mean over its life in a steady stream.
+    const double kv_held = m.engine.reserves_full_length ? kv_full : kv_bytes_per_token * (m.prompt_len + m.output_len / 2.0);
+    const double logits_per_sequence = m.vocab / tp * 4.0;  // fp32 logits of the last position
+    // One engine step's working set: the prefill tokens it carries (chunked to the engine's token
+    // budget; several prompts share a step), one layer at a time, nothing kept across layers.
     const LayerActivationBytes a = layer_activation_bytes(m);
     const double core_scores = m.flash ? 0.0 : a.core;  // score matrices per token, when materialised
+    const double step_tokens = m.concurrent_max ? m.engine.max_step_tokens
+                                                : std::min(m.engine.max_step_tokens, std::max(1.0, m.concurrent / dp) * m.prompt_len);
     double per_token = a.replicated + (a.sharded - a.core + core_scores) / tp;
     if (m.moe) {
-      const MoeRows r = moe_rows(m, m.prompt_len, tp, l);
-      const double routed = r.busiest / m.prompt_len * (2.0 * m.hidden + (m.gated ? 6.0 : 4.0) * m.expert_ffn / l.etp);
+      const MoeRows r = moe_rows(m, step_tokens, tp, l);
+      const double routed = r.busiest / step_tokens * (2.0 * m.hidden + (m.gated ? 6.0 : 4.0) * m.expert_ffn / l.etp);
       per_token = std::max(per_token, per_token - (m.gated ? 6 : 4) * m.ffn / tp + routed);
     }
-    out.activations = m.prompt_len * per_token + m.vocab / tp * 4.0 * sequences;  // + fp32 logits of the last position
+    const double step_activations = step_tokens * per_token;
+    // The sequences one engine holds: its KV pool (the memory the engine may take, less weights,
+    // activations and the framework's overhead) over one sequence's share, within its batch limit.
+    const MemoryOverhead base = framework_overhead(m, hw, l, k, m.layer_params / tp, 0.0, out.weights, step_activations);
+    const double others = out.weights + step_activations + base.total;
+    const double pool = m.engine.memory_fraction_of_whole_card ? m.engine.memory_fraction * hw.capacity_bytes - others
+                                                               : m.engine.memory_fraction * (hw.capacity_bytes - others);
+    // (each sequence's logits are short-lived: the allocator's share of them counts too)
+    const double per_sequence = kv_held + logits_per_sequence * (1.0 + k.allocator_dynamic_fraction);
+    double max_sequences = pool > 0 ? std::floor(pool / per_sequence) : 0.0;
+    if (m.engine.max_batch > 0) max_sequences = std::min<double>(max_sequences, m.engine.max_batch);
+    out.max_sequences = max_sequences;
+    out.sequences = m.concurrent_max ? max_sequences : m.concurrent / dp;
+    // Explicit concurrency: every sequence at its full length (the worst moment). Max mode: the
+    // pool the sequences fill in the engine's own accounting.
+    out.kv_cache = m.concurrent_max ? out.sequences * kv_held : kv_full * out.sequences;
+    out.activations = step_activations + logits_per_sequence * out.sequences;
+    dynamic_bytes = out.activations;
   } else {
     const bool lora = m.kind == JobKind::lora;
     if (lora) {
@@ -194,14 +218,16 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     const double logits = tokens * m.vocab / tp * (2.0 + 4.0 + 4.0);
     const double last_stage = last_layers * per_layer_bytes + working_set + logits;
     out.activations = l.pp == 1 ? first_stage + logits : std::max(first_stage, last_stage);
+    dynamic_bytes = out.activations;
   }
   const double states = out.weights + out.gradients + out.optimizer;
-  const MemoryOverhead o = framework_overhead(m, hw, l, k, m.layer_params / tp, out.gradients, states,
-                                              out.activations + out.kv_cache);
+  // The serving engines allocate the KV pool once, as one tensor per layer: the caching allocator
+  // adds no fragmentation to it.
+  const MemoryOverhead o = framework_overhead(m, hw, l, k, m.layer_params / tp, out.gradients, states, dynamic_bytes);
   out.overhead = o.total;
   out.total = states + out.activations + out.kv_cache + out.overhead;
   out.capacity = hw.capacity_bytes;
-  out.fits = out.total <= out.capacity;
+  out.fits = out.total <= out.capacity && !(m.concurrent_max && out.sequences < 1);
   out.tight = out.fits && out.total * (1.0 + k.memory_error_band) > out.capacity;
 }
 

@@ -120,7 +120,7 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
                            fmt(" (%.0f GB nominal minus the reserve)", hw.instance.gpu_memory_gb > 0 ? hw.instance.gpu_memory_gb : hw.gpu.memory_gb));
   if (!e.fits) plan.why_not_reasons.push_back(Reason::memory);
   plan.step_time_s = e.step;
-  plan.time_s = {e.compute, e.tp_comm, e.cp_comm, e.pp_comm, e.pp_bubble, e.dp_comm, e.ep_comm, e.exposed_comm};
+  plan.time_s = {e.compute, e.tp_comm, e.cp_comm, e.pp_comm, e.pp_bubble, e.dp_comm, e.ep_comm, e.exposed_comm, e.dequant};
   plan.tokens_per_s = e.tokens_per_s;
   const double gpus = plan.gpus;
   plan.model_tflops_per_gpu = e.model_flops_per_step / e.step / gpus / units::kFlopsPerTflop;
@@ -130,6 +130,20 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
     plan.ttft_s = e.ttft;
     plan.tpot_s = e.tpot;
     plan.decode_tokens_per_s = e.decode_tokens_per_s;
+    plan.ttft_under_load_s = e.ttft_under_load;
+    plan.engine = std::string(to_string(resolve(w.job.engine)));
+    plan.concurrent = static_cast<long long>(e.sequences) * l.dp;
+    plan.max_concurrent = static_cast<long long>(e.max_sequences) * l.dp;
+    plan.concurrent_is_max = w.job.concurrent_max;
+    if (w.job.concurrent_max && e.sequences < 1)
+      plan.why_not.push_back("the engine's KV pool (" + std::string(to_string(resolve(w.job.engine))) +
+                             fmt(", %.0f%% of memory) cannot hold one sequence of prompt_len + output_len tokens",
+                                 100 * engine_profile(w.job.engine).memory_fraction));
+    if (w.job.concurrent_max && e.sequences < 1) plan.why_not_reasons.push_back(Reason::memory);
+    if (!w.job.concurrent_max && e.sequences > e.max_sequences)
+      plan.warnings.push_back("job.concurrent exceeds what " + std::string(to_string(resolve(w.job.engine))) +
+                              "'s KV pool holds per replica at its defaults (" + fmt("%.0f sequences", e.max_sequences) +
+                              "): it would queue or preempt requests; \"concurrent\": \"max\" plans at that limit");
     if (w.job.latency_target_ms) {
       plan.meets_latency_target = e.tpot * 1000.0 <= *w.job.latency_target_ms;
       if (!*plan.meets_latency_target)

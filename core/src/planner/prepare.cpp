@@ -81,6 +81,9 @@ PreparedModel prepare_model(const ModelShape& s, const Job& job) {
   m.prompt_len = job.prompt_len;
   m.output_len = job.output_len;
   m.concurrent = job.concurrent;
+  m.concurrent_max = job.concurrent_max;
+  m.engine = engine_profile(job.engine);
+  m.dequant_4bit = job.kind == JobKind::lora && job.lora_base_4bit;
   m.framework = job.framework;
   m.optimizer = job.optimizer;
   m.offload = job.offload;
@@ -141,6 +144,7 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
     eta = k.gemm_efficiency_ampere;
     p.attention_efficiency = k.attention_efficiency_ampere;
   }
+  p.blackwell = gpu.architecture == "blackwell";
   if (gpu.architecture == "hopper") {
     eta = k.gemm_efficiency_hopper;
     p.attention_efficiency = k.attention_efficiency_hopper;

@@ -417,7 +417,7 @@ void search_inference(const Context& cx, const std::vector<Option>& options, Top
         for (int pp : pps) {
           if (gpus % ((long long)tp * pp) != 0) continue;
           const int dp = static_cast<int>(gpus / ((long long)tp * pp));
-          if ((spec.dp && *spec.dp != dp) || w.job.concurrent % dp != 0) continue;
+          if ((spec.dp && *spec.dp != dp) || (!w.job.concurrent_max && w.job.concurrent % dp != 0)) continue;
           for (int ep : eps) {
             // Serving: the experts' grid covers each stage's tp x dp GPUs (wide EP across replicas).
             if (!ep_fits((long long)tp * dp, ep, spec.etp.value_or(1))) continue;

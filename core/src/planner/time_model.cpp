@@ -149,35 +149,65 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   out.ep_inside_domain = ep_inside;
 
   if (m.kind == JobKind::inference) {
-    const double sequences = m.concurrent / dp;  // per replica, decoded together
-    // Prefill of one prompt (time to first token): the forward of prompt_len tokens through all stages.
+    // The serving engine's profile (serving.hpp): GEMMs at its fraction of the dense peak, weights
+    // and KV cache streamed at its fraction of the HBM peak (the planner's achievable bandwidth
+    // over its STREAM efficiency: the catalog's peak, or a probe's measurement scaled alike), a
+    // fixed cost per engine step, prefill chunked to its token budget per step.
+    const EngineProfile& eng = m.engine;
+    const double scale = hw.blackwell ? eng.blackwell_scale : 1.0;
+    const double hbm = hw.hbm_bytes_per_s / k.hbm_efficiency * eng.decode_hbm_fraction * scale;
+    const Rates rates{hw.peak_flops * eng.gemm_fraction * scale, hbm, m.gemm_element_bytes};
+    // Serving attention kernels (FlashInfer, FlashAttention-3, TensorRT-LLM's FMHA) at the same
+    // fraction of the 16-bit peak as the engine's GEMMs.
+    const double attention_flops_s = hw.attention_peak_flops * eng.gemm_fraction * scale;
+    const double sequences = std::max(1.0, out.sequences);  // per replica, decoded together
     const double prompt = m.prompt_len;
-    const double attention_prefill =
-        2.0 * prompt * prompt * m.attention_width / tp * (m.flash ? 1.0 : 2.0) / attention_flops_per_s;
-    const double elem_prefill = k.elementwise_passes * 2.0 * prompt * (h + m.ffn / tp) / hw.hbm_bytes_per_s;
-    const double prefill_layer = layer_gemms_s(m, prompt, tp, rates) + attention_prefill + elem_prefill + k.layer_overhead_s;
-    const double prefill_tp = tp > 1 ? 2.0 * all_reduce_s(prompt * h * 2.0, tp, tp_busbw, tp_latency) : 0.0;
-    const double prefill_pp = pp > 1 ? (pp - 1) * (prompt * h * 2.0 / pp_p2p + pp_latency) : 0.0;
-    double prefill_moe_layer = 0;
-    if (m.moe) {
-      const MoeRows rows = moe_rows(m, prompt, tp, l);
-      prefill_moe_layer = attention_gemms_s(m, prompt, tp, rates) + moe_mlp_gemms_s(m, prompt, tp, l, rows, rates) +
-                          attention_prefill +
-                          (k.elementwise_passes * 2.0 * prompt * h + moe_elementwise_bytes(m, prompt, tp, l, rows, k)) /
-                              hw.hbm_bytes_per_s +
-                          k.layer_overhead_s + all_to_all_s(rows.busiest * h * dispatch_bytes(m), a2a) +
-                          all_to_all_s(rows.busiest * h * 2.0, a2a);
-    }
-    out.ttft = m.dense_mlp_layers * (prefill_layer + prefill_tp) + m.moe_layers * (prefill_moe_layer + prefill_tp) +
-               prefill_pp + gemm_s(1, h, m.vocab / tp, rates);
+    const double kv_elements = m.kv_split_by_tp ? 2.0 * std::ceil(m.kv_heads / tp) * m.head_dim : m.kv_elements;
+    const double kv_bytes_per_token_layer = kv_elements * m.kv_bytes;
+    // Prefill of `prompts` prompts of prompt_len tokens, batched into engine steps of at most the
+    // engine's token budget: each step's GEMMs stream the weights once for all its rows; attention
+    // is per prompt (causal, FlashAttention).
+    auto prefill_s = [&](double prompts, double& steps) {
+      const double tokens = prompts * prompt;
+      const double rows = std::min(eng.max_step_tokens, tokens);
+      steps = std::ceil(tokens / rows);
+      const double attention = prompts * 2.0 * prompt * prompt * m.attention_width / tp * (m.flash ? 1.0 : 2.0) / attention_flops_s;
+      const double elem = k.elementwise_passes * 2.0 * tokens * (h + m.ffn / tp) / hbm;
+      const double dense_layer = tokens / rows * layer_gemms_s(m, rows, tp, rates) + attention + elem + steps * k.layer_overhead_s;
+      const double tp_comm = tp > 1 ? steps * 2.0 * all_reduce_s(rows * h * 2.0, tp, tp_busbw, tp_latency) : 0.0;
+      const double pp_comm = pp > 1 ? steps * (pp - 1) * (rows * h * 2.0 / pp_p2p + pp_latency) : 0.0;
+      double moe_layer = 0;
+      if (m.moe) {
+        const MoeRows r = moe_rows(m, rows, tp, l);
+        moe_layer = tokens / rows *
+                        (attention_gemms_s(m, rows, tp, rates) + moe_mlp_gemms_s(m, rows, tp, l, r, rates) +
+                         all_to_all_s(r.busiest * h * dispatch_bytes(m), a2a) + all_to_all_s(r.busiest * h * 2.0, a2a) +
+                         (k.elementwise_passes * 2.0 * rows * h + moe_elementwise_bytes(m, rows, tp, l, r, k)) / hbm) +
+                    attention + steps * k.layer_overhead_s;
+      }
+      return m.dense_mlp_layers * (dense_layer + tp_comm) + m.moe_layers * (moe_layer + tp_comm) + pp_comm +
+             steps * eng.step_overhead_s;
+    };
+    const double first_logits = gemm_s(1, h, m.vocab / tp, rates);
+    double steps_one = 0;
+    out.ttft = prefill_s(1.0, steps_one) + first_logits;
+    // Time to first token under load: the replica's `sequences` requests arrive together and queue
+    // for prefill in arrival order; the mean request waits for the prefill of (n + 1) / 2 prompts.
+    // Chunked prefill shares each engine step with the decode of the requests already admitted
+    // (on average half of those ahead), whose KV cache that step also reads.
+    const double ahead = (sequences + 1.0) / 2.0;
+    double steps_load = 0;
+    const double prefill_load = prefill_s(ahead, steps_load);
+    const double running_kv = ahead / 2.0 * prompt * kv_bytes_per_token_layer * m.layers / hbm;
+    out.ttft_under_load = prefill_load + steps_load * running_kv + first_logits;
+
     // One decode step for `sequences` at the mean context length: weights and KV cache stream from HBM.
     const double context = m.prompt_len + m.output_len / 2.0;
-    const double kv_elements = m.kv_split_by_tp ? 2.0 * std::ceil(m.kv_heads / tp) * m.head_dim : m.kv_elements;
-    const double kv_read = sequences * context * kv_elements * m.kv_bytes;
-    const Rates decode_rates{rates.flops, rates.hbm, m.bytes_per_weight};
-    const double decode_common = kv_read / hw.hbm_bytes_per_s + k.layer_overhead_s;
+    const double kv_read = sequences * context * kv_bytes_per_token_layer;
+    const Rates decode_rates{rates.flops, hbm, m.bytes_per_weight};
+    const double decode_common = kv_read / hbm + k.layer_overhead_s;
     const double decode_layer = layer_gemms_s(m, sequences, tp, decode_rates) + decode_common +
-                                k.elementwise_passes * 2.0 * sequences * (h + m.ffn / tp) / hw.hbm_bytes_per_s;
+                                k.elementwise_passes * 2.0 * sequences * (h + m.ffn / tp) / hbm;
     const double decode_tp = tp > 1 ? 2.0 * all_reduce_s(sequences * h * 2.0, tp, tp_busbw, tp_latency) : 0.0;
     const double decode_pp = pp > 1 ? (pp - 1) * (sequences * h * 2.0 / pp_p2p + pp_latency) : 0.0;
     double decode_moe_layer = 0, decode_a2a = 0;
@@ -185,12 +215,11 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
       const MoeRows rows = moe_rows(m, sequences, tp, l);
       decode_moe_layer = attention_gemms_s(m, sequences, tp, decode_rates) +
                          moe_mlp_gemms_s(m, sequences, tp, l, rows, decode_rates) + decode_common +
-                         (k.elementwise_passes * 2.0 * sequences * h + moe_elementwise_bytes(m, sequences, tp, l, rows, k)) /
-                             hw.hbm_bytes_per_s;
+                         (k.elementwise_passes * 2.0 * sequences * h + moe_elementwise_bytes(m, sequences, tp, l, rows, k)) / hbm;
       decode_a2a = all_to_all_s(rows.busiest * h * dispatch_bytes(m), a2a) + all_to_all_s(rows.busiest * h * 2.0, a2a);
     }
     const double logits = gemm_s(sequences, h, m.vocab / tp, decode_rates);
-    out.compute = m.dense_mlp_layers * decode_layer + m.moe_layers * decode_moe_layer + logits;
+    out.compute = m.dense_mlp_layers * decode_layer + m.moe_layers * decode_moe_layer + logits + eng.step_overhead_s;
     out.tp_comm = m.layers * decode_tp;
     out.tp_exposed = out.tp_comm;
     out.ep_comm = out.ep_exposed = m.moe_layers * decode_a2a;
@@ -201,8 +230,10 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     out.step = out.tpot;
     out.micro_batches = 1;
     out.decode_tokens_per_s = dp * sequences / out.tpot;
-    // Whole job: each replica alternates the prefill of its sequences and their decode.
-    const double per_round = sequences * out.ttft + m.output_len * out.tpot;
+    // Whole job, in a steady stream: each replica prefills its sequences' prompts (batched into
+    // engine steps) and decodes their output_len tokens.
+    double steps_round = 0;
+    const double per_round = prefill_s(sequences, steps_round) + m.output_len * out.tpot;
     out.tokens_per_step = dp * sequences;
     out.tokens_per_s = dp * sequences * m.output_len / per_round;
     const double flops_per_token = 2.0 * m.active_linear_params + 4.0 * m.layers * context * m.attention_width;
@@ -231,10 +262,18 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   // fp8 also pays a fixed cost per linear GEMM (amax reduction, scaling-factor update, cast kernel
   // launches) that does not shrink with the GEMM: it is what keeps small models from gaining.
   const double fp8_fixed = low_precision ? 4.0 * k.fp8_gemm_overhead_s : 0.0;
-  const double layer_fwd = gemm_fwd + attention_fwd + elem_fwd + k.layer_overhead_s + fp8_fixed;
+  // QLoRA: bitsandbytes dequantises each NF4 base weight to a bf16 copy before every GEMM that
+  // uses it (forward, the backward's data gradient, and the recomputed forward): read the packed
+  // weight and its scales, write the copy (the GEMM's own read of it is in gemm_fwd), at the
+  // fraction of the HBM peak its kernels reach (serving.hpp; the output layer stays 16-bit, as
+  // transformers' bitsandbytes integration skips lm_head).
+  const double dequant_bytes_per_s = hw.hbm_bytes_per_s / k.hbm_efficiency * kNf4DequantHbmFraction;
+  const double dequant_layer = m.dequant_4bit ? m.layer_params / tp * kNf4DequantBytesPerWeight / dequant_bytes_per_s : 0.0;
+  const double layer_fwd = gemm_fwd + attention_fwd + elem_fwd + k.layer_overhead_s + fp8_fixed + dequant_layer;
   // Backward: data and weight gradients (frozen LoRA bases skip the weight gradient), 2.5x the
   // attention forward (FlashAttention-2's backward), element-wise twice.
-  const double layer_bwd = (lora ? 1.0 : 2.0) * (gemm_fwd + fp8_fixed) + 2.5 * attention_fwd + 2.0 * elem_fwd + k.layer_overhead_s;
+  const double layer_bwd =
+      (lora ? 1.0 : 2.0) * (gemm_fwd + fp8_fixed) + 2.5 * attention_fwd + 2.0 * elem_fwd + k.layer_overhead_s + dequant_layer;
   // hai-llm (DeepSeek-V3 report section 3.2.3) recomputes in backward what it does not cache: the
   // RMSNorm outputs, MLA's up-projections and the SwiGLU outputs (one element-wise pass each).
   double hai_recompute = 0, hai_recompute_flops_per_token = 0;
@@ -252,7 +291,7 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   const double layer_total = layer_fwd + layer_bwd + layer_recompute;
 
   // A MoE layer: the same attention block, the MoE MLP instead of the dense one.
-  double moe_fwd = 0, moe_bwd = 0, moe_total = 0, moe_gemm_fwd = 0, a2a_layer = 0;
+  double moe_fwd = 0, moe_bwd = 0, moe_total = 0, moe_gemm_fwd = 0, a2a_layer = 0, moe_dequant = 0;
   if (m.moe) {
     const MoeRows rows = moe_rows(m, tokens, tp, l);
     moe_gemm_fwd = attention_gemms_s(m, tokens, tp, rates) + moe_mlp_gemms_s(m, tokens, tp, l, rows, rates);
@@ -262,8 +301,12 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
       elem += k.fp8_cast_passes * 3.0 * (tokens * (2.0 * h + h / tp + m.shared_ffn / tp) + rows.busiest * (h + m.expert_ffn / l.etp)) /
               hw.hbm_bytes_per_s;
     const double fixed = low_precision ? 8.0 * k.fp8_gemm_overhead_s : 0.0;  // + router, shared and grouped GEMMs
-    moe_fwd = moe_gemm_fwd + attention_fwd + elem + k.layer_overhead_s + fixed;
-    moe_bwd = (lora ? 1.0 : 2.0) * (moe_gemm_fwd + fixed) + 2.5 * attention_fwd + 2.0 * elem + k.layer_overhead_s;
+    // QLoRA: the layer's dense parts and the routed experts the micro-batch touches, dequantised per pass.
+    moe_dequant = m.dequant_4bit ? (m.moe_base_params / tp + rows.touched * m.expert_params / l.etp) * kNf4DequantBytesPerWeight /
+                                       dequant_bytes_per_s
+                                 : 0.0;
+    moe_fwd = moe_gemm_fwd + attention_fwd + elem + k.layer_overhead_s + fixed + moe_dequant;
+    moe_bwd = (lora ? 1.0 : 2.0) * (moe_gemm_fwd + fixed) + 2.5 * attention_fwd + 2.0 * elem + k.layer_overhead_s + moe_dequant;
     double recompute = 0;
     if (l.recompute == Recompute::full) recompute = moe_fwd;
     if (l.recompute == Recompute::selective) recompute = attention_fwd;
@@ -355,6 +398,8 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
 
   out.micro_batches = micro_batches;
   out.compute = micro_batches * stage_compute_mb + optimizer_s;
+  // The dequantisation inside compute: forward, backward, and the forward again under full recompute.
+  out.dequant = micro_batches * (l.recompute == Recompute::full ? 3.0 : 2.0) * (st.dense * dequant_layer + st.moe * moe_dequant);
   out.tp_comm = micro_batches * tp_per_mb;
   out.tp_exposed = out.tp_comm * (1.0 - k.tp_overlap);
   out.cp_comm = micro_batches * cp_per_mb;

@@ -64,10 +64,14 @@ Interval throughput_interval(const std::string& generation, Precision precision,
     out.reasons.push_back(std::move(why));
   };
   if (kind == JobKind::inference) {
-    out.tokens_low = std::min(out.tokens_low, 0.7);
-    out.tokens_high = std::max(out.tokens_high, 1.3);
+    // p10-p90 of measured / predicted output tokens/s on the serving check rows never fit
+    // (tests/calibration/inference_runs.json, 40 rows: 0.80-1.05; the planner over-predicts the
+    // 2023 TensorRT-LLM 0.5 rows and SGLang, docs/calibration.md).
+    out.tokens_low = std::min(out.tokens_low, 0.80);
+    out.tokens_high = std::max(out.tokens_high, 1.05);
+    out.basis = "40 published serving runs never fit (TensorRT-LLM, SGLang, vLLM): p10-p90 of measured / predicted output tokens/s";
     out.widened = true;
-    out.reasons.push_back("inference: no serving run in the calibration set; the interval is a +-30% guess");
+    out.reasons.push_back("inference: interval from the serving check set (engine profiles fit on 52 other published rows)");
     return out;
   }
   if (!calibrated_generation)

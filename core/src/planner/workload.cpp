@@ -125,7 +125,7 @@ Recompute parse_recompute(const std::string& text) {
 Job parse_job(const json& j) {
   reject_unknown(j, "job", {"kind", "seq_len", "global_batch", "tokens", "precision", "flash_attention", "lora_rank",
                             "lora_base", "prompt_len", "output_len", "concurrent", "latency_target_ms", "framework",
-                            "optimizer", "offload", "kv_cache_precision"});
+                            "optimizer", "offload", "kv_cache_precision", "engine"});
   Job job;
   const std::string kind = opt_string(j, "kind", "job.kind").value_or("");
   if (kind == "pretrain") job.kind = JobKind::pretrain;
@@ -162,7 +162,17 @@ Job parse_job(const json& j) {
       if (!j.contains(key)) throw_invalid(std::string("job.") + key, std::string("job.") + key + " is required for inference");
     job.prompt_len = *opt_int(j, "prompt_len", "job.prompt_len", 1, limits::kSequenceTokens);
     job.output_len = *opt_int(j, "output_len", "job.output_len", 1, limits::kSequenceTokens);
-    job.concurrent = opt_int(j, "concurrent", "job.concurrent", 1, limits::kSequences).value_or(1);
+    // An integer, or "max": the concurrency that fills the engine's KV pool (max-throughput mode).
+    if (j.contains("concurrent") && j["concurrent"].is_string()) {
+      if (j["concurrent"].get<std::string>() != "max")
+        throw_invalid("job.concurrent", "job.concurrent must be an integer from 1 to " + std::to_string(limits::kSequences) +
+                                            " or \"max\"; got '" + j["concurrent"].get<std::string>() + "'");
+      job.concurrent_max = true;
+      job.concurrent = 1;  // replaced per layout by the KV pool's capacity (Estimate::sequences)
+    } else {
+      job.concurrent = opt_int(j, "concurrent", "job.concurrent", 1, limits::kSequences).value_or(1);
+    }
+    if (const auto e = opt_string(j, "engine", "job.engine")) job.engine = parse_engine(*e);
     job.latency_target_ms = opt_number(j, "latency_target_ms", "job.latency_target_ms", limits::kLatencyMs);
     job.seq_len = job.prompt_len + job.output_len;
     job.global_batch = job.concurrent;
@@ -175,6 +185,8 @@ Job parse_job(const json& j) {
       throw_invalid("job.global_batch", "job.seq_len x job.global_batch = " + std::to_string((long long)job.seq_len * job.global_batch) +
                                             " tokens per step; at most 2^40 are accepted");
   }
+  if (job.kind != JobKind::inference && j.contains("engine"))
+    throw_invalid("job.engine", "job.engine is for inference jobs (vllm, sglang, tensorrt-llm)");
   if (job.kind == JobKind::lora) {
     job.lora_rank = opt_int(j, "lora_rank", "job.lora_rank", 1, limits::kLoraRank).value_or(16);
     const std::string base = opt_string(j, "lora_base", "job.lora_base").value_or("bf16");
@@ -466,7 +478,7 @@ void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int 
       throw_invalid("layout.micro_batch", "job.global_batch (" + std::to_string(w.job.global_batch) +
                                               ") must be divisible by dp x micro_batch (" + std::to_string(l.dp) + " x " +
                                               std::to_string(l.micro_batch) + ")");
-  } else if (w.job.concurrent % l.dp != 0) {
+  } else if (!w.job.concurrent_max && w.job.concurrent % l.dp != 0) {
     throw_invalid("layout.dp", "job.concurrent (" + std::to_string(w.job.concurrent) + ") must be divisible by layout.dp (replicas)");
   }
 }

@@ -8,6 +8,7 @@
 
 #include "linkwise/links.hpp"
 #include "linkwise/planner/constants.hpp"
+#include "linkwise/planner/serving.hpp"
 #include "linkwise/planner/workload.hpp"
 
 namespace linkwise::planner {
@@ -44,6 +45,9 @@ struct PreparedModel {
   double gemm_element_bytes = 2;
   // inference
   double prompt_len = 0, output_len = 0, concurrent = 0;
+  bool concurrent_max = false;  // "concurrent": "max": fill the engine's KV pool
+  EngineProfile engine;         // the job's serving engine (serving.hpp), resolved
+  bool dequant_4bit = false;    // QLoRA: NF4 base weights dequantised to bf16 before every GEMM
   // training stack (framework.hpp)
   Framework framework = Framework::auto_;
   Optimizer optimizer = Optimizer::adamw;
@@ -69,6 +73,7 @@ struct PreparedHardware {
   double inter_latency_s = 0;
   double price_per_node_hour = -1;  // USD; negative: unknown
   bool has_network = false;
+  bool blackwell = false;       // the serving profiles scale their fractions on this generation (serving.hpp)
   // GPUs one GPU reaches at NVLink speed: gpus_per_node, or more where the catalog says the NVLink
   // domain spans instances (GB200/GB300 NVL72 trays: 72); a group of consecutive ranks inside it
   // runs its collectives at intra_busbw.
@@ -103,6 +108,11 @@ struct Estimate {
   double gemm_time_fraction = 0;  // share of compute spent in GEMMs (for the bottleneck words)
   // inference
   double ttft = 0, tpot = 0, decode_tokens_per_s = 0;
+  double ttft_under_load = 0;  // mean time to first token when `sequences` requests arrive at once
+  double sequences = 0;        // per replica, decoded together (set by estimate_memory)
+  double max_sequences = 0;    // per replica: what the engine's KV pool holds at the job's lengths
+  // QLoRA: the NF4 dequantisation inside `compute`, seconds per step
+  double dequant = 0;
 };
 
 PreparedModel prepare_model(const ModelShape& model, const Job& job);

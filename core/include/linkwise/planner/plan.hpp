@@ -33,6 +33,7 @@ struct MemoryGb {  // per GPU, GB = 10^9 bytes
 
 struct TimeS {  // seconds per step (training: optimizer step; inference: one decode step)
   double compute = 0, tp_comm = 0, cp_comm = 0, pp_comm = 0, pp_bubble = 0, dp_comm = 0, ep_comm = 0, exposed_comm = 0;
+  double dequant = 0;  // QLoRA: NF4 dequantisation, part of compute
 };
 
 struct BandwidthSource {
@@ -78,7 +79,12 @@ struct Plan {
   bool interval_widened = false;
   // inference
   std::optional<double> ttft_s, tpot_s, decode_tokens_per_s;
+  std::optional<double> ttft_under_load_s;  // mean TTFT when `concurrent` requests arrive together
   std::optional<bool> meets_latency_target;
+  std::string engine;                       // the serving engine profile used ("tensorrt-llm", ...)
+  std::optional<long long> concurrent;      // sequences decoded together, whole job
+  std::optional<long long> max_concurrent;  // what the engines' KV pools hold, whole job
+  bool concurrent_is_max = false;           // job.concurrent "max": concurrent = max_concurrent
   // recommend
   std::string why;
 

@@ -12,6 +12,7 @@
 #include "linkwise/catalog_db.hpp"
 #include "linkwise/planner/framework.hpp"
 #include "linkwise/planner/model.hpp"
+#include "linkwise/planner/serving.hpp"
 
 namespace linkwise::planner {
 
@@ -79,7 +80,11 @@ struct Job {
   // inference
   int prompt_len = 0;
   int output_len = 0;
-  int concurrent = 1;            // sequences decoded together per model replica
+  int concurrent = 1;            // sequences decoded together (whole job; each replica gets concurrent / dp)
+  // `"concurrent": "max"`: as many sequences as the engine's KV pool holds (max-throughput mode);
+  // the plan reports the number as max_concurrent.
+  bool concurrent_max = false;
+  Engine engine = Engine::auto_;  // serving engine profile (serving.hpp)
   std::optional<double> latency_target_ms;  // per output token (time per output token)
   // training stack (framework.hpp): memory buffers and overlap profiles
   Framework framework = Framework::auto_;

@@ -1,0 +1,61 @@
+// Inference serving engines (the optional `job.engine`) and the profiles that turn the decode and
+// prefill rooflines into what each engine measures on its own published benchmarks
+// (tests/calibration/inference_runs.json, docs/calibration.md "Inference engines"), plus the cost
+// of QLoRA's 4-bit base weights, which are dequantised before every GEMM.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace linkwise::planner {
+
+// auto_: the best published profile (TensorRT-LLM: highest output tokens/s on the shared rows of
+// vLLM's and SGLang's own comparisons, and the largest published table to fit on).
+enum class Engine { auto_, vllm, sglang, tensorrt_llm };
+
+std::string_view to_string(Engine e) noexcept;
+// Parse the JSON spelling; throw invalid_input naming `field` with the accepted values.
+Engine parse_engine(const std::string& text, const std::string& field = "job.engine");
+Engine resolve(Engine e) noexcept;  // auto_ -> the default engine
+
+// What an engine achieves against the roofline, and the limits it schedules within.
+struct EngineProfile {
+  // Decode: fraction of the GPU's HBM peak achieved streaming weights and KV cache (fit).
+  double decode_hbm_fraction = 0.8;
+  // Prefill and decode GEMMs: fraction of the dense tensor peak at the job's precision (fit).
+  double gemm_fraction = 0.7;
+  // On Blackwell both fractions are multiplied by this (fit on the engine's B200 rows: its FP4
+  // kernels and 8 TB/s HBM reach less of their peaks than Hopper's FP8 ones do).
+  double blackwell_scale = 1.0;
+  // Fixed time per engine step not hidden behind the GPU (scheduler, sampling, input preparation,
+  // launches outside CUDA graphs), seconds (fit).
+  double step_overhead_s = 0;
+  // Memory the engine may take for weights, activations and its KV pool. whole_card: a fraction
+  // of the card (vLLM gpu_memory_utilization, SGLang mem_fraction_static); otherwise a fraction of
+  // what is free after weights and activations (TensorRT-LLM kv_cache_free_gpu_mem_fraction).
+  double memory_fraction = 0.9;
+  bool memory_fraction_of_whole_card = true;
+  // Scheduler limits: sequences decoded together (0: memory only) and tokens per engine step
+  // (prefill chunks share steps with decodes).
+  int max_batch = 0;
+  double max_step_tokens = 8192;
+  // KV blocks reserved for a request's full length at admission (TensorRT-LLM's
+  // GUARANTEED_NO_EVICT) rather than allocated as it grows (vLLM, SGLang: paged on demand).
+  bool reserves_full_length = false;
+};
+
+const EngineProfile& engine_profile(Engine e) noexcept;  // auto_ resolves to the default
+
+// QLoRA (bitsandbytes NF4): bytes of HBM traffic per base weight each time it is dequantised
+// before a GEMM: read the packed 4-bit weight with its block scales (4.127 bits, QLoRA section 3)
+// and write the bf16 copy the GEMM then reads.
+inline constexpr double kNf4DequantBytesPerWeight = 4.127 / 8.0 + 2.0;
+// The fraction of the HBM peak that traffic moves at: bitsandbytes' dequantize kernels and the
+// launches around them are far from the roofline. Fit on LitGPT's resource tables (commit 8641822,
+// 2023-10-20; A100-SXM4-40GB, bitsandbytes 0.41.1, micro-batch 1): Llama 2 7B LoRA 2.36 min per 1k
+// iterations, bnb.nf4 3.68 min, i.e. 79 ms more per iteration for 2 dequantisations of 6.48 B
+// weights. Checked on the same table's 13B (-19%), StableLM 3B (+13%) and phi-1.5 (+64%) rows
+// (tests/core/test_planner_serving.cpp).
+inline constexpr double kNf4DequantHbmFraction = 0.265;
+
+}  // namespace linkwise::planner

@@ -1,0 +1,100 @@
+// Engine profiles (serving.hpp). The fractions and per-step overheads are fit by
+// `linkwise_calibrate_inference --fit` on each engine's own published benchmarks (the fit rows of
+// tests/calibration/inference_runs.json) and checked on rows never fit; the scheduler limits are
+// the engines' documented defaults.
+#include "linkwise/planner/serving.hpp"
+
+#include "linkwise/error.hpp"
+
+namespace linkwise::planner {
+
+std::string_view to_string(Engine e) noexcept {
+  switch (e) {
+    case Engine::auto_: return "auto";
+    case Engine::vllm: return "vllm";
+    case Engine::sglang: return "sglang";
+    case Engine::tensorrt_llm: return "tensorrt-llm";
+  }
+  return "auto";
+}
+
+Engine parse_engine(const std::string& text, const std::string& field) {
+  if (text == "auto") return Engine::auto_;
+  if (text == "vllm") return Engine::vllm;
+  if (text == "sglang") return Engine::sglang;
+  if (text == "tensorrt-llm") return Engine::tensorrt_llm;
+  throw_invalid(field, field + " must be one of auto, vllm, sglang, tensorrt-llm; got '" + text + "'");
+}
+
+Engine resolve(Engine e) noexcept { return e == Engine::auto_ ? Engine::tensorrt_llm : e; }
+
+namespace {
+
+EngineProfile make_vllm() {
+  EngineProfile p;
+  // One published fit row (Llama 3.1 8B, A100, ShareGPT): only the decode fraction is fit; the
+  // GEMM fraction, per-step overhead and Blackwell scale are TensorRT-LLM's.
+  p.decode_hbm_fraction = 0.620;
+  p.gemm_fraction = 0.675;
+  p.step_overhead_s = 0.00025;
+  p.blackwell_scale = 0.745;
+  // Defaults of vLLM 0.6 (the version of the published rows): gpu_memory_utilization 0.9 of the
+  // card, max_num_seqs 256, paged KV blocks allocated as sequences grow; chunked prefill's token
+  // budget (max_num_batched_tokens) 8192 on V1 for the API server on large GPUs.
+  p.memory_fraction = 0.90;
+  p.memory_fraction_of_whole_card = true;
+  p.max_batch = 256;
+  p.max_step_tokens = 8192;
+  p.reserves_full_length = false;
+  return p;
+}
+
+EngineProfile make_sglang() {
+  EngineProfile p;
+  // As vLLM: one fit row, the decode fraction fit (it absorbs what an uncapped batch over-predicts).
+  p.decode_hbm_fraction = 0.427;
+  p.gemm_fraction = 0.675;
+  p.step_overhead_s = 0.00025;
+  p.blackwell_scale = 0.745;
+  // SGLang server defaults: mem_fraction_static 0.88 at TP 1 (0.85 at TP 4-8) of the card for
+  // weights and the KV pool, running requests bounded by the pool, chunked_prefill_size 8192.
+  p.memory_fraction = 0.88;
+  p.memory_fraction_of_whole_card = true;
+  p.max_batch = 0;
+  p.max_step_tokens = 8192;
+  p.reserves_full_length = false;
+  return p;
+}
+
+EngineProfile make_trtllm() {
+  EngineProfile p;
+  // Fit on 50 rows of its performance overview (Llama 3.1 8B and 3.3 70B, FP8 on H100 and H200,
+  // FP4 on B200): 0.25 ms per step (CUDA graphs and the C++ runtime hide most of the host work);
+  // Blackwell FP4 reaches 0.745 of the Hopper FP8 fractions.
+  p.decode_hbm_fraction = 0.936;
+  p.gemm_fraction = 0.675;
+  p.step_overhead_s = 0.00025;
+  p.blackwell_scale = 0.745;
+  // TensorRT-LLM LLM API / trtllm-bench defaults: kv_cache_free_gpu_mem_fraction 0.90 of the
+  // memory free after weights, max_batch_size 2048, max_num_tokens 8192, capacity scheduler
+  // GUARANTEED_NO_EVICT (a request's whole length is reserved when it is admitted).
+  p.memory_fraction = 0.90;
+  p.memory_fraction_of_whole_card = false;
+  p.max_batch = 2048;
+  p.max_step_tokens = 8192;
+  p.reserves_full_length = true;
+  return p;
+}
+
+}  // namespace
+
+const EngineProfile& engine_profile(Engine e) noexcept {
+  static const EngineProfile vllm = make_vllm(), sglang = make_sglang(), trtllm = make_trtllm();
+  switch (resolve(e)) {
+    case Engine::vllm: return vllm;
+    case Engine::sglang: return sglang;
+    default: return trtllm;
+  }
+}
+
+}  // namespace linkwise::planner

@@ -1,0 +1,230 @@
+// Calibration of the serving-engine profiles (core/src/planner/serving.cpp) against each engine's
+// own published throughput (tests/calibration/inference_runs.json: TensorRT-LLM's performance
+// overview tables, SGLang's and vLLM's offline ShareGPT runs). Rows marked "set": "fit" tune the
+// profiles (--fit); "check" rows are never fit and say how far the planner lands elsewhere.
+//
+//   linkwise_calibrate_inference [--runs FILE] [--data DIR] [--table] [--fit]
+//                                [--check MAX_FIT_MEDIAN MAX_CHECK_MEDIAN] [--check-groups MAX_GROUP_MEDIAN]
+//
+// Every row is planned on one node of its GPU (NVSwitch at the GPU's NVLink figure), its model
+// preset, precision, KV-cache precision, prompt/output lengths, concurrency (a number, or "max":
+// what the engine's KV pool holds) and engine; predicted output tokens/s (whole system) is
+// compared with the measured figure.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "linkwise/error.hpp"
+#include "linkwise/planner.hpp"
+
+using namespace linkwise;
+using nlohmann::json;
+
+namespace {
+
+struct Run {
+  std::string id, source, set;
+  planner::Engine engine = planner::Engine::auto_;
+  planner::Workload workload;
+  double measured = 0;  // output tokens/s, whole system
+};
+
+double nvlink_for(const std::string& gpu) {
+  if (gpu.rfind("B200", 0) == 0) return 1800;
+  if (gpu.rfind("A100", 0) == 0) return 600;
+  return 900;  // H100 SXM, H200 SXM
+}
+
+std::vector<Run> load_runs(const std::string& path, const Catalog& catalog) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  const json doc = json::parse(in);
+  std::vector<Run> runs;
+  for (const json& r : doc.at("runs")) {
+    Run run;
+    run.id = r.at("id").get<std::string>();
+    run.source = r.at("source").get<std::string>();
+    run.set = r.at("set").get<std::string>();
+    run.engine = planner::parse_engine(r.at("engine").get<std::string>());
+    run.measured = r.at("measured_output_tokens_per_s").get<double>();
+    const std::string gpu = r.at("gpu").get<std::string>();
+    const int gpus = r.at("gpus").get<int>();
+    const json job = {{"kind", "inference"},
+                      {"prompt_len", r.at("prompt_len")},
+                      {"output_len", r.at("output_len")},
+                      {"concurrent", r.at("concurrent")},
+                      {"precision", r.at("precision")},
+                      {"kv_cache_precision", r.at("kv_cache_precision")},
+                      {"engine", r.at("engine")}};
+    const json custom = {{"gpu_model", gpu}, {"gpu_count", gpus}, {"intra_node_fabric", "nvswitch"},
+                         {"nvlink_gbytes_per_s", nvlink_for(gpu)}};
+    const json w = {{"model", {{"preset", r.at("model")}}},
+                    {"job", job},
+                    {"hardware", {{"custom", custom}, {"nodes", 1}}},
+                    {"layout", {{"tp", r.at("tp")}, {"pp", 1}}}};
+    run.workload = planner::parse_workload(w, catalog);
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
+// Predicted output tokens/s of a run under the given profile of its engine.
+double predict(const Run& run, const planner::EngineProfile& profile, const planner::PlannerConstants& k) {
+  const planner::Workload& w = run.workload;
+  const planner::Hardware& hw = *w.hardware;
+  const int nodes = *w.nodes;
+  const planner::Layout l = planner::complete_layout(w, nodes * hw.instance.gpu_count);
+  const auto prepared = planner::prepare_hardware(hw, w.job, k, nullptr, false);
+  planner::PreparedModel m = planner::prepare_model(w.model, w.job);
+  m.engine = profile;
+  const planner::Estimate e = planner::estimate(m, prepared, nodes, l, k);
+  return e.fits ? e.tokens_per_s : 0.0;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+using Profiles = std::map<planner::Engine, planner::EngineProfile>;
+
+Profiles shipped_profiles() {
+  Profiles p;
+  for (planner::Engine e : {planner::Engine::vllm, planner::Engine::sglang, planner::Engine::tensorrt_llm})
+    p[e] = planner::engine_profile(e);
+  return p;
+}
+
+// Mean |log(pred/meas)| over the engine's fit rows (a row that does not fit counts as a miss).
+double loss(const std::vector<Run>& runs, planner::Engine engine, const planner::EngineProfile& p,
+            const planner::PlannerConstants& k) {
+  double sum = 0;
+  int n = 0;
+  for (const Run& r : runs) {
+    if (r.set != "fit" || r.engine != engine) continue;
+    const double pred = predict(r, p, k);
+    sum += pred > 0 ? std::fabs(std::log(pred / r.measured)) : 5.0;
+    ++n;
+  }
+  return n ? sum / n : 0.0;
+}
+
+// Coordinate descent over the fitted fields within physical bounds, from the shipped values.
+// Engines with fewer than 5 fit rows fit only decode_hbm_fraction; their GEMM fraction and
+// per-step overhead stay at TensorRT-LLM's fitted values (one row cannot separate three terms).
+void fit(const std::vector<Run>& runs, Profiles& profiles, const planner::PlannerConstants& k) {
+  for (planner::Engine engine : {planner::Engine::tensorrt_llm, planner::Engine::vllm, planner::Engine::sglang}) {
+    planner::EngineProfile& p = profiles[engine];
+    int rows = 0;
+    for (const Run& r : runs) rows += r.set == "fit" && r.engine == engine;
+    if (rows == 0) continue;
+    if (engine != planner::Engine::tensorrt_llm && rows < 5) {
+      p.gemm_fraction = profiles[planner::Engine::tensorrt_llm].gemm_fraction;
+      p.step_overhead_s = profiles[planner::Engine::tensorrt_llm].step_overhead_s;
+      p.blackwell_scale = profiles[planner::Engine::tensorrt_llm].blackwell_scale;
+    }
+    struct Param { double* value; double lo, hi; };
+    std::vector<Param> params = {{&p.decode_hbm_fraction, 0.40, 0.95}};
+    if (engine == planner::Engine::tensorrt_llm || rows >= 5) {
+      params.push_back({&p.gemm_fraction, 0.30, 0.90});
+      params.push_back({&p.step_overhead_s, 0.0, 0.010});
+    }
+    bool blackwell_rows = false;
+    for (const Run& r : runs)
+      blackwell_rows |= r.set == "fit" && r.engine == engine && r.workload.hardware->gpu.architecture == "blackwell";
+    if (blackwell_rows) params.push_back({&p.blackwell_scale, 0.40, 1.0});
+    double best = loss(runs, engine, p, k);
+    for (int round = 0; round < 6; ++round) {
+      for (Param& q : params) {
+        const int steps = 40;
+        double best_value = *q.value;
+        for (int i = 0; i <= steps; ++i) {
+          *q.value = q.lo + (q.hi - q.lo) * i / steps;
+          const double l = loss(runs, engine, p, k);
+          if (l < best - 1e-12) { best = l; best_value = *q.value; }
+        }
+        *q.value = best_value;
+      }
+    }
+    std::printf("fit %-13s rows %2d  decode_hbm_fraction %.3f  gemm_fraction %.3f  step_overhead_s %.6f  blackwell_scale %.3f"
+                "  (mean |log err| %.4f)\n",
+                std::string(planner::to_string(engine)).c_str(), rows, p.decode_hbm_fraction, p.gemm_fraction,
+                p.step_overhead_s, p.blackwell_scale, best);
+  }
+}
+
+struct Group {
+  std::vector<double> abs_err, signed_err;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string runs_path = std::string(LINKWISE_CALIBRATION_DIR) + "/inference_runs.json";
+  std::string data_dir = LINKWISE_DATA_DIR;
+  bool table = false, do_fit = false;
+  double max_fit = -1, max_check = -1, max_group = -1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--runs" && i + 1 < argc) runs_path = argv[++i];
+    else if (a == "--data" && i + 1 < argc) data_dir = argv[++i];
+    else if (a == "--table") table = true;
+    else if (a == "--fit") do_fit = true;
+    else if (a == "--check" && i + 2 < argc) { max_fit = std::atof(argv[++i]); max_check = std::atof(argv[++i]); }
+    else if (a == "--check-groups" && i + 1 < argc) max_group = std::atof(argv[++i]);
+    else {
+      std::fprintf(stderr, "usage: %s [--runs FILE] [--data DIR] [--table] [--fit] [--check FIT CHECK] [--check-groups GROUP]\n", argv[0]);
+      return 2;
+    }
+  }
+  try {
+    const Catalog catalog = Catalog::load_data_dir(data_dir);
+    const std::vector<Run> runs = load_runs(runs_path, catalog);
+    const planner::PlannerConstants& k = planner::default_constants();
+    Profiles profiles = shipped_profiles();
+    if (do_fit) fit(runs, profiles, k);
+
+    std::map<std::string, Group> groups;  // "<set>: <source>"
+    Group fit_all, check_all;
+    for (const Run& r : runs) {
+      const double pred = predict(r, profiles[planner::resolve(r.engine)], k);
+      const double err = pred > 0 ? pred / r.measured - 1.0 : -1.0;
+      if (table) std::printf("%-5s %-52s measured %9.0f  predicted %9.0f  %+6.1f%%\n", r.set.c_str(), r.id.c_str(), r.measured, pred, 100 * err);
+      Group& g = groups[r.set + ": " + r.source];
+      g.abs_err.push_back(std::fabs(err));
+      g.signed_err.push_back(err);
+      Group& all = r.set == "fit" ? fit_all : check_all;
+      all.abs_err.push_back(std::fabs(err));
+      all.signed_err.push_back(err);
+    }
+    std::printf("\noutput tokens/s, median |error| (median signed) per source:\n");
+    bool ok = true;
+    for (const auto& [name, g] : groups) {
+      const double m = median(g.abs_err);
+      std::printf("  %-50s %3zu rows  %5.1f%% (%+5.1f%%)\n", name.c_str(), g.abs_err.size(), 100 * m, 100 * median(g.signed_err));
+      if (max_group >= 0 && m > max_group) {
+        std::printf("    FAIL: above %.0f%%\n", 100 * max_group);
+        ok = false;
+      }
+    }
+    const double mf = median(fit_all.abs_err), mc = median(check_all.abs_err);
+    std::printf("  %-50s %3zu rows  %5.1f%% (%+5.1f%%)\n", "fit set, all", fit_all.abs_err.size(), 100 * mf, 100 * median(fit_all.signed_err));
+    std::printf("  %-50s %3zu rows  %5.1f%% (%+5.1f%%)\n", "check set, all (never fit)", check_all.abs_err.size(), 100 * mc,
+                100 * median(check_all.signed_err));
+    if (max_fit >= 0 && mf > max_fit) { std::printf("FAIL: fit set median %.1f%% above %.0f%%\n", 100 * mf, 100 * max_fit); ok = false; }
+    if (max_check >= 0 && mc > max_check) { std::printf("FAIL: check set median %.1f%% above %.0f%%\n", 100 * mc, 100 * max_check); ok = false; }
+    return ok ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
+}

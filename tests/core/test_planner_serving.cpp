@@ -1,0 +1,178 @@
+// Serving realism (issue 11, part 6): engine profiles, max-throughput mode, TTFT under load, and
+// QLoRA's dequantisation cost, through the JSON contract every front end uses.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "linkwise/error.hpp"
+#include "linkwise/planner.hpp"
+#include "planner_test_util.hpp"
+
+using namespace linkwise;
+using nlohmann::json;
+
+namespace {
+
+Catalog serving_catalog() {
+  const Gpu h100 = planner_test::h100_80();
+  return Catalog({h100}, {planner_test::node(h100, "aws", "p5.48xlarge", Fabric::nvswitch, 3200, 98.3)});
+}
+
+json serve(const json& concurrent, const std::string& engine = "") {
+  json doc = json::parse(R"({
+    "model": {"preset": "llama3.1-8b"},
+    "job": {"kind": "inference", "prompt_len": 1024, "output_len": 512, "precision": "bf16"},
+    "hardware": {"instance": "aws:p5.48xlarge", "nodes": 1},
+    "layout": {"tp": 1, "pp": 1, "dp": 8}})");
+  doc["job"]["concurrent"] = concurrent;
+  if (!engine.empty()) doc["job"]["engine"] = engine;
+  return doc;
+}
+
+std::string failing_field(const json& doc) {
+  try {
+    planner::plan_json(doc, serving_catalog());
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::invalid_input);
+    return e.field();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("serving engines: a lower decode bandwidth fraction makes decode slower by about its ratio", "[planner][serving]") {
+  const Catalog catalog = serving_catalog();
+  const json trt = planner::plan_json(serve(64, "tensorrt-llm"), catalog);
+  const json vllm = planner::plan_json(serve(64, "vllm"), catalog);
+  const json dflt = planner::plan_json(serve(64), catalog);
+  CHECK(trt["engine"] == "tensorrt-llm");
+  CHECK(vllm["engine"] == "vllm");
+  CHECK(dflt["engine"] == "tensorrt-llm");  // the default: the best published profile
+  CHECK(dflt["tpot_s"].get<double>() == Approx(trt["tpot_s"].get<double>()));
+  const planner::EngineProfile& pt = planner::engine_profile(planner::Engine::tensorrt_llm);
+  const planner::EngineProfile& pv = planner::engine_profile(planner::Engine::vllm);
+  REQUIRE(pv.decode_hbm_fraction < pt.decode_hbm_fraction);
+  // 8 sequences per GPU of an 8B model: decode streams weights and KV cache, so the step scales
+  // with the inverse of the fraction (the GEMM FLOPs at the same fraction of peak add a little).
+  const double ratio = vllm["tpot_s"].get<double>() / trt["tpot_s"].get<double>();
+  CHECK(ratio > 1.0);
+  CHECK(ratio == Approx(pt.decode_hbm_fraction / pv.decode_hbm_fraction).epsilon(0.15));
+  CHECK(vllm["tokens_per_s"].get<double>() < trt["tokens_per_s"].get<double>());
+}
+
+TEST_CASE("max-throughput mode fills the engine's KV pool to within one request", "[planner][serving]") {
+  const Catalog catalog = serving_catalog();
+  const json p = planner::plan_json(serve("max", "vllm"), catalog);
+  REQUIRE(p["fits"] == true);
+  const long long concurrent = p["concurrent"].get<long long>();
+  CHECK(concurrent == p["max_concurrent"].get<long long>());
+  const double dp = 8;
+  const double per_replica = concurrent / dp;
+  REQUIRE(per_replica >= 1);
+  // vLLM may take gpu_memory_utilization of the card; its pool leaves less than one more request.
+  const double limit = planner::engine_profile(planner::Engine::vllm).memory_fraction * p["memory_gb"]["capacity"].get<double>();
+  const double total = p["memory_gb"]["total"].get<double>();
+  const double per_request = p["memory_gb"]["kv_cache"].get<double>() / per_replica;
+  if (per_replica < planner::engine_profile(planner::Engine::vllm).max_batch) {
+    CHECK(total <= limit * (1 + 1e-9));
+    CHECK(total + per_request > limit);
+  } else {
+    CHECK(total <= limit * (1 + 1e-9));  // held back by max_num_seqs instead
+  }
+  // An explicit concurrency reports the same limit, and max mode serves more than one at a time does.
+  const json one = planner::plan_json(serve(8, "vllm"), catalog);
+  CHECK(one["max_concurrent"].get<long long>() == concurrent);
+  CHECK(p["tokens_per_s"].get<double>() > one["tokens_per_s"].get<double>());
+
+  // SGLang (no batch cap): the pool alone bounds it, to within one request.
+  const json s = planner::plan_json(serve("max", "sglang"), catalog);
+  const double s_limit = planner::engine_profile(planner::Engine::sglang).memory_fraction * s["memory_gb"]["capacity"].get<double>();
+  const double s_per_request = s["memory_gb"]["kv_cache"].get<double>() / (s["concurrent"].get<double>() / dp);
+  CHECK(s["memory_gb"]["total"].get<double>() <= s_limit * (1 + 1e-9));
+  CHECK(s["memory_gb"]["total"].get<double>() + s_per_request > s_limit);
+}
+
+TEST_CASE("max-throughput mode refuses a model whose weights leave no KV pool", "[planner][serving]") {
+  json doc = serve("max");
+  doc["model"] = {{"preset", "llama3.1-405b"}};
+  doc["layout"] = {{"tp", 1}, {"pp", 1}, {"dp", 8}};
+  const json p = planner::plan_json(doc, serving_catalog());
+  CHECK(p["fits"] == false);
+  CHECK(p["concurrent"] == 0);
+  CHECK(p["why_not_reasons"].dump().find("memory") != std::string::npos);
+}
+
+TEST_CASE("time to first token under load grows with the requests arriving together", "[planner][serving]") {
+  const Catalog catalog = serving_catalog();
+  double last = 0, ttft_one = 0;
+  for (int c : {8, 64, 512}) {
+    const json p = planner::plan_json(serve(c), catalog);
+    const double load = p["ttft_under_load_s"].get<double>();
+    CHECK(load > last);
+    if (c == 8) ttft_one = p["ttft_s"].get<double>();
+    CHECK(load >= p["ttft_s"].get<double>());
+    last = load;
+  }
+  // 512 requests on 8 replicas: the mean one waits for ~32 prompts' prefill, an order above one prompt's.
+  CHECK(last > 10 * ttft_one);
+}
+
+TEST_CASE("QLoRA pays the NF4 dequantisation of every base weight per GEMM pass", "[planner][serving]") {
+  const Catalog catalog = serving_catalog();
+  json doc = json::parse(R"({
+    "model": {"preset": "llama2-7b"},
+    "job": {"kind": "lora", "seq_len": 2048, "global_batch": 16, "tokens": 1e8, "lora_rank": 16},
+    "hardware": {"instance": "aws:p5.48xlarge", "nodes": 1},
+    "layout": {"tp": 1, "pp": 1, "dp": 8, "micro_batch": 1, "zero": 1, "recompute": "none"}})");
+  const json lora = planner::plan_json(doc, catalog);
+  doc["job"]["lora_base"] = "4bit";
+  const json qlora = planner::plan_json(doc, catalog);
+  CHECK(lora["time_s"]["dequant"].get<double>() == 0.0);
+  const double dequant = qlora["time_s"]["dequant"].get<double>();
+  REQUIRE(dequant > 0);
+  CHECK(qlora["step_time_s"].get<double>() - lora["step_time_s"].get<double>() == Approx(dequant).epsilon(1e-6));
+  // The modelled amount: 2 micro-batches x 2 passes (forward, backward's data gradient) x 32 layers
+  // x the layer's weights (4h^2 attention + 3 h ffn SwiGLU + 2 norms) x (4.127/8 read + 2 written)
+  // bytes at bitsandbytes' fraction of H100's 3350 GB/s.
+  const double h = 4096, ffn = 11008;
+  const double layer = 4 * h * h + 3 * h * ffn + 2 * h;
+  const double expected = 2 * 2 * 32 * layer * planner::kNf4DequantBytesPerWeight / (3350e9 * planner::kNf4DequantHbmFraction);
+  CHECK(dequant == Approx(expected).epsilon(0.01));
+  // Full recompute dequantises once more per micro-batch.
+  doc["layout"]["recompute"] = "full";
+  CHECK(planner::plan_json(doc, catalog)["time_s"]["dequant"].get<double>() == Approx(1.5 * dequant).epsilon(1e-6));
+}
+
+TEST_CASE("bad serving fields name the field", "[planner][serving]") {
+  CHECK(failing_field(serve(8, "triton")) == "job.engine");
+  CHECK(failing_field(serve("many")) == "job.concurrent");
+  CHECK(failing_field(serve(0)) == "job.concurrent");
+  json train = json::parse(R"({"model": {"preset": "llama2-7b"},
+    "job": {"kind": "pretrain", "seq_len": 2048, "global_batch": 16, "engine": "vllm"},
+    "hardware": {"instance": "aws:p5.48xlarge", "nodes": 1}, "layout": {"tp": 1, "pp": 1}})");
+  CHECK(failing_field(train) == "job.engine");
+}
+
+TEST_CASE("QLoRA's dequantisation time lands on LitGPT's measured extra time per iteration", "[planner][serving]") {
+  // LitGPT tutorials/resource-tables.md (commit 8641822, 2023-10-20): finetune/lora.py on one
+  // A100-SXM4-40GB, micro-batch 1, bf16-true, bitsandbytes 0.41.1; minutes per 1k iterations
+  // without quantization and with bnb.nf4. Llama 2 7B is the fit row; 13B is never fit.
+  const Gpu a100 = [] {
+    Gpu g = planner_test::a100_80();
+    g.id = "A100-SXM4-40GB";
+    g.memory_gb = 40;
+    g.hbm_gbytes_per_s = 1555;  // NVIDIA A100 datasheet, 40 GB SXM
+    return g;
+  }();
+  const Catalog catalog({a100}, {planner_test::node(a100, "lambda", "gpu_1x_a100", Fabric::none, 0, 1.3)});
+  auto extra_s = [&](const std::string& preset) {
+    const json doc = {{"model", {{"preset", preset}}},
+                      {"job", {{"kind", "lora"}, {"seq_len", 512}, {"global_batch", 1}, {"tokens", 1e6}, {"lora_base", "4bit"}}},
+                      {"hardware", {{"instance", "lambda:gpu_1x_a100"}, {"nodes", 1}}},
+                      {"layout", {{"tp", 1}, {"pp", 1}, {"micro_batch", 1}, {"recompute", "none"}}}};
+    return planner::plan_json(doc, catalog)["time_s"]["dequant"].get<double>();
+  };
+  CHECK(extra_s("llama2-7b") == Approx((3.68 - 2.36) * 60 / 1000).epsilon(0.03));   // fit: 79 ms
+  CHECK(extra_s("llama2-13b") == Approx((6.38 - 3.19) * 60 / 1000).epsilon(0.25));  // check: 191 ms, -19%
+}
