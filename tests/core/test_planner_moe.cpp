@@ -451,3 +451,36 @@ TEST_CASE("hai-llm keeps what DeepSeek-V3's report says it keeps, term by term")
   planner::estimate_time(planner::prepare_model(m, hai), ph, 1, l, k, t_saved);
   CHECK(t_saved.compute > t_standard.compute);
 }
+
+TEST_CASE("recommend ranks plans that clear the memory error band before tight ones") {
+  // Mixtral-8x22B in fp8 just fits one B200 (140.6 GB of weights + the KV cache of 64 chats): the
+  // cheapest plan is `tight`. A plan that may run out of memory is not the better buy, so the
+  // 2-GPU plan ranks first although it costs more, and the tight one follows.
+  json doc = json::parse(R"({"model": {"preset": "mixtral-8x22b"},
+      "job": {"kind": "inference", "precision": "fp8", "prompt_len": 2048, "output_len": 512, "concurrent": 64, "tokens": 1e9},
+      "constraints": {"instances": ["lambda:gpu_1x_b200_sxm6", "lambda:gpu_2x_b200_sxm6"]}})");
+  const json r = planner::recommend_json(doc, real_catalog(), 10);
+  REQUIRE(r["results"].size() >= 2);
+  const json& best = r["results"][0];
+  CHECK(best["memory_verdict"] == "fits");
+  CHECK(best["instance"] == "lambda:gpu_2x_b200_sxm6");
+  bool seen_tight = false;
+  double cheapest_tight = 1e300;
+  for (const json& p : r["results"]) {
+    if (p["memory_verdict"] == "tight") {
+      seen_tight = true;
+      cheapest_tight = std::min(cheapest_tight, p["cost_usd"].get<double>());
+    } else {
+      CHECK_FALSE(seen_tight);  // no plan that clears the band after a tight one
+    }
+  }
+  REQUIRE(seen_tight);
+  CHECK(cheapest_tight < best["cost_usd"].get<double>());  // the order, not the cost, put it first
+
+  // With only the one-GPU instance, the tight plan is the answer and `why` says nothing clears the band.
+  doc["constraints"]["instances"] = {"lambda:gpu_1x_b200_sxm6"};
+  const json only = planner::recommend_json(doc, real_catalog(), 1);
+  REQUIRE(only["results"].size() == 1);
+  CHECK(only["results"][0]["memory_verdict"] == "tight");
+  CHECK(only["results"][0]["why"].get<std::string>().find("no plan the search found clears it") != std::string::npos);
+}

@@ -60,10 +60,12 @@ struct Candidate {
   Estimate estimate;
 };
 
-// A strict total order: objective, then less memory, then the layout's numbers.
+// A strict total order: plans whose memory clears the model's error band before `tight` ones (a
+// cheaper plan that may run out of memory is not the better buy), then the objective, then less
+// memory, then the layout's numbers.
 auto key(const Candidate& c) {
   const Layout& l = c.layout;
-  return std::make_tuple(c.objective, c.option, c.nodes, l.tp, l.pp, l.cp, l.dp, l.ep, l.etp, l.micro_batch,
+  return std::make_tuple(c.estimate.tight, c.objective, c.option, c.nodes, l.tp, l.pp, l.cp, l.dp, l.ep, l.etp, l.micro_batch,
                          l.virtual_stages, c.estimate.total, l.zero, int(l.recompute), int(l.sequence_parallel),
                          int(l.overlap_a2a));
 }
@@ -72,7 +74,11 @@ bool better(const Candidate& a, const Candidate& b) { return key(a) < key(b); }
 class TopK {
  public:
   explicit TopK(int k) : k_(k) { items_.reserve(k + 1); }
-  double threshold() const { return int(items_.size()) < k_ ? kInf : items_.back().objective; }
+  // A subtree whose objective bound is above this cannot enter. While the k-th plan is `tight`,
+  // any plan that clears the band outranks it whatever its objective: nothing can be skipped.
+  double threshold() const {
+    return int(items_.size()) < k_ || items_.back().estimate.tight ? kInf : items_.back().objective;
+  }
   void offer(const Candidate& c) {
     if (int(items_.size()) == k_ && !better(c, items_.back())) return;
     auto at = std::upper_bound(items_.begin(), items_.end(), c, better);
@@ -375,10 +381,8 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                       ++cx.stats.feasible;
                       Candidate c{objective(cx, hw, u.nodes, e.tokens_per_s), u.option, u.nodes, l, e};
                       if (c.objective == kInf) continue;
-                      // A setting whose memory clears the model's error band beats a `tight` one.
-                      if (best.objective == kInf ||
-                          (c.estimate.tight != best.estimate.tight ? !c.estimate.tight : better(c, best)))
-                        best = c;
+                      // The layout's best setting by the same order: one that clears the band first.
+                      if (best.objective == kInf || better(c, best)) best = c;
                     }
                   }
                   if (best.objective != kInf) { top.offer(best); ++tally.feasible; }
@@ -461,7 +465,7 @@ std::string why_words(const Workload& w, const Plan& p, int rank) {
   out += buf;
   if (p.memory_verdict == "tight") {
     std::snprintf(buf, sizeof buf,
-                  " (tight: inside the memory model's +-%.0f%% error band; no ZeRO stage or recompute setting of this layout clears it)",
+                  " (tight: inside the memory model's +-%.0f%% error band; no plan the search found clears it)",
                   100 * p.memory_error_band);
     out += buf;
   }
