@@ -28,6 +28,7 @@
 
 #include "linkwise/error.hpp"
 #include "linkwise/planner.hpp"
+#include "linkwise/planner/framework_memory.hpp"
 
 using namespace linkwise;
 using nlohmann::json;
@@ -118,6 +119,9 @@ std::string to_workload(const json& r, json& out) {
     else if (megatron_core || sharding.find("distributed optimizer") != std::string::npos) zero = 1;
     if (recompute_text.rfind("full", 0) == 0) recompute = "full";
     else if (recompute_text.rfind("selective", 0) == 0) recompute = "selective";
+    // Layer-selective checkpointing (fms-fsdp's selective_checkpointing p, torchtitan's
+    // selective_ac_option k): full recompute of that share of the layers.
+    if (r.contains("recompute_layer_fraction") && r["recompute_layer_fraction"].is_number()) recompute = "full";
     // Megatron-Core and torchtitan shard norms and dropout along the sequence whenever TP > 1.
     sequence_parallel = get_or(r, "sequence_parallel", tp > 1 && !pre_flash);
   }
@@ -133,10 +137,15 @@ std::string to_workload(const json& r, json& out) {
   }
   // Micro-batch not stated: one sequence per micro-batch with a pipeline (what Megatron runs), the
   // whole local batch without one.
-  const int micro_batch = get_or(r, "micro_batch", pp > 1 ? 1 : global_batch / dp);
+  // torchtitan splits the local batch into as many micro-batches as pipeline stages unless told
+  // otherwise (experimental.pipeline_parallel_microbatches defaults to the PP degree).
+  const bool torchtitan = group.rfind("torchtitan", 0) == 0;
+  const int micro_batch = get_or(r, "micro_batch", pp > 1 ? (torchtitan ? std::max(1, global_batch / dp / pp) : 1) : global_batch / dp);
   json layout = {{"tp", tp}, {"pp", pp}, {"cp", cp}, {"dp", dp}, {"micro_batch", micro_batch}, {"zero", zero},
                  {"recompute", recompute}, {"sequence_parallel", sequence_parallel},
                  {"virtual_stages", get_or(r, "vp", 1)}};
+  if (r.contains("recompute_layer_fraction") && r["recompute_layer_fraction"].is_number())
+    layout["recompute_layer_fraction"] = r["recompute_layer_fraction"];
   const int per_node = std::min(gpus, node->gpus_per_node);
   // A network the source states (per node) replaces the DGX reference's.
   const double network_gbits = get_or(r, "network_gbits_per_node", node->network_gbits);
@@ -329,14 +338,18 @@ void memory_report(const Catalog& catalog) {
 struct MemRun {
   std::string id, group;
   bool fit_set = false, oom = false;
+  // What the figure counts: nvidia-smi (everything on the card) or PyTorch's max_memory_reserved
+  // (torchtitan's log), which leaves out the CUDA context and NCCL's buffers outside the caching allocator.
+  bool torch_reserved = false;
   planner::Workload workload;
   double measured_bytes = 0;  // 0 for an OOM report
 };
 
 std::vector<MemRun> load_memory_runs(const std::string& path, const std::string& check_set_path, const Catalog& catalog) {
   std::vector<MemRun> out;
-  auto add = [&](const json& r, json workload, const std::string& group, bool fit, bool oom, double bytes) {
+  auto add = [&](const json& r, json workload, const std::string& group, bool fit, bool oom, double bytes, bool torch_reserved = false) {
     MemRun run;
+    run.torch_reserved = torch_reserved;
     run.id = r["id"].get<std::string>();
     run.group = group;
     run.fit_set = fit;
@@ -382,7 +395,7 @@ std::vector<MemRun> load_memory_runs(const std::string& path, const std::string&
       w["hardware"]["custom"]["gpu_memory_gb"] = 80;
       w["job"]["framework"] = "torchtitan";
       add(r, w, "check: " + r["source_group"].get<std::string>() + " (peak)", false, false,
-          r["peak_memory_gb_per_gpu"].get<double>() * 1073741824.0);
+          r["peak_memory_gb_per_gpu"].get<double>() * 1073741824.0, true);
     }
   }
   return out;
@@ -396,8 +409,14 @@ MemPrediction predict_memory(const MemRun& run, const planner::PlannerConstants&
   const planner::Layout l = planner::complete_layout(w, *w.nodes * hw.instance.gpu_count);
   const auto prepared = planner::prepare_hardware(hw, w.job, k, nullptr, false);
   planner::Estimate e;
-  planner::estimate_memory(planner::prepare_model(w.model, w.job), prepared, l, k, e);
-  return {e.total, e.fits, e.tight};
+  const auto model = planner::prepare_model(w.model, w.job);
+  planner::estimate_memory(model, prepared, l, k, e);
+  double compared = e.total;
+  if (run.torch_reserved) {  // like with like: PyTorch's reserved pool holds neither the context nor NCCL's buffers
+    const planner::MemoryOverhead o = planner::framework_overhead(model, prepared, l, k, 0, 0, 0, 0, 0);
+    compared -= o.context + o.nccl;
+  }
+  return {compared, e.fits, e.tight};
 }
 
 double memory_loss(const std::vector<MemRun>& runs, const planner::PlannerConstants& k) {

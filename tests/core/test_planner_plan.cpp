@@ -115,3 +115,31 @@ TEST_CASE("Llama-3.1-405B's 126 layers plan with PP 16 and interleaving (uneven 
   for (const auto& w : p["warnings"]) warned = warned || w.get<std::string>().find("uneven") != std::string::npos;
   CHECK(warned);
 }
+
+TEST_CASE("recompute_layer_fraction: the share of layers recomputed sets the extra forward work, and needs recompute full") {
+  const Catalog catalog = Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
+  json doc = json::parse(R"({"model": {"preset": "llama2-13b"},
+    "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 256, "precision": "bf16", "framework": "fsdp"},
+    "hardware": {"instance": "aws:p4de.24xlarge", "nodes": 16},
+    "layout": {"tp": 1, "pp": 1, "dp": 128, "micro_batch": 2, "zero": 3, "recompute": "full"}})");
+  auto hardware_over_model = [&](const json& p) { return p["hardware_tflops_per_gpu"].get<double>() / p["model_tflops_per_gpu"].get<double>(); };
+  const json full = planner::plan_json(doc, catalog);
+  doc["layout"]["recompute_layer_fraction"] = 0.5;
+  const json half = planner::plan_json(doc, catalog);
+  CHECK(half["layout"]["recompute_layer_fraction"] == 0.5);
+  CHECK(full["layout"]["recompute_layer_fraction"] == 1.0);
+  // Full recompute adds about a third of the work (one more forward); half of the layers, a sixth.
+  CHECK(hardware_over_model(half) - 1 == Approx(0.5 * (hardware_over_model(full) - 1)).epsilon(0.01));
+  CHECK(half["step_time_s"].get<double>() < full["step_time_s"].get<double>());
+  CHECK(half["memory_gb"]["activations"].get<double>() > full["memory_gb"]["activations"].get<double>());
+  doc["layout"]["recompute"] = "selective";
+  try {
+    planner::plan_json(doc, catalog);
+    FAIL("a layer fraction without recompute full was accepted");
+  } catch (const Error& e) {
+    CHECK(e.field() == "layout.recompute_layer_fraction");
+  }
+  doc["layout"]["recompute"] = "full";
+  doc["layout"]["recompute_layer_fraction"] = 1.5;
+  CHECK_THROWS_AS(planner::plan_json(doc, catalog), Error);
+}

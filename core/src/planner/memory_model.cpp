@@ -146,12 +146,29 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     }
     double moe_per_token_kept = moe_per_token_none;
     double working_set = 0;  // one layer recomputed during backward (full recompute)
-    if (l.recompute == Recompute::selective) {
+    const double sp = l.sequence_parallel ? tp : 1.0;
+    if (l.recompute == Recompute::selective && m.framework == Framework::torchtitan) {
+      // torchtitan's op-level SAC (parallelize_llama.py): the block input, the outputs of every odd
+      // matmul (Q, V, the MLP's first input projection, with a gate also the down projection's
+      // full-width partial sum), SDPA's output and log-sum-exp, and under TP the reduce-scatter
+      // outputs; the rest is recomputed one layer at a time during backward.
+      const double saved = 2.0 * m.hidden / sp +
+                           (2.0 * m.q_width + 2.0 * m.kv_width + 2.0 * m.o_width + 4.0 * m.heads + 2.0 * m.ffn) / tp +
+                           (m.gated ? 2.0 * m.hidden : 0.0) + (l.tp > 1 ? 4.0 * m.hidden / tp : 0.0);
+      per_token_kept = std::min(per_token_none, saved);
+      moe_per_token_kept = std::min(moe_per_token_none, saved * moe_per_token_none / per_token_none);  // MoE: in proportion
+      working_set = std::max(per_token_none - per_token_kept, moe_per_token_none - moe_per_token_kept) * tokens;
+    } else if (l.recompute == Recompute::selective) {
       per_token_kept -= a.core / tp;
       moe_per_token_kept -= a.core / tp;
     }
     if (l.recompute == Recompute::full) {
-      per_token_kept = moe_per_token_kept = 2.0 * m.hidden / (l.sequence_parallel ? tp : 1.0);  // the layer's input only
+      // The checkpointed share of the layers keeps its input only; the rest keep everything
+      // (layer-selective checkpointing: fms-fsdp, torchtitan 'selective_ac_option: k').
+      const double f = l.recompute_layer_fraction;
+      const double input = 2.0 * m.hidden / sp;
+      per_token_kept = f * input + (1.0 - f) * per_token_none;
+      moe_per_token_kept = f * input + (1.0 - f) * moe_per_token_none;
       working_set = std::max(per_token_none, moe_per_token_none) * tokens;
     }
     const double stage_layers_bytes = (st.dense * per_token_kept + st.moe * moe_per_token_kept) * tokens;
@@ -176,8 +193,8 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     out.activations = l.pp == 1 ? first_stage + logits : std::max(first_stage, last_stage);
   }
   const double states = out.weights + out.gradients + out.optimizer;
-  const MemoryOverhead o = framework_overhead(m, hw, l, k, m.layer_params / tp, out.gradients, states,
-                                              out.activations + out.kv_cache);
+  const MemoryOverhead o = framework_overhead(m, hw, l, k, m.layer_params / tp, params_per_gpu + expert_params_per_gpu,
+                                              out.gradients, states, out.activations + out.kv_cache);
   out.overhead = o.total;
   out.total = states + out.activations + out.kv_cache + out.overhead;
   out.capacity = hw.capacity_bytes;

@@ -235,9 +235,19 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   // Backward: data and weight gradients (frozen LoRA bases skip the weight gradient), 2.5x the
   // attention forward (FlashAttention-2's backward), element-wise twice.
   const double layer_bwd = (lora ? 1.0 : 2.0) * (gemm_fwd + fp8_fixed) + 2.5 * attention_fwd + 2.0 * elem_fwd + k.layer_overhead_s;
-  double layer_recompute = 0;
-  if (l.recompute == Recompute::full) layer_recompute = layer_fwd;
-  if (l.recompute == Recompute::selective) layer_recompute = attention_fwd;
+  // Recompute. full: the forward again, on the checkpointed share of the layers. selective: Megatron's
+  // (Korthikanti et al. 2022) recomputes the core attention; torchtitan's op-level policy
+  // (parallelize_llama.py, _save_list) keeps every matmul and SDPA output except every second
+  // matmul, so it repeats the element-wise forward and the even matmuls (K and output projections,
+  // and the MLP's second input projection, or its down projection without a gate).
+  const double layer_fraction = l.recompute == Recompute::full ? l.recompute_layer_fraction : 0.0;
+  const bool op_sac = l.recompute == Recompute::selective && m.framework == Framework::torchtitan;
+  const double op_sac_gemms =
+      m.mla ? 0.5 * gemm_fwd
+            : gemm_s(tokens, h, m.kv_width / tp, rates) + gemm_s(tokens, m.o_width / tp, h, rates) +
+                  (m.gated ? gemm_s(tokens, h, m.ffn / tp, rates) : gemm_s(tokens, m.ffn / tp, h, rates));
+  double layer_recompute = layer_fraction * layer_fwd;
+  if (l.recompute == Recompute::selective) layer_recompute = op_sac ? op_sac_gemms + elem_fwd : attention_fwd;
   const double layer_total = layer_fwd + layer_bwd + layer_recompute;
 
   // A MoE layer: the same attention block, the MoE MLP instead of the dense one.
@@ -253,14 +263,13 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     const double fixed = low_precision ? 8.0 * k.fp8_gemm_overhead_s : 0.0;  // + router, shared and grouped GEMMs
     moe_fwd = moe_gemm_fwd + attention_fwd + elem + k.layer_overhead_s + fixed;
     moe_bwd = (lora ? 1.0 : 2.0) * (moe_gemm_fwd + fixed) + 2.5 * attention_fwd + 2.0 * elem + k.layer_overhead_s;
-    double recompute = 0;
-    if (l.recompute == Recompute::full) recompute = moe_fwd;
-    if (l.recompute == Recompute::selective) recompute = attention_fwd;
+    double recompute = layer_fraction * moe_fwd;
+    if (l.recompute == Recompute::selective) recompute = op_sac ? 0.5 * moe_gemm_fwd + elem : attention_fwd;
     moe_total = moe_fwd + moe_bwd + recompute;
     // Dispatch and combine forward, their gradients backward, the forward pair again under full recompute.
     const double forward_pair = all_to_all_s(rows.busiest * h * dispatch_bytes(m), a2a) + all_to_all_s(rows.busiest * h * 2.0, a2a);
     const double backward_pair = 2.0 * all_to_all_s(rows.busiest * h * 2.0, a2a);
-    a2a_layer = forward_pair + backward_pair + (l.recompute == Recompute::full ? forward_pair : 0.0);
+    a2a_layer = forward_pair + backward_pair + layer_fraction * forward_pair;
   }
   // Output layer and loss on the last stage: forward and both gradients, fp32 softmax traffic.
   const Rates logits_rates{hw.logits_flops, hw.hbm_bytes_per_s, 2.0};
@@ -279,7 +288,8 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   // parallelism, the same bytes) per layer forward, two backward, two more per full recompute.
   double tp_per_mb = 0;
   if (l.tp > 1) {
-    const double collectives = 4.0 + (l.recompute == Recompute::full ? 2.0 : 0.0);
+    // Op-level SAC keeps the reduce-scatter outputs and repeats the all-gathers: one all-reduce's worth.
+    const double collectives = 4.0 + 2.0 * layer_fraction + (op_sac ? 1.0 : 0.0);
     tp_per_mb = layers_per_stage * collectives * all_reduce_s(tokens * h * 2.0, tp, tp_busbw, tp_latency);
   }
   // Context parallelism: K and V pass around the ring (cp - 1) times forward, twice that backward,
@@ -373,9 +383,10 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   const double fwd_per_token = 2.0 * m.active_linear_params + 4.0 * m.layers * m.seq_len * m.attention_width;
   const double passes = lora ? 2.0 : 3.0;
   out.model_flops_per_step = passes * fwd_per_token * out.tokens_per_step;
-  double recompute_per_token = 0;
-  if (l.recompute == Recompute::full) recompute_per_token = fwd_per_token - 2.0 * h * m.vocab;
-  if (l.recompute == Recompute::selective) recompute_per_token = 4.0 * m.layers * m.seq_len * m.attention_width;
+  double recompute_per_token = layer_fraction * (fwd_per_token - 2.0 * h * m.vocab);
+  if (l.recompute == Recompute::selective)
+    recompute_per_token = op_sac ? 2.0 * m.layers * (h * m.kv_width + m.o_width * h + h * m.ffn)
+                                 : 4.0 * m.layers * m.seq_len * m.attention_width;
   out.hardware_flops_per_step = out.model_flops_per_step + recompute_per_token * out.tokens_per_step;
 }
 
