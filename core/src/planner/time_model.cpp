@@ -225,6 +225,13 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     attention_fwd = 2.0 * attention_fwd +
                     4.0 * 2.0 * l.micro_batch * (m.heads / tp) * (m.seq_len / cp) * m.seq_len / hw.hbm_bytes_per_s;
   double elem_fwd = k.elementwise_passes * 2.0 * tokens * (h / sp_div + m.ffn / tp) / hw.hbm_bytes_per_s;
+  // Eager PyTorch's RMSNorm (fp32 upcast, pow, mean, scale, downcast, weight), complex RoPE on Q and
+  // K and SwiGLU's silu and product, op by op (constants.cpp).
+  const double eager_norm_rope = m.eager_llama ? 2.0 * k.eager_rmsnorm_extra_bytes_per_element * h / sp_div +
+                                                     k.eager_rope_extra_bytes_per_element * (m.q_width + m.kv_width) / tp
+                                               : 0.0;
+  const double eager_swiglu = m.eager_llama ? k.eager_swiglu_extra_bytes_per_element * m.ffn / tp : 0.0;
+  elem_fwd += tokens * (eager_norm_rope + eager_swiglu) / hw.hbm_bytes_per_s;
   // fp8 (and fp4): each GEMM input is cast (read 16-bit, write 8-bit) before the GEMM.
   if (low_precision)
     elem_fwd += k.fp8_cast_passes * 3.0 * tokens * (2.0 * h + h / tp + m.ffn / tp) / hw.hbm_bytes_per_s;
@@ -255,7 +262,8 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   if (m.moe) {
     const MoeRows rows = moe_rows(m, tokens, tp, l);
     moe_gemm_fwd = attention_gemms_s(m, tokens, tp, rates) + moe_mlp_gemms_s(m, tokens, tp, l, rows, rates);
-    double elem = (k.elementwise_passes * 2.0 * tokens * h / sp_div + moe_elementwise_bytes(m, tokens, tp, l, rows, k)) /
+    double elem = (k.elementwise_passes * 2.0 * tokens * h / sp_div + moe_elementwise_bytes(m, tokens, tp, l, rows, k) +
+                   tokens * eager_norm_rope) /
                   hw.hbm_bytes_per_s;
     if (low_precision)
       elem += k.fp8_cast_passes * 3.0 * (tokens * (2.0 * h + h / tp + m.shared_ffn / tp) + rows.busiest * (h + m.expert_ffn / l.etp)) /

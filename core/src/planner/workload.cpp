@@ -125,7 +125,7 @@ Recompute parse_recompute(const std::string& text) {
 Job parse_job(const json& j) {
   reject_unknown(j, "job", {"kind", "seq_len", "global_batch", "tokens", "precision", "flash_attention", "lora_rank",
                             "lora_base", "prompt_len", "output_len", "concurrent", "latency_target_ms", "framework",
-                            "optimizer", "offload", "kv_cache_precision"});
+                            "optimizer", "offload", "kv_cache_precision", "torch_compile"});
   Job job;
   const std::string kind = opt_string(j, "kind", "job.kind").value_or("");
   if (kind == "pretrain") job.kind = JobKind::pretrain;
@@ -157,6 +157,7 @@ Job parse_job(const json& j) {
   if (const auto o = opt_string(j, "optimizer", "job.optimizer")) job.optimizer = parse_optimizer(*o);
   if (const auto o = opt_string(j, "offload", "job.offload")) job.offload = parse_offload(*o);
   job.flash_attention = opt_bool(j, "flash_attention", "job.flash_attention").value_or(true);
+  job.torch_compile = opt_bool(j, "torch_compile", "job.torch_compile").value_or(false);
   if (job.kind == JobKind::inference) {
     for (const char* key : {"prompt_len", "output_len"})
       if (!j.contains(key)) throw_invalid(std::string("job.") + key, std::string("job.") + key + " is required for inference");

@@ -72,6 +72,9 @@ struct Job {
   int global_batch = 0;      // sequences per optimizer step (training)
   std::optional<double> tokens;  // training tokens, or output tokens to generate (inference)
   bool flash_attention = true;   // attention without stored score matrices (FlashAttention)
+  // PyTorch stacks (fsdp, torchtitan, hf-accelerate): blocks compiled with torch.compile, which
+  // fuses the norm, rotary and gated-activation element-wise chains that eager mode runs op by op.
+  bool torch_compile = false;
   // lora
   Precision kv_cache_precision = Precision::bf16;  // inference: bf16 (default), fp16 or fp8
   int lora_rank = 16;
