@@ -249,12 +249,16 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   // and the MLP's second input projection, or its down projection without a gate).
   const double layer_fraction = l.recompute == Recompute::full ? l.recompute_layer_fraction : 0.0;
   const bool op_sac = l.recompute == Recompute::selective && m.framework == Framework::torchtitan;
-  const double op_sac_gemms =
-      m.mla ? 0.5 * gemm_fwd
-            : gemm_s(tokens, h, m.kv_width / tp, rates) + gemm_s(tokens, m.o_width / tp, h, rates) +
-                  (m.gated ? gemm_s(tokens, h, m.ffn / tp, rates) : gemm_s(tokens, m.ffn / tp, h, rates));
   double layer_recompute = layer_fraction * layer_fwd;
-  if (l.recompute == Recompute::selective) layer_recompute = op_sac ? op_sac_gemms + elem_fwd : attention_fwd;
+  if (op_sac) {
+    const double even_gemms =
+        m.mla ? 0.5 * gemm_fwd
+              : gemm_s(tokens, h, m.kv_width / tp, rates) + gemm_s(tokens, m.o_width / tp, h, rates) +
+                    (m.gated ? gemm_s(tokens, h, m.ffn / tp, rates) : gemm_s(tokens, m.ffn / tp, h, rates));
+    layer_recompute = even_gemms + elem_fwd;
+  } else if (l.recompute == Recompute::selective) {
+    layer_recompute = attention_fwd;
+  }
   const double layer_total = layer_fwd + layer_bwd + layer_recompute;
 
   // A MoE layer: the same attention block, the MoE MLP instead of the dense one.
