@@ -28,6 +28,7 @@
 
 #include "linkwise/error.hpp"
 #include "linkwise/planner.hpp"
+#include "linkwise/planner/framework_memory.hpp"
 
 using namespace linkwise;
 using nlohmann::json;
@@ -60,6 +61,7 @@ std::optional<Node> node_for(const std::string& gpu) {
   if (gpu.find("GB200") != std::string::npos) return Node{"GB200", 4, 1800, 1600, 72};
   if (gpu.find("B300") != std::string::npos) return Node{"B300-SXM-288GB", 8, 1800, 6400};
   if (gpu.find("B200") != std::string::npos) return Node{"B200-SXM-180GB", 8, 1800, 3200};  // DGX B200: 8 x 400 Gbit/s
+  if (gpu.find("H200") != std::string::npos) return Node{"H200-SXM-141GB", 8, 900, 3200};  // HGX H200, 8 x 400 Gbit/s
   if (gpu.find("H100") != std::string::npos) return Node{"H100-SXM5-80GB", 8, 900, 3200};
   if (gpu.find("A100-80GB") != std::string::npos) return Node{"A100-SXM4-80GB", 8, 600, 1600};
   if (gpu.find("A100") != std::string::npos) return Node{"A100-SXM4-40GB", 8, 600, 1600};
@@ -126,6 +128,9 @@ std::string to_workload(const json& r, json& out) {
     else if (megatron_core || sharding.find("distributed optimizer") != std::string::npos) zero = 1;
     if (recompute_text.rfind("full", 0) == 0) recompute = "full";
     else if (recompute_text.rfind("selective", 0) == 0) recompute = "selective";
+    // Layer-selective checkpointing (fms-fsdp's selective_checkpointing p, torchtitan's
+    // selective_ac_option k): full recompute of that share of the layers.
+    if (r.contains("recompute_layer_fraction") && r["recompute_layer_fraction"].is_number()) recompute = "full";
     // Megatron-Core and torchtitan shard norms and dropout along the sequence whenever TP > 1.
     sequence_parallel = get_or(r, "sequence_parallel", tp > 1 && !pre_flash);
   }
@@ -135,18 +140,26 @@ std::string to_workload(const json& r, json& out) {
   else if (group == "mosaicml_llm_foundry" || group.rfind("ibm_fms_fsdp", 0) == 0) job["framework"] = "fsdp";
   else if (group.rfind("torchtitan", 0) == 0) job["framework"] = "torchtitan";
   else job["framework"] = "megatron-core";
+  // torch.compile where the source says so (torchtitan's table, fms-fsdp's later table).
+  const std::string framework_text = get_or<std::string>(r, "framework", "");
+  if (framework_text.find("torch.compile") != std::string::npos || get_or(r, "torch_compile", false)) job["torch_compile"] = true;
   if (pre_flash) {
     job["flash_attention"] = false;
     model["dropout"] = true;
   }
   // Micro-batch not stated: one sequence per micro-batch with a pipeline (what Megatron runs), the
   // whole local batch without one.
-  const int micro_batch = get_or(r, "micro_batch", pp > 1 ? 1 : global_batch / dp);
+  // torchtitan splits the local batch into as many micro-batches as pipeline stages unless told
+  // otherwise (experimental.pipeline_parallel_microbatches defaults to the PP degree).
+  const bool torchtitan = group.rfind("torchtitan", 0) == 0;
+  const int micro_batch = get_or(r, "micro_batch", pp > 1 ? (torchtitan ? std::max(1, global_batch / dp / pp) : 1) : global_batch / dp);
   json layout = {{"tp", tp}, {"pp", pp}, {"cp", cp}, {"dp", dp}, {"micro_batch", micro_batch}, {"zero", zero},
                  {"recompute", recompute}, {"sequence_parallel", sequence_parallel},
                  {"virtual_stages", get_or(r, "vp", 1)}};
   if (get_or(r, "ep", 1) > 1) layout["ep"] = r["ep"];
   if (get_or(r, "etp", 1) > 1) layout["etp"] = r["etp"];
+  if (r.contains("recompute_layer_fraction") && r["recompute_layer_fraction"].is_number())
+    layout["recompute_layer_fraction"] = r["recompute_layer_fraction"];
   const int per_node = std::min(gpus, node->gpus_per_node);
   // A network the source states (per node) replaces the DGX reference's.
   const double network_gbits = get_or(r, "network_gbits_per_node", node->network_gbits);
@@ -340,14 +353,18 @@ void memory_report(const Catalog& catalog) {
 struct MemRun {
   std::string id, group;
   bool fit_set = false, oom = false;
+  // What the figure counts: nvidia-smi (everything on the card) or PyTorch's max_memory_reserved
+  // (torchtitan's log), which leaves out the CUDA context and NCCL's buffers outside the caching allocator.
+  bool torch_reserved = false;
   planner::Workload workload;
   double measured_bytes = 0;  // 0 for an OOM report
 };
 
 std::vector<MemRun> load_memory_runs(const std::string& path, const std::string& check_set_path, const Catalog& catalog) {
   std::vector<MemRun> out;
-  auto add = [&](const json& r, json workload, const std::string& group, bool fit, bool oom, double bytes) {
+  auto add = [&](const json& r, json workload, const std::string& group, bool fit, bool oom, double bytes, bool torch_reserved = false) {
     MemRun run;
+    run.torch_reserved = torch_reserved;
     run.id = r["id"].get<std::string>();
     run.group = group;
     run.fit_set = fit;
@@ -392,11 +409,12 @@ std::vector<MemRun> load_memory_runs(const std::string& path, const std::string&
       if (!r.contains("peak_memory_gb_per_gpu") || !r["peak_memory_gb_per_gpu"].is_number()) continue;
       json w;
       if (!to_workload(r, w).empty()) continue;
-      // torchtitan ran on 96 GB H100s; it reports max reserved memory in GiB.
-      w["hardware"]["custom"]["gpu_memory_gb"] = 80;
+      // torchtitan's H100 runs were on 96 GB cards (the catalog's H100 holds 80, the most a custom
+      // H100 may claim); it reports max reserved memory in GiB.
+      if (r["gpu"].get<std::string>().find("H100") != std::string::npos) w["hardware"]["custom"]["gpu_memory_gb"] = 80;
       w["job"]["framework"] = "torchtitan";
       add(r, w, "check: " + r["source_group"].get<std::string>() + " (peak)", false, false,
-          r["peak_memory_gb_per_gpu"].get<double>() * 1073741824.0);
+          r["peak_memory_gb_per_gpu"].get<double>() * 1073741824.0, true);
     }
   }
   return out;
@@ -410,8 +428,14 @@ MemPrediction predict_memory(const MemRun& run, const planner::PlannerConstants&
   const planner::Layout l = planner::complete_layout(w, *w.nodes * hw.instance.gpu_count);
   const auto prepared = planner::prepare_hardware(hw, w.job, k, nullptr, false);
   planner::Estimate e;
-  planner::estimate_memory(planner::prepare_model(w.model, w.job), prepared, l, k, e);
-  return {e.total, e.fits, e.tight};
+  const auto model = planner::prepare_model(w.model, w.job);
+  planner::estimate_memory(model, prepared, l, k, e);
+  double compared = e.total;
+  if (run.torch_reserved) {  // like with like: PyTorch's reserved pool holds neither the context nor NCCL's buffers
+    const planner::MemoryOverhead o = planner::framework_overhead(model, prepared, l, k, 0, 0, 0, 0, 0);
+    compared -= o.context + o.nccl;
+  }
+  return {compared, e.fits, e.tight};
 }
 
 double memory_loss(const std::vector<MemRun>& runs, const planner::PlannerConstants& k) {
@@ -456,7 +480,7 @@ void fit_memory(const std::vector<MemRun>& runs, planner::PlannerConstants& k) {
 
 // Prints per-group memory errors and OOM verdicts; returns false when a check threshold fails.
 bool memory_report_runs(const std::vector<MemRun>& runs, const planner::PlannerConstants& k, bool table, double max_check_median,
-                        int max_oom_fits) {
+                        int max_oom_fits, double max_group_median, const std::map<std::string, double>& group_limits) {
   std::map<std::string, std::vector<double>> abs_err, signed_err;
   std::vector<double> fit_abs;
   int ooms = 0, oom_fits = 0, oom_tight = 0;
@@ -495,6 +519,16 @@ bool memory_report_runs(const std::vector<MemRun>& runs, const planner::PlannerC
     if (!(m <= max_check_median)) { std::printf("FAIL: memory check-set median %.3f above %.3f\n", m, max_check_median); ok = false; }
     if (oom_fits > max_oom_fits) { std::printf("FAIL: %d published OOM(s) predicted to fit\n", oom_fits); ok = false; }
   }
+  if (max_group_median >= 0)
+    for (const auto& [g, v] : abs_err) {  // every check-set source group, or its named ceiling
+      if (g.rfind("check: ", 0) != 0) continue;
+      const auto named = group_limits.find(g);
+      const double limit = named != group_limits.end() ? named->second : max_group_median;
+      if (!(median(v) <= limit)) {
+        std::printf("FAIL: memory check-set group %s median %.3f above %.3f\n", g.c_str(), median(v), limit);
+        ok = false;
+      }
+    }
   return ok;
 }
 
@@ -548,6 +582,8 @@ int main(int argc, char** argv) {
   std::string memory_runs_path = LINKWISE_CALIBRATION_DIR "/memory_runs.json";
   double max_memory_median = -1;
   int max_oom_fits = 0;
+  double max_memory_group_median = -1;  // --memory-groups: every memory check-set group's median |error|
+  std::map<std::string, double> memory_group_limits;  // --memory-group-limit NAME MAX: a named group's own ceiling
   std::string fit_on = "all";  // all | half-a | half-b (complementary halves of every source) | mosaicml
   double max_fit_median = -1, max_holdout_median = -1;
   double max_group_median = -1;  // --check-groups: every check-set source group's median |error|
@@ -566,6 +602,11 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--memory-check") && i + 2 < argc) {
       max_memory_median = std::atof(argv[++i]);
       max_oom_fits = std::atoi(argv[++i]);
+    }
+    else if (!std::strcmp(argv[i], "--memory-groups") && i + 1 < argc) max_memory_group_median = std::atof(argv[++i]);
+    else if (!std::strcmp(argv[i], "--memory-group-limit") && i + 2 < argc) {
+      const std::string name = argv[++i];
+      memory_group_limits["check: " + name] = std::atof(argv[++i]);
     }
     else if (!std::strcmp(argv[i], "--fit-on") && i + 1 < argc) fit_on = argv[++i];
     else if (!std::strcmp(argv[i], "--check-groups") && i + 1 < argc) max_group_median = std::atof(argv[++i]);
@@ -664,10 +705,10 @@ int main(int argc, char** argv) {
   if (table) memory_report(catalog);
 
   bool memory_ok = true;
-  if (table || do_fit_memory || max_memory_median >= 0) {
+  if (table || do_fit_memory || max_memory_median >= 0 || max_memory_group_median >= 0) {
     const std::vector<MemRun> mem = load_memory_runs(memory_runs_path, check_set_path, catalog);
     if (do_fit_memory) fit_memory(mem, k);
-    memory_ok = memory_report_runs(mem, k, table, max_memory_median, max_oom_fits);
+    memory_ok = memory_report_runs(mem, k, table, max_memory_median, max_oom_fits, max_memory_group_median, memory_group_limits);
   }
 
   if (bands) {

@@ -196,3 +196,67 @@ TEST_CASE("memory verdict: tight inside the error band, no above capacity") {
     CHECK(e.tight == (e.fits && e.total * (1 + band) > e.capacity));
   }
 }
+
+TEST_CASE("layer-selective checkpointing keeps all activations of the layers it does not checkpoint") {
+  // fms-fsdp's selective_checkpointing p, torchtitan's selective_ac_option k: recompute full on a
+  // share f of the layers, the other layers keep what recompute none keeps.
+  const ModelShape m = preset("llama2-13b");
+  Job job = pretrain(4096, 64);
+  job.framework = Framework::fsdp;
+  Layout l;
+  l.dp = 8;
+  l.micro_batch = 2;
+  l.zero = 3;
+  const double none = per_layer_activations(m, job, l);
+  l.recompute = Recompute::full;
+  const double full = per_layer_activations(m, job, l);
+  l.recompute_layer_fraction = 0.5;
+  const double half = per_layer_activations(m, job, l);
+  CHECK(full == Approx(2.0 * m.hidden * 2 * 4096).epsilon(1e-9));  // the layer's 16-bit input only
+  CHECK(half == Approx(0.5 * none + 0.5 * full).epsilon(1e-9));
+}
+
+TEST_CASE("torchtitan's op-level selective AC keeps the odd matmuls' and SDPA's outputs, Megatron's drops only attention") {
+  const ModelShape m = preset("llama3.1-8b");
+  Layout l;
+  l.dp = 8;
+  l.micro_batch = 2;
+  l.zero = 3;
+  l.recompute = Recompute::selective;
+  Job job = pretrain(8192, 16);
+  job.framework = Framework::torchtitan;
+  const double h = m.hidden, kv = double(m.kv_heads) * (m.hidden / m.heads);
+  // Block input, Q, V, SDPA output + fp32 log-sum-exp, w1 output, w2's full-width output (16-bit).
+  const double saved = 2 * h + 2 * h + 2 * kv + 2 * h + 4.0 * m.heads + 2.0 * m.ffn_hidden + 2 * h;
+  CHECK(per_layer_activations(m, job, l) == Approx(saved * 2 * 8192).epsilon(1e-9));
+  job.framework = Framework::megatron_core;  // FlashAttention: selective drops only the fp32 log-sum-exp
+  l.recompute = Recompute::none;
+  const double megatron_none = per_layer_activations(m, job, l);
+  CHECK(megatron_none > 2.0 * saved * 2 * 8192);
+}
+
+TEST_CASE("torchtitan with pipeline parallelism keeps the stage's 16-bit weights and fp32 gradients unsharded") {
+  // parallelize_llama.py apply_fsdp: reshard_after_forward = False under PP; FSDP2 accumulates the
+  // unsharded gradients of the non-last micro-batches in fp32 (the reduce dtype).
+  const ModelShape m = preset("llama3.1-70b");
+  Layout l;
+  l.tp = 8;
+  l.pp = 4;
+  l.dp = 4;
+  l.zero = 3;
+  l.recompute = Recompute::full;
+  Job job = pretrain(8192, 64);
+  job.framework = Framework::fsdp;
+  const Estimate fsdp = memory_of(m, job, l);
+  job.framework = Framework::torchtitan;
+  const Estimate titan = memory_of(m, job, l);
+  const double stage_params_per_gpu = fsdp.weights * 4 / 2.0;  // ZeRO-3 over dp 4, 2 bytes each
+  CHECK(titan.overhead - fsdp.overhead > 5.5 * stage_params_per_gpu);
+  CHECK(titan.overhead - fsdp.overhead < 6.5 * stage_params_per_gpu);
+  l.pp = 1;
+  l.dp = 16;
+  job.framework = Framework::torchtitan;
+  const Estimate no_pp = memory_of(m, job, l);
+  job.framework = Framework::fsdp;
+  CHECK(no_pp.overhead == Approx(memory_of(m, job, l).overhead).epsilon(1e-9));  // without PP: FSDP's per-unit buffers
+}

@@ -115,3 +115,52 @@ TEST_CASE("Llama-3.1-405B's 126 layers plan with PP 16 and interleaving (uneven 
   for (const auto& w : p["warnings"]) warned = warned || w.get<std::string>().find("uneven") != std::string::npos;
   CHECK(warned);
 }
+
+TEST_CASE("recompute_layer_fraction: the share of layers recomputed sets the extra forward work, and needs recompute full") {
+  const Catalog catalog = Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
+  json doc = json::parse(R"({"model": {"preset": "llama2-13b"},
+    "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 256, "precision": "bf16", "framework": "fsdp"},
+    "hardware": {"instance": "aws:p4de.24xlarge", "nodes": 16},
+    "layout": {"tp": 1, "pp": 1, "dp": 128, "micro_batch": 2, "zero": 3, "recompute": "full"}})");
+  auto hardware_over_model = [&](const json& p) { return p["hardware_tflops_per_gpu"].get<double>() / p["model_tflops_per_gpu"].get<double>(); };
+  const json full = planner::plan_json(doc, catalog);
+  doc["layout"]["recompute_layer_fraction"] = 0.5;
+  const json half = planner::plan_json(doc, catalog);
+  CHECK(half["layout"]["recompute_layer_fraction"] == 0.5);
+  CHECK(full["layout"]["recompute_layer_fraction"] == 1.0);
+  // Full recompute adds about a third of the work (one more forward); half of the layers, a sixth.
+  CHECK(hardware_over_model(half) - 1 == Approx(0.5 * (hardware_over_model(full) - 1)).epsilon(0.01));
+  CHECK(half["step_time_s"].get<double>() < full["step_time_s"].get<double>());
+  CHECK(half["memory_gb"]["activations"].get<double>() > full["memory_gb"]["activations"].get<double>());
+  doc["layout"]["recompute"] = "selective";
+  try {
+    planner::plan_json(doc, catalog);
+    FAIL("a layer fraction without recompute full was accepted");
+  } catch (const Error& e) {
+    CHECK(e.field() == "layout.recompute_layer_fraction");
+  }
+  doc["layout"]["recompute"] = "full";
+  doc["layout"]["recompute_layer_fraction"] = 1.5;
+  CHECK_THROWS_AS(planner::plan_json(doc, catalog), Error);
+}
+
+TEST_CASE("eager PyTorch stacks pay for RMSNorm, RoPE and SwiGLU op by op unless job.torch_compile; fused stacks do not") {
+  const Catalog catalog = Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
+  json doc = json::parse(R"({"model": {"preset": "llama3.1-8b"},
+    "job": {"kind": "pretrain", "seq_len": 8192, "global_batch": 128, "precision": "bf16", "framework": "torchtitan"},
+    "hardware": {"instance": "aws:p5.48xlarge", "nodes": 8},
+    "layout": {"tp": 1, "pp": 1, "dp": 64, "micro_batch": 2, "zero": 3, "recompute": "selective"}})");
+  auto step = [&](const char* framework, bool compile) {
+    doc["job"]["framework"] = framework;
+    doc["job"]["torch_compile"] = compile;
+    return planner::plan_json(doc, catalog)["step_time_s"].get<double>();
+  };
+  const double eager = step("torchtitan", false), compiled = step("torchtitan", true);
+  // 32 bytes x 2 norms x 4096 + 20 x (4096 + 1024) + 6 x 14336 per token per layer forward, x3 with
+  // backward, x1 more for op-SAC's recompute: ~1.8 MB at ~2.7 TB/s against ~4 us of compute.
+  CHECK(eager > compiled * 1.05);
+  CHECK(eager < compiled * 1.25);
+  CHECK(step("megatron-core", false) == Approx(step("megatron-core", true)).epsilon(1e-12));  // fused kernels either way
+  doc["model"] = json::parse(R"({"layers": 24, "hidden": 2048, "heads": 16, "ffn_hidden": 8192, "vocab": 50257, "gated_mlp": false})");
+  CHECK(step("fsdp", false) == Approx(step("fsdp", true)).epsilon(1e-12));  // MPT-like blocks: what the fit's runs ran
+}

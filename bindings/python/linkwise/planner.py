@@ -172,6 +172,7 @@ class Layout(Record):
     micro_batch = Field[int]("Micro-batch size, sequences.")
     zero = Field[int]("ZeRO stage, 0-3.")
     recompute = Field[str]("Activation recompute: 'none', 'selective' or 'full'.")
+    recompute_layer_fraction = Field[float]("With recompute 'full': the share of layers checkpointed (1 = every layer).")
     sequence_parallel = Field[bool]("Sequence parallelism with TP.")
     virtual_stages = Field[int]("Virtual pipeline stages per GPU.")
     ep = Field[int]("Expert-parallel degree (MoE; 1 for dense models).")

@@ -97,6 +97,18 @@ const PlannerConstants& default_constants() {
     // about twice FlashAttention-2's fraction of peak (Shah et al. 2024, FlashAttention-3, Fig. 5-6:
     // FA2 ~35%, FA3/cuDNN ~60-75% of H100 bf16). Not fit: the NeMo and Megatron-Bridge runs check it.
     c.te_attention_speedup = 2.0;
+    // Eager PyTorch on Llama-family blocks, counted from the model code (torchtitan
+    // models/llama/model.py, the same ops in IBM's foundation-model-stack): RMSNorm
+    // x.float() (read 2, write 4), pow (4, 4), mean (4), x * rsqrt (4, 4), type_as (4, 2), * weight
+    // (2, 2) = 36 bytes per element against a fused norm's 4; RoPE xq.float() (2, 4), complex
+    // multiply (4, 4), type_as (4, 2) = 20 bytes per Q and K element, where the fit's MPT runs use
+    // ALiBi inside the attention kernel; SwiGLU silu (2, 2) and product (4, 2) = 10 per ffn element
+    // against GELU's 4. Not fit: published compile gains bound it (torchtitan H100 Llama 3 8B +16%,
+    // benchmarks/llama3_h100_202412; fms-fsdp Llama 2 7B +23% A100 / +28% H100, README 2024-03 vs
+    // 2024-05), and the fit set has no gated PyTorch-stack runs, so its figures do not move.
+    c.eager_rmsnorm_extra_bytes_per_element = 32.0;
+    c.eager_rope_extra_bytes_per_element = 20.0;
+    c.eager_swiglu_extra_bytes_per_element = 6.0;
 
     // Mixture-of-experts. Load imbalance: the busiest expert-parallel rank receives this many times
     // the mean routed tokens. An assumption, not a fit: balanced routers (auxiliary loss, or

@@ -110,8 +110,8 @@ StateBytes model_state_bytes(const PreparedModel& m, const Layout& l, double zer
 }
 
 MemoryOverhead framework_overhead(const PreparedModel& m, const PreparedHardware& hw, const Layout& l,
-                                  const PlannerConstants& k, double layer_params_local, double grads_local_bytes,
-                                  double static_bytes, double dynamic_bytes) noexcept {
+                                  const PlannerConstants& k, double layer_params_local, double stage_params_local,
+                                  double grads_local_bytes, double static_bytes, double dynamic_bytes) noexcept {
   MemoryOverhead o;
   o.context = hw.context_bytes;
   // NCCL: each communicator holds per-channel buffers to its ring/tree peers (NCCL_BUFFSIZE 4 MiB
@@ -123,8 +123,17 @@ MemoryOverhead framework_overhead(const PreparedModel& m, const PreparedHardware
   };
   const bool training = m.kind != JobKind::inference;
   o.nccl = comm(l.tp) + comm(double(l.dp) * l.cp) + comm(l.cp) + (l.pp > 1 ? 2.0 * comm(2) + comm(2) : 0.0);
+  double held = 0;  // buffers that live through the step (the allocator's static share)
   if (training) {
-    if (l.zero == 3) {
+    if (l.zero == 3 && l.pp > 1 && m.framework == Framework::torchtitan) {
+      // torchtitan with pipeline parallelism does not reshard after forward ("to avoid
+      // per-microbatch all-gathers", parallelize_llama.py apply_fsdp), and FSDP2 accumulates the
+      // unsharded gradients of the non-last micro-batches in its reduce dtype (fp32 by default:
+      // FSDPParam.to_accumulated_grad_if_needed): the whole stage's 16-bit weights and fp32
+      // gradients stay on every GPU through the step.
+      held = stage_params_local * (2.0 + 4.0);
+      o.buffers = held;
+    } else if (l.zero == 3) {
       // Two units gathered at once (the current layer and the prefetched next) in 16-bit, and the
       // current unit's unsharded gradients before their reduce-scatter (fp32 with FSDP mixed precision).
       o.buffers = layer_params_local * (2.0 * 2.0 + 4.0);
@@ -137,7 +146,7 @@ MemoryOverhead framework_overhead(const PreparedModel& m, const PreparedHardware
   // The caching allocator: nvidia-smi shows reserved segments, which exceed the live tensors by the
   // fragmentation of the short-lived ones (activations, logits, gathered weights) and a little of
   // the long-lived ones.
-  o.allocator = k.allocator_dynamic_fraction * (dynamic_bytes + o.buffers) + k.allocator_static_fraction * static_bytes;
+  o.allocator = k.allocator_dynamic_fraction * (dynamic_bytes + o.buffers - held) + k.allocator_static_fraction * (static_bytes + held);
   o.total = o.context + o.nccl + o.buffers + o.allocator;
   return o;
 }

@@ -139,7 +139,8 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     const double step_activations = step_tokens * per_token;
     // The sequences one engine holds: its KV pool (the memory the engine may take, less weights,
     // activations and the framework's overhead) over one sequence's share, within its batch limit.
-    const MemoryOverhead base = framework_overhead(m, hw, l, k, m.layer_params / tp, 0.0, out.weights, step_activations);
+    const MemoryOverhead base = framework_overhead(m, hw, l, k, m.layer_params / tp, /*stage_params_local=*/0.0,
+                                                     /*grads_local_bytes=*/0.0, out.weights, step_activations);
     const double others = out.weights + step_activations + base.total;
     const double pool = m.engine.memory_fraction_of_whole_card ? m.engine.memory_fraction * hw.capacity_bytes - others
                                                                : m.engine.memory_fraction * (hw.capacity_bytes - others);
@@ -190,12 +191,29 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     }
     double moe_per_token_kept = moe_per_token_none;
     double working_set = 0;  // one layer recomputed during backward (full recompute)
-    if (l.recompute == Recompute::selective) {
+    const double sp = l.sequence_parallel ? tp : 1.0;
+    if (l.recompute == Recompute::selective && m.framework == Framework::torchtitan) {
+      // torchtitan's op-level SAC (parallelize_llama.py): the block input, the outputs of every odd
+      // matmul (Q, V, the MLP's first input projection, with a gate also the down projection's
+      // full-width partial sum), SDPA's output and log-sum-exp, and under TP the reduce-scatter
+      // outputs; the rest is recomputed one layer at a time during backward.
+      const double saved = 2.0 * m.hidden / sp +
+                           (2.0 * m.q_width + 2.0 * m.kv_width + 2.0 * m.o_width + 4.0 * m.heads + 2.0 * m.ffn) / tp +
+                           (m.gated ? 2.0 * m.hidden : 0.0) + (l.tp > 1 ? 4.0 * m.hidden / tp : 0.0);
+      per_token_kept = std::min(per_token_none, saved);
+      moe_per_token_kept = std::min(moe_per_token_none, saved * moe_per_token_none / per_token_none);  // MoE: in proportion
+      working_set = std::max(per_token_none - per_token_kept, moe_per_token_none - moe_per_token_kept) * tokens;
+    } else if (l.recompute == Recompute::selective) {
       per_token_kept -= a.core / tp;
       moe_per_token_kept -= a.core / tp;
     }
     if (l.recompute == Recompute::full) {
-      per_token_kept = moe_per_token_kept = 2.0 * m.hidden / (l.sequence_parallel ? tp : 1.0);  // the layer's input only
+      // The checkpointed share of the layers keeps its input only; the rest keep everything
+      // (layer-selective checkpointing: fms-fsdp, torchtitan 'selective_ac_option: k').
+      const double f = l.recompute_layer_fraction;
+      const double input = 2.0 * m.hidden / sp;
+      per_token_kept = f * input + (1.0 - f) * per_token_none;
+      moe_per_token_kept = f * input + (1.0 - f) * moe_per_token_none;
       working_set = std::max(per_token_none, moe_per_token_none) * tokens;
     }
     const double stage_layers_bytes = (st.dense * per_token_kept + st.moe * moe_per_token_kept) * tokens;
@@ -223,7 +241,8 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
   const double states = out.weights + out.gradients + out.optimizer;
   // The serving engines allocate the KV pool once, as one tensor per layer: the caching allocator
   // adds no fragmentation to it.
-  const MemoryOverhead o = framework_overhead(m, hw, l, k, m.layer_params / tp, out.gradients, states, dynamic_bytes);
+  const MemoryOverhead o = framework_overhead(m, hw, l, k, m.layer_params / tp, params_per_gpu + expert_params_per_gpu,
+                                              out.gradients, states, dynamic_bytes);
   out.overhead = o.total;
   out.total = states + out.activations + out.kv_cache + out.overhead;
   out.capacity = hw.capacity_bytes;

@@ -85,6 +85,11 @@ PreparedModel prepare_model(const ModelShape& s, const Job& job) {
   m.engine = engine_profile(job.engine);
   m.dequant_4bit = job.kind == JobKind::lora && job.lora_base_4bit;
   m.framework = job.framework;
+  // Llama-family blocks (gated MLP: RMSNorm and RoPE come with it in every such preset) run op by
+  // op in the PyTorch stacks unless compiled; Megatron-Core, NeMo and DeepSpeed's Megatron use fused kernels.
+  m.eager_llama = s.gated_mlp && !job.torch_compile &&
+                  (job.framework == Framework::fsdp || job.framework == Framework::torchtitan ||
+                   job.framework == Framework::hf_accelerate);
   m.optimizer = job.optimizer;
   m.offload = job.offload;
   return m;

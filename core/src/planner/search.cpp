@@ -325,6 +325,7 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
           l.etp = choices.etp;
           l.overlap_a2a = choices.overlap_a2a;
           l.dualpipe = choices.dualpipe;
+          l.recompute_layer_fraction = spec.recompute_layer_fraction.value_or(1.0);
           for (int ep : choices.eps) {
             if (!ep_fits((long long)tp * cp * dp, ep, choices.etp)) continue;
             l.ep = ep;

@@ -256,6 +256,13 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     attention_fwd = 2.0 * attention_fwd +
                     4.0 * 2.0 * l.micro_batch * (m.heads / tp) * (m.seq_len / cp) * m.seq_len / hw.hbm_bytes_per_s;
   double elem_fwd = k.elementwise_passes * 2.0 * tokens * (h / sp_div + m.ffn / tp) / hw.hbm_bytes_per_s;
+  // Eager PyTorch's RMSNorm (fp32 upcast, pow, mean, scale, downcast, weight), complex RoPE on Q and
+  // K and SwiGLU's silu and product, op by op (constants.cpp).
+  const double eager_norm_rope = m.eager_llama ? 2.0 * k.eager_rmsnorm_extra_bytes_per_element * h / sp_div +
+                                                     k.eager_rope_extra_bytes_per_element * (m.q_width + m.kv_width) / tp
+                                               : 0.0;
+  const double eager_swiglu = m.eager_llama ? k.eager_swiglu_extra_bytes_per_element * m.ffn / tp : 0.0;
+  elem_fwd += tokens * (eager_norm_rope + eager_swiglu) / hw.hbm_bytes_per_s;
   // fp8 (and fp4): each GEMM input is cast (read 16-bit, write 8-bit) before the GEMM.
   if (low_precision)
     elem_fwd += k.fp8_cast_passes * 3.0 * tokens * (2.0 * h + h / tp + m.ffn / tp) / hw.hbm_bytes_per_s;
@@ -285,9 +292,23 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     }
     hai_recompute += k.elementwise_passes * 2.0 * tokens * (2.0 * h / sp_div + m.ffn / tp) / hw.hbm_bytes_per_s;
   }
-  double layer_recompute = hai_recompute;
-  if (l.recompute == Recompute::full) layer_recompute = layer_fwd;
-  if (l.recompute == Recompute::selective) layer_recompute += attention_fwd;
+  // Recompute. full: the forward again, on the checkpointed share of the layers. selective: Megatron's
+  // (Korthikanti et al. 2022) recomputes the core attention; torchtitan's op-level policy
+  // (parallelize_llama.py, _save_list) keeps every matmul and SDPA output except every second
+  // matmul, so it repeats the element-wise forward and the even matmuls (K and output projections,
+  // and the MLP's second input projection, or its down projection without a gate).
+  const double layer_fraction = l.recompute == Recompute::full ? l.recompute_layer_fraction : 0.0;
+  const bool op_sac = l.recompute == Recompute::selective && m.framework == Framework::torchtitan;
+  double layer_recompute = layer_fraction * layer_fwd + hai_recompute;
+  if (op_sac) {
+    const double even_gemms =
+        m.mla ? 0.5 * gemm_fwd
+              : gemm_s(tokens, h, m.kv_width / tp, rates) + gemm_s(tokens, m.o_width / tp, h, rates) +
+                    (m.gated ? gemm_s(tokens, h, m.ffn / tp, rates) : gemm_s(tokens, m.ffn / tp, h, rates));
+    layer_recompute += even_gemms + elem_fwd;
+  } else if (l.recompute == Recompute::selective) {
+    layer_recompute += attention_fwd;
+  }
   const double layer_total = layer_fwd + layer_bwd + layer_recompute;
 
   // A MoE layer: the same attention block, the MoE MLP instead of the dense one.
@@ -295,7 +316,8 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   if (m.moe) {
     const MoeRows rows = moe_rows(m, tokens, tp, l);
     moe_gemm_fwd = attention_gemms_s(m, tokens, tp, rates) + moe_mlp_gemms_s(m, tokens, tp, l, rows, rates);
-    double elem = (k.elementwise_passes * 2.0 * tokens * h / sp_div + moe_elementwise_bytes(m, tokens, tp, l, rows, k)) /
+    double elem = (k.elementwise_passes * 2.0 * tokens * h / sp_div + moe_elementwise_bytes(m, tokens, tp, l, rows, k) +
+                   tokens * eager_norm_rope) /
                   hw.hbm_bytes_per_s;
     if (low_precision)
       elem += k.fp8_cast_passes * 3.0 * (tokens * (2.0 * h + h / tp + m.shared_ffn / tp) + rows.busiest * (h + m.expert_ffn / l.etp)) /
@@ -307,9 +329,8 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
                                  : 0.0;
     moe_fwd = moe_gemm_fwd + attention_fwd + elem + k.layer_overhead_s + fixed + moe_dequant;
     moe_bwd = (lora ? 1.0 : 2.0) * (moe_gemm_fwd + fixed) + 2.5 * attention_fwd + 2.0 * elem + k.layer_overhead_s + moe_dequant;
-    double recompute = 0;
-    if (l.recompute == Recompute::full) recompute = moe_fwd;
-    if (l.recompute == Recompute::selective) recompute = attention_fwd;
+    double recompute = layer_fraction * moe_fwd;
+    if (l.recompute == Recompute::selective) recompute = op_sac ? 0.5 * moe_gemm_fwd + elem : attention_fwd;
     if (l.recompute != Recompute::full && m.framework == Framework::hai_llm)  // norms, up-projections, SwiGLU outputs
       recompute += hai_recompute - k.elementwise_passes * 2.0 * tokens * m.ffn / tp / hw.hbm_bytes_per_s +
                    k.elementwise_passes * 2.0 * (tokens * m.shared_ffn / tp + rows.busiest * m.expert_ffn / l.etp) / hw.hbm_bytes_per_s;
@@ -317,7 +338,7 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     // Dispatch and combine forward, their gradients backward, the forward pair again under full recompute.
     const double forward_pair = all_to_all_s(rows.busiest * h * dispatch_bytes(m), a2a) + all_to_all_s(rows.busiest * h * 2.0, a2a);
     const double backward_pair = 2.0 * all_to_all_s(rows.busiest * h * 2.0, a2a);
-    a2a_layer = forward_pair + backward_pair + (l.recompute == Recompute::full ? forward_pair : 0.0);
+    a2a_layer = forward_pair + backward_pair + layer_fraction * forward_pair;
   }
   // Output layer and loss on the last stage: forward and both gradients, fp32 softmax traffic.
   const Rates logits_rates{hw.logits_flops, hw.hbm_bytes_per_s, 2.0};
@@ -336,7 +357,8 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   // parallelism, the same bytes) per layer forward, two backward, two more per full recompute.
   double tp_per_mb = 0;
   if (l.tp > 1) {
-    const double collectives = 4.0 + (l.recompute == Recompute::full ? 2.0 : 0.0);
+    // Op-level SAC keeps the reduce-scatter outputs and repeats the all-gathers: one all-reduce's worth.
+    const double collectives = 4.0 + 2.0 * layer_fraction + (op_sac ? 1.0 : 0.0);
     tp_per_mb = layers_per_stage * collectives * all_reduce_s(tokens * h * 2.0, tp, tp_busbw, tp_latency);
   }
   // Context parallelism: K and V pass around the ring (cp - 1) times forward, twice that backward,
@@ -432,9 +454,10 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   const double fwd_per_token = 2.0 * m.active_linear_params + 4.0 * m.layers * m.seq_len * m.attention_width;
   const double passes = lora ? 2.0 : 3.0;
   out.model_flops_per_step = passes * fwd_per_token * out.tokens_per_step;
-  double recompute_per_token = 0;
-  if (l.recompute == Recompute::full) recompute_per_token = fwd_per_token - 2.0 * h * m.vocab;
-  if (l.recompute == Recompute::selective) recompute_per_token = 4.0 * m.layers * m.seq_len * m.attention_width;
+  double recompute_per_token = layer_fraction * (fwd_per_token - 2.0 * h * m.vocab);
+  if (l.recompute == Recompute::selective)
+    recompute_per_token = op_sac ? 2.0 * m.layers * (h * m.kv_width + m.o_width * h + h * m.ffn)
+                                 : 4.0 * m.layers * m.seq_len * m.attention_width;
   if (l.recompute != Recompute::full) recompute_per_token += hai_recompute_flops_per_token;
   out.hardware_flops_per_step = out.model_flops_per_step + recompute_per_token * out.tokens_per_step;
 }

@@ -125,7 +125,7 @@ Recompute parse_recompute(const std::string& text) {
 Job parse_job(const json& j) {
   reject_unknown(j, "job", {"kind", "seq_len", "global_batch", "tokens", "precision", "flash_attention", "lora_rank",
                             "lora_base", "prompt_len", "output_len", "concurrent", "latency_target_ms", "framework",
-                            "optimizer", "offload", "kv_cache_precision", "engine"});
+                            "optimizer", "offload", "kv_cache_precision", "engine", "torch_compile"});
   Job job;
   const std::string kind = opt_string(j, "kind", "job.kind").value_or("");
   if (kind == "pretrain") job.kind = JobKind::pretrain;
@@ -157,6 +157,7 @@ Job parse_job(const json& j) {
   if (const auto o = opt_string(j, "optimizer", "job.optimizer")) job.optimizer = parse_optimizer(*o);
   if (const auto o = opt_string(j, "offload", "job.offload")) job.offload = parse_offload(*o);
   job.flash_attention = opt_bool(j, "flash_attention", "job.flash_attention").value_or(true);
+  job.torch_compile = opt_bool(j, "torch_compile", "job.torch_compile").value_or(false);
   if (job.kind == JobKind::inference) {
     for (const char* key : {"prompt_len", "output_len"})
       if (!j.contains(key)) throw_invalid(std::string("job.") + key, std::string("job.") + key + " is required for inference");
@@ -320,8 +321,8 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
 
   if (doc.contains("layout") && !doc["layout"].is_null()) {
     const json& l = object_at(doc, "layout", "layout");
-    reject_unknown(l, "layout", {"tp", "pp", "cp", "dp", "micro_batch", "zero", "recompute", "sequence_parallel", "virtual_stages",
-                                 "ep", "etp", "overlap_a2a", "dualpipe"});
+    reject_unknown(l, "layout", {"tp", "pp", "cp", "dp", "micro_batch", "zero", "recompute", "recompute_layer_fraction", "sequence_parallel",
+                                 "virtual_stages", "ep", "etp", "overlap_a2a", "dualpipe"});
     LayoutSpec& s = w.layout;
     s.tp = opt_int(l, "tp", "layout.tp", 1, limits::kLayoutSize);
     s.pp = opt_int(l, "pp", "layout.pp", 1, limits::kLayoutSize);
@@ -347,6 +348,10 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
       throw_invalid("layout.etp", "layout.etp (" + std::to_string(*s.etp) + ") must divide model.moe.expert_ffn_hidden (" +
                                       std::to_string(w.model.moe.expert_ffn_hidden) + ")");
     if (const auto r = opt_string(l, "recompute", "layout.recompute")) s.recompute = parse_recompute(*r);
+    s.recompute_layer_fraction = opt_number(l, "recompute_layer_fraction", "layout.recompute_layer_fraction", 1.0);
+    if (s.recompute_layer_fraction && s.recompute.value_or(Recompute::none) != Recompute::full)
+      throw_invalid("layout.recompute_layer_fraction",
+                    "layout.recompute_layer_fraction is the share of layers fully recomputed: it needs layout.recompute 'full'");
     s.sequence_parallel = opt_bool(l, "sequence_parallel", "layout.sequence_parallel");
     if (s.tp && w.model.heads % *s.tp != 0)
       throw_invalid("layout.tp", "layout.tp (" + std::to_string(*s.tp) + ") must divide the model's attention heads (" +
@@ -407,6 +412,7 @@ Layout complete_layout(const Workload& w, int gpus) {
   l.micro_batch = s.micro_batch.value_or(1);
   l.zero = s.zero.value_or(w.job.kind == JobKind::inference ? 0 : 1);
   l.recompute = s.recompute.value_or(Recompute::none);
+  l.recompute_layer_fraction = s.recompute_layer_fraction.value_or(1.0);
   l.sequence_parallel = s.sequence_parallel.value_or(l.tp > 1);
   l.virtual_stages = s.virtual_stages.value_or(1);
   l.ep = s.ep.value_or(1);
@@ -485,7 +491,8 @@ void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int 
 
 nlohmann::json to_json(const Layout& l) {
   return {{"tp", l.tp}, {"pp", l.pp}, {"cp", l.cp}, {"dp", l.dp}, {"micro_batch", l.micro_batch}, {"zero", l.zero},
-          {"recompute", std::string(to_string(l.recompute))}, {"sequence_parallel", l.sequence_parallel},
+          {"recompute", std::string(to_string(l.recompute))}, {"recompute_layer_fraction", l.recompute_layer_fraction},
+          {"sequence_parallel", l.sequence_parallel},
           {"virtual_stages", l.virtual_stages}, {"ep", l.ep}, {"etp", l.etp}, {"edp", l.edp()},
           {"overlap_a2a", l.overlap_a2a}, {"dualpipe", l.dualpipe}};
 }

@@ -69,6 +69,12 @@ struct PlannerConstants {
   double moe_permute_passes = 0;     // memory passes over the routed rows (permute, unpermute, gather of probs)
   // --- framework profiles (job.framework) ---
   double te_attention_speedup = 0;  // Megatron-Core / NeMo on Hopper+: cuDNN fused attention vs FlashAttention-2
+  // Eager PyTorch (fsdp, torchtitan, hf-accelerate without job.torch_compile) on Llama-family
+  // blocks (RMSNorm, RoPE, SwiGLU): HBM bytes per element per token beyond what the fused kernels
+  // of the fit's runs (MosaicML MPT: fused LayerNorm, GELU, ALiBi) move, forward; backward twice.
+  double eager_rmsnorm_extra_bytes_per_element = 0;  // per norm, per hidden element
+  double eager_rope_extra_bytes_per_element = 0;     // per Q and K element
+  double eager_swiglu_extra_bytes_per_element = 0;   // per ffn element
 };
 
 const PlannerConstants& default_constants();

@@ -52,6 +52,8 @@ struct PreparedModel {
   Framework framework = Framework::auto_;
   Optimizer optimizer = Optimizer::adamw;
   Offload offload = Offload::none;
+  // Eager PyTorch running a Llama-family block op by op (PyTorch stack, gated MLP, no torch.compile).
+  bool eager_llama = false;
 };
 
 // One node's hardware, reduced to effective rates (bytes/s, FLOP/s) and the price.

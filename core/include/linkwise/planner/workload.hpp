@@ -73,6 +73,9 @@ struct Job {
   int global_batch = 0;      // sequences per optimizer step (training)
   std::optional<double> tokens;  // training tokens, or output tokens to generate (inference)
   bool flash_attention = true;   // attention without stored score matrices (FlashAttention)
+  // PyTorch stacks (fsdp, torchtitan, hf-accelerate): blocks compiled with torch.compile, which
+  // fuses the norm, rotary and gated-activation element-wise chains that eager mode runs op by op.
+  bool torch_compile = false;
   // lora
   Precision kv_cache_precision = Precision::bf16;  // inference: bf16 (default), fp16 or fp8
   int lora_rank = 16;
@@ -117,6 +120,7 @@ struct LayoutSpec {
   std::optional<bool> overlap_a2a;
   std::optional<bool> dualpipe;
   std::optional<Recompute> recompute;
+  std::optional<double> recompute_layer_fraction;
   std::optional<bool> sequence_parallel;
 };
 
@@ -126,6 +130,10 @@ struct Layout {
   int micro_batch = 1;
   int zero = 0;  // 0: none, 1: optimizer states, 2: + gradients, 3: + weights sharded over DP (FSDP)
   Recompute recompute = Recompute::none;
+  // With recompute full: the fraction of the layers checkpointed (the rest keep all activations),
+  // as layer-selective checkpointing does it: fms-fsdp's selective_checkpointing p (policies/
+  // ac_handler.py), torchtitan's selective_ac_option k (every k-th block, 1/k). 1: every layer.
+  double recompute_layer_fraction = 1.0;
   bool sequence_parallel = false;
   int virtual_stages = 1;  // interleaved pipeline chunks per GPU
   // Mixture-of-experts (Megatron-Core's expert parallelism): each pipeline stage's tp x cp x dp GPUs
