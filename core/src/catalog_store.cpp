@@ -195,7 +195,7 @@ void write_catalog_tables(Database& db, const Catalog& catalog) {
       gpu.bind(1, position++);
       gpu.bind(2, g.id);
       gpu.bind(3, g.vendor);
-      gpu.bind(4, g.architecture);
+      gpu.bind(4, to_string(g.architecture));
       gpu.bind(5, g.memory_gb);
       gpu.bind(6, g.hbm_gbytes_per_s);
       gpu.bind(7, g.bf16_dense_tflops);
@@ -332,7 +332,7 @@ Catalog read_catalog(Database& db) {
     Gpu g;
     g.id = gpu.text(0);
     g.vendor = gpu.text(1);
-    g.architecture = gpu.text(2);
+    g.architecture = parse_architecture(gpu.text(2));
     g.memory_gb = gpu.real(3);
     g.hbm_gbytes_per_s = gpu.real(4);
     g.bf16_dense_tflops = gpu.optional_real(5);

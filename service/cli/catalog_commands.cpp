@@ -280,7 +280,7 @@ void print_gpus_table(const std::vector<Gpu>& gpus) {
                {"PCIE GEN", true},
                {"TDP (W)", true}});
   for (const Gpu& g : gpus) {
-    table.add({g.id, g.vendor, g.architecture, number(g.memory_gb), number(g.hbm_gbytes_per_s),
+    table.add({g.id, g.vendor, std::string(to_string(g.architecture)), number(g.memory_gb), number(g.hbm_gbytes_per_s),
                number(g.bf16_dense_tflops), number(g.fp16_dense_tflops), number(g.fp8_dense_tflops),
                number(g.fp4_dense_tflops), number(g.nvlink_gbytes_per_s), number(g.nvlink_generation),
                number(g.nvlink_domain_max_gpus), number(g.pcie_gen), number(g.tdp_w)});

@@ -660,7 +660,7 @@ int main(int argc, char** argv) {
     std::map<std::string, double> best_mfu;
     for (const Run& r : runs) {
       const planner::Workload& w = r.workload;
-      const std::string gen = w.hardware->gpu.architecture;
+      const std::string gen(to_string(w.hardware->gpu.architecture));
       const std::string prec = w.job.precision == planner::Precision::fp8 ? "fp8" : "16bit";
       const std::string fam = w.layout.zero.value_or(1) == 3 ? "fsdp" : "3d";
       const double ratio = r.measured / predict(r, k);

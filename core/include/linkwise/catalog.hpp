@@ -23,10 +23,14 @@ struct SourceRef {
 // Fact group ("gpu", "interconnect", "network", "price", "specs", ...) -> its source.
 using Sources = std::map<std::string, SourceRef>;
 
+// The GPU architectures the catalog knows (data/schema/catalog.schema.json); the planner's
+// per-architecture rules (tensor-core precisions, CUDA context size, calibration) key on them.
+enum class Architecture { volta, turing, ampere, ada, hopper, blackwell, cdna3, cdna4 };
+
 struct Gpu {
   std::string id;            // "H100-SXM5-80GB"
   std::string vendor;        // "nvidia", "amd"
-  std::string architecture;  // "hopper"
+  Architecture architecture = Architecture::hopper;  // JSON "hopper"
   double memory_gb = 0;      // nominal, as on the spec sheet (binary: see units.hpp)
   double hbm_gbytes_per_s = 0;
   std::optional<double> bf16_dense_tflops;  // dense tensor-core peak, no sparsity; null where none or unpublished
@@ -50,13 +54,16 @@ enum class NetworkType { efa, infiniband, roce, gpudirect_tcpx, gpudirect_tcpxo,
 
 std::string_view to_string(Fabric fabric) noexcept;
 std::string_view to_string(NetworkType type) noexcept;
+std::string_view to_string(Architecture architecture) noexcept;
 // Parse the JSON spelling ("nvswitch", "infinity-fabric", "gpudirect-tcpx"); throws invalid_input
 // naming `field` with the accepted values.
 Fabric parse_fabric(std::string_view text, std::string_view field = "intra_node_fabric");
 NetworkType parse_network_type(std::string_view text, std::string_view field = "network_type");
+Architecture parse_architecture(std::string_view text, std::string_view field = "architecture");
 // Every accepted spelling, in declaration order (for help texts and error messages).
 std::vector<std::string_view> fabric_names();
 std::vector<std::string_view> network_type_names();
+std::vector<std::string_view> architecture_names();
 
 struct Instance {
   std::string id;          // "aws:p5.48xlarge" = provider + ":" + name
