@@ -289,7 +289,6 @@ void print_gpus_table(const std::vector<Gpu>& gpus) {
 }
 
 struct InstancesOptions {
-  InstanceFilter filter;
   std::string provider, gpu, fabric, region, sort = "id";
   int min_gpus = 0;
   double min_gpu_memory = 0, min_nvlink = 0, min_network = 0, max_price = 0;

@@ -154,7 +154,7 @@ void register_planner_commands(CLI::App& app) {
     const Catalog catalog = load_chosen_catalog();
     const auto measured = read_measured(opts->report);
     const planner::Workload w = planner::parse_workload(read_workload(opts->workload), catalog);
-    const planner::Plan p = planner::plan(w, catalog, measured ? &*measured : nullptr);
+    const planner::Plan p = planner::plan(w, measured ? &*measured : nullptr);
     if (opts->json) std::cout << planner::to_json(p).dump(2) << "\n";
     else print_plan(p, std::cout);
   }); });

@@ -204,7 +204,7 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
   return plan;
 }
 
-Plan plan(const Workload& w, const Catalog& /*catalog*/, const MeasuredLinks* measured) {
+Plan plan(const Workload& w, const MeasuredLinks* measured) {
   if (!w.hardware) throw_invalid("hardware", "plan needs hardware: {\"instance\": ..., \"nodes\": N} or {\"custom\": {...}}");
   const Hardware& hw = *w.hardware;
   const int nodes = w.nodes.value_or(1);
