@@ -339,7 +339,7 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                         continue;
                       }
                       estimate_time(cx.model, hw, u.nodes, l, cx.k, e);
-                      if (const Verdict v = meets_constraints(cx, hw, u.nodes, e, tally); v != Verdict::ok) { failed = v; continue; }
+                      if (const Verdict verdict = meets_constraints(cx, hw, u.nodes, e, tally); verdict != Verdict::ok) { failed = verdict; continue; }
                       ++cx.stats.feasible;
                       Candidate c{objective(cx, hw, u.nodes, e.tokens_per_s), u.option, u.nodes, l, e};
                       if (c.objective == kInf) continue;
