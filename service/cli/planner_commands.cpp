@@ -188,8 +188,9 @@ void register_planner_commands(CLI::App& app) {
                   "how many results (" + std::to_string(planner::kMinTop) + " to " + std::to_string(planner::kMaxTop) +
                       ", default " + std::to_string(planner::kDefaultTop) + ")")
       ->check(CLI::Range(planner::kMinTop, planner::kMaxTop));
-  rec->add_option("--per", opts->per, "the best plan per instance type or per GPU model, ranked (default: global top K)")
-      ->check(CLI::IsMember({"instance", "gpu", "none"}));
+  // Checked by planner::parse_grouping below (the one table of the names, as REST ?per= and Python).
+  rec->add_option("--per", opts->per,
+                  "instance | gpu | none: the best plan per instance type or per GPU model, ranked (default: global top K)");
   rec->add_flag("--json", opts->json, "print the results as JSON");
   rec->add_option("--report", opts->report, "probe report: use its measured bandwidths instead of the catalog's claims");
   rec->callback([opts] { naming_field([&] {
