@@ -50,9 +50,6 @@ void check_database_file(const std::filesystem::path& path) {
     throw Error(ErrorKind::invalid_input, path.string() + " is not readable and writable by this user (read-only?)", "db");
   if (std::filesystem::file_size(path, ec) == 0) return;  // an empty file is an empty database
 
-  const auto refuse = [&](const Error& e) {
-    throw Error(e.kind() == ErrorKind::io ? ErrorKind::invalid_input : e.kind(), e.what(), "db");
-  };
   try {
     sqlite::Database db(path.string(), SQLITE_OPEN_READONLY, path.string());
     // Reading the schema fails on a file that is not SQLite ("file is not a database") or is damaged.
@@ -71,7 +68,8 @@ void check_database_file(const std::filesystem::path& path) {
     }
     sqlite::refuse_newer(db, kServiceSchema, sqlite::stored_version(db, kServiceSchema));
   } catch (const Error& e) {
-    refuse(e);
+    // Whatever stops the read (not SQLite, damaged, another application's, newer) refuses --db.
+    throw Error(e.kind() == ErrorKind::io ? ErrorKind::invalid_input : e.kind(), e.what(), "db");
   }
 }
 
