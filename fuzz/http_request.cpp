@@ -140,6 +140,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     fuzz::finding("a JSON answer that does not parse: " + body.substr(0, 200));
   }
   // Uploads beyond the seeded report are dropped, so every input meets the same database.
-  service.db.exec("DELETE FROM probe_reports WHERE id > 1");
+  service.db.sql().exec("DELETE FROM probe_reports WHERE id > 1", "drop the uploads of this input");
   return 0;
 }

@@ -8,6 +8,7 @@ APT_PACKAGES=(
   build-essential cmake pkg-config git
   nlohmann-json3-dev libcpp-httplib-dev libsqlite3-dev sqlite3 catch2 libcli11-dev
   libbenchmark-dev libopenmpi-dev openmpi-bin wrk curl
+  clang-format           # scripts/format-check.sh (Debian 12: clang-format 14)
   python3-venv python3-dev
   libssl-dev zlib1g-dev  # service: SHA-256 of API keys (OpenSSL EVP), gzip of responses
   libjs-chart.js         # the web page's charts, embedded into the binary at build time

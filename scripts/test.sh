@@ -8,7 +8,8 @@ bash scripts/install-deps.sh
 
 JOBS=${JOBS:-$(nproc)}
 BUILD=${BUILD:-build}
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release
+# Warnings are errors here (LINKWISE_WERROR): a new warning fails the test command, not a user's build.
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DLINKWISE_WERROR=ON
 cmake --build "$BUILD" -j "$JOBS"
 (cd "$BUILD" && ctest --output-on-failure -j "$JOBS")
 

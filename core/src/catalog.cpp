@@ -1,18 +1,17 @@
 // Catalog value types: enum spellings, the provider list and the JSON contract writers.
 #include "linkwise/catalog.hpp"
 
-#include <array>
 #include <cctype>
 #include <nlohmann/json.hpp>
-#include <utility>
 
 #include "json_fields.hpp"
+#include "linkwise/enum_names.hpp"
 #include "linkwise/error.hpp"
 
 namespace linkwise {
 namespace {
 
-constexpr std::array<std::pair<Fabric, std::string_view>, 5> kFabricNames{{
+constexpr EnumNames<Fabric, 5> kFabricNames{{
     {Fabric::nvswitch, "nvswitch"},
     {Fabric::nvlink, "nvlink"},
     {Fabric::pcie, "pcie"},
@@ -20,7 +19,7 @@ constexpr std::array<std::pair<Fabric, std::string_view>, 5> kFabricNames{{
     {Fabric::none, "none"},
 }};
 
-constexpr std::array<std::pair<NetworkType, std::string_view>, 6> kNetworkNames{{
+constexpr EnumNames<NetworkType, 6> kNetworkNames{{
     {NetworkType::efa, "efa"},
     {NetworkType::infiniband, "infiniband"},
     {NetworkType::roce, "roce"},
@@ -29,26 +28,16 @@ constexpr std::array<std::pair<NetworkType, std::string_view>, 6> kNetworkNames{
     {NetworkType::ethernet, "ethernet"},
 }};
 
-template <typename Names>
-std::string accepted_list(const Names& names) {
-  std::string out;
-  for (const auto& [value, name] : names) {
-    if (!out.empty()) out += ", ";
-    out += '"';
-    out += name;
-    out += '"';
-  }
-  return out;
-}
-
-template <typename Enum, typename Names>
-Enum parse_enum(const Names& names, std::string_view text, std::string_view field) {
-  for (const auto& [value, name] : names) {
-    if (name == text) return value;
-  }
-  throw_invalid(std::string(field), std::string(field) + ": unknown value \"" + std::string(text) +
-                                        "\"; accepted: " + accepted_list(names));
-}
+constexpr EnumNames<Architecture, 8> kArchitectureNames{{
+    {Architecture::volta, "volta"},
+    {Architecture::turing, "turing"},
+    {Architecture::ampere, "ampere"},
+    {Architecture::ada, "ada"},
+    {Architecture::hopper, "hopper"},
+    {Architecture::blackwell, "blackwell"},
+    {Architecture::cdna3, "cdna3"},
+    {Architecture::cdna4, "cdna4"},
+}};
 
 using json_fields::optional_json;
 
@@ -73,7 +62,7 @@ void write_gpu(Json& out, const Gpu& gpu) {
   out = Json::object();
   out["id"] = gpu.id;
   out["vendor"] = gpu.vendor;
-  out["architecture"] = gpu.architecture;
+  out["architecture"] = std::string(to_string(gpu.architecture));
   out["memory_gb"] = gpu.memory_gb;
   out["hbm_gbytes_per_s"] = gpu.hbm_gbytes_per_s;
   out["bf16_dense_tflops"] = optional_json<Json>(gpu.bf16_dense_tflops);
@@ -119,39 +108,21 @@ void write_instance(Json& out, const Instance& instance) {
 
 }  // namespace
 
-std::string_view to_string(Fabric fabric) noexcept {
-  for (const auto& [value, name] : kFabricNames) {
-    if (value == fabric) return name;
-  }
-  return "none";
-}
+std::string_view to_string(Fabric fabric) noexcept { return enum_name(kFabricNames, fabric); }
+std::string_view to_string(NetworkType type) noexcept { return enum_name(kNetworkNames, type); }
+std::string_view to_string(Architecture architecture) noexcept { return enum_name(kArchitectureNames, architecture); }
 
-std::string_view to_string(NetworkType type) noexcept {
-  for (const auto& [value, name] : kNetworkNames) {
-    if (value == type) return name;
-  }
-  return "ethernet";
-}
-
-Fabric parse_fabric(std::string_view text, std::string_view field) {
-  return parse_enum<Fabric>(kFabricNames, text, field);
-}
-
+Fabric parse_fabric(std::string_view text, std::string_view field) { return parse_enum(kFabricNames, text, field); }
 NetworkType parse_network_type(std::string_view text, std::string_view field) {
-  return parse_enum<NetworkType>(kNetworkNames, text, field);
+  return parse_enum(kNetworkNames, text, field);
+}
+Architecture parse_architecture(std::string_view text, std::string_view field) {
+  return parse_enum(kArchitectureNames, text, field);
 }
 
-std::vector<std::string_view> fabric_names() {
-  std::vector<std::string_view> out;
-  for (const auto& entry : kFabricNames) out.push_back(entry.second);
-  return out;
-}
-
-std::vector<std::string_view> network_type_names() {
-  std::vector<std::string_view> out;
-  for (const auto& entry : kNetworkNames) out.push_back(entry.second);
-  return out;
-}
+std::vector<std::string_view> fabric_names() { return enum_names(kFabricNames); }
+std::vector<std::string_view> network_type_names() { return enum_names(kNetworkNames); }
+std::vector<std::string_view> architecture_names() { return enum_names(kArchitectureNames); }
 
 const std::vector<std::string>& known_providers() {
   // The provider enum of data/schema/catalog.schema.json: the large clouds, the GPU clouds, and the

@@ -5,7 +5,7 @@
 #include "catalog_store_internal.hpp"
 #include "linkwise/catalog_db.hpp"
 #include "linkwise/error.hpp"
-#include "sqlite_util.hpp"
+#include "linkwise/sqlite.hpp"
 
 namespace linkwise {
 

@@ -306,8 +306,6 @@ int check_file_header(const json& document, const Where& where, std::string_view
 }
 
 const std::vector<std::string_view> kVendors{"nvidia", "amd"};
-const std::vector<std::string_view> kArchitectures{"volta",  "turing",    "ampere", "ada",
-                                                   "hopper", "blackwell", "cdna3",  "cdna4"};
 const std::vector<std::string_view> kGpuFields{
     "id", "vendor", "architecture", "memory_gb", "hbm_gbytes_per_s", "bf16_dense_tflops",
     "fp16_dense_tflops", "fp8_dense_tflops", "fp4_dense_tflops", "nvlink_gbytes_per_s",
@@ -333,7 +331,7 @@ Gpu parse_gpu(const json& object, const Where& where) {
   Gpu gpu;
   gpu.id = record.string("id");
   gpu.vendor = record.enum_value("vendor", kVendors);
-  gpu.architecture = record.enum_value("architecture", kArchitectures);
+  gpu.architecture = parse_architecture(record.enum_value("architecture", architecture_names()));
   gpu.memory_gb = record.number("memory_gb", "GB", true);
   gpu.hbm_gbytes_per_s = record.number("hbm_gbytes_per_s", "GB/s", true);
   gpu.bf16_dense_tflops = record.optional_number("bf16_dense_tflops", "TFLOPS");

@@ -1,7 +1,8 @@
 // The SQLite store of the catalog: schema, atomic save, open, and price updates.
 //
 // Tables (schema version 2):
-//   meta(key, value)                 "schema_version" -> "2"
+//   meta(key, value)                 "schema_version" -> "2" (the catalog's version; the service
+//                                    keeps its own under another key: linkwise/sqlite.hpp)
 //   gpus(position, id, ...)          one row per GPU, columns named as the JSON fields
 //   instances(position, id, ...)     one row per instance, columns named as the JSON fields, with
 //                                    price_usd_per_gpu_hour a generated (virtual) column
@@ -21,7 +22,7 @@
 #include "catalog_store_internal.hpp"
 #include "linkwise/catalog_db.hpp"
 #include "linkwise/error.hpp"
-#include "sqlite_util.hpp"
+#include "linkwise/sqlite.hpp"
 
 namespace linkwise {
 namespace {
@@ -102,13 +103,14 @@ CREATE TABLE sources (
 );
 )sql";
 
-// Migrations: kMigrations[v - 1] brings a file from version v to v + 1; a change of the schema
-// appends its step here and bumps kCatalogSchemaVersion. New columns of a migrated file are null
-// (unknown) until the next build-db from data/.
-constexpr const char* kMigrations[] = {
+// Migrations (sqlite::migrate): each step brings a file from one version to the next; a change of
+// the schema appends its step here and bumps kCatalogSchemaVersion. New columns of a migrated file
+// are null (unknown) until the next build-db from data/. A catalog is never built by migrations
+// from nothing: a new file gets kSchema whole (write_catalog_tables).
+constexpr sqlite::Migration kMigrations[] = {
     // 1 -> 2: FP4 and NVLink domain figures; the GPU fabric split into NICs and the front end; the
     // derived per-GPU price (virtual, so price updates keep it right).
-    R"sql(
+    {1, R"sql(
 ALTER TABLE gpus ADD COLUMN fp4_dense_tflops REAL;
 ALTER TABLE gpus ADD COLUMN nvlink_domain_max_gpus INTEGER;
 ALTER TABLE instances ADD COLUMN nvlink_domain_gpus INTEGER;
@@ -117,59 +119,25 @@ ALTER TABLE instances ADD COLUMN network_nic_gbits_per_s REAL;
 ALTER TABLE instances ADD COLUMN frontend_network_gbits_per_s REAL;
 ALTER TABLE instances ADD COLUMN price_usd_per_gpu_hour REAL
   GENERATED ALWAYS AS (price_usd_per_hour / gpu_count) VIRTUAL;
-)sql",
+)sql"},
 };
-constexpr int kMigrationCount = static_cast<int>(std::size(kMigrations));
+// The catalog's version is meta.schema_version (the key it has had since version 1).
+constexpr sqlite::Schema kCatalogSchema{"catalog", "schema_version", kCatalogSchemaVersion, kMigrations};
 
+// The catalog's schema version; throws invalid_input when the file holds no catalog.
 int stored_schema_version(Database& db) {
-  if (!db.has_table("meta")) {
+  const int version = sqlite::stored_version(db, kCatalogSchema);
+  if (version == 0) {
     throw Error(ErrorKind::invalid_input,
                 db.label() + ": not a linkwise catalog database (no meta table with schema_version)");
   }
-  Statement statement(db, "SELECT value FROM meta WHERE key = 'schema_version'", "read schema_version");
-  if (!statement.step()) {
-    throw Error(ErrorKind::invalid_input, db.label() + ": not a linkwise catalog database (no schema_version)");
-  }
-  const std::string text = statement.text(0);
-  try {
-    std::size_t used = 0;
-    const int version = std::stoi(text, &used);
-    if (used == text.size() && version >= 1) return version;
-  } catch (const std::exception&) {
-  }
-  throw Error(ErrorKind::invalid_input, db.label() + ": bad schema_version \"" + text + "\" in meta");
-}
-
-void refuse_newer(Database& db, int version) {
-  if (version > kCatalogSchemaVersion) {
-    throw Error(ErrorKind::unsupported,
-                db.label() + ": catalog schema version " + std::to_string(version) +
-                    " was written by a newer linkwise; this build reads versions up to " +
-                    std::to_string(kCatalogSchemaVersion) + ": upgrade linkwise");
-  }
-}
-
-void set_schema_version(Database& db, int version) {
-  Statement statement(db, "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?1)",
-                      "write schema_version");
-  statement.bind(1, std::to_string(version));
-  statement.run();
+  return version;
 }
 
 // Brings an older file up to kCatalogSchemaVersion inside one transaction.
 void migrate(Database& db) {
-  const int version = stored_schema_version(db);
-  refuse_newer(db, version);
-  if (version == kCatalogSchemaVersion) return;
-  in_transaction(db, "migration", [&] {
-    for (int v = version; v < kCatalogSchemaVersion; ++v) {
-      if (v - 1 >= kMigrationCount || !kMigrations[v - 1]) {
-        throw Error(ErrorKind::internal, db.label() + ": no migration from schema version " + std::to_string(v));
-      }
-      db.exec(kMigrations[v - 1], "migrate schema from version " + std::to_string(v));
-    }
-    set_schema_version(db, kCatalogSchemaVersion);
-  });
+  stored_schema_version(db);  // a file without a catalog is not migrated into one
+  sqlite::migrate(db, kCatalogSchema);
 }
 
 void insert_sources(Statement& statement, std::string_view kind, const std::string& owner,
@@ -202,7 +170,7 @@ void write_catalog_tables(Database& db, const Catalog& catalog) {
       db.exec(std::string("DROP TABLE IF EXISTS ") + table, "drop old catalog table");
     }
     db.exec(kSchema, "create the catalog tables");
-    set_schema_version(db, kCatalogSchemaVersion);
+    sqlite::set_version(db, kCatalogSchema, kCatalogSchemaVersion);
 
     Statement gpu(db,
                   "INSERT INTO gpus (position, id, vendor, architecture, memory_gb, hbm_gbytes_per_s,"
@@ -227,7 +195,7 @@ void write_catalog_tables(Database& db, const Catalog& catalog) {
       gpu.bind(1, position++);
       gpu.bind(2, g.id);
       gpu.bind(3, g.vendor);
-      gpu.bind(4, g.architecture);
+      gpu.bind(4, to_string(g.architecture));
       gpu.bind(5, g.memory_gb);
       gpu.bind(6, g.hbm_gbytes_per_s);
       gpu.bind(7, g.bf16_dense_tflops);
@@ -310,9 +278,17 @@ void replace_atomically(const fs::path& target, const std::function<void(const f
   }
 }
 
+// Opens an existing file to read it. Read-write where the file allows it: a read-only connection to
+// a file in WAL mode (the service's) leaves its -wal and -shm files behind when it closes, and a
+// -wal beside the file is how save_catalog tells that another process has it open.
+Database open_for_reading(const fs::path& path) {
+  const int flags = ::access(path.c_str(), W_OK) == 0 ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
+  return Database(path.string(), flags, path.string());
+}
+
 // Copies the SQLite file at `from` into the open database `to` (sqlite3 online backup).
 void copy_database(const fs::path& from, Database& to) {
-  Database source(from.string(), SQLITE_OPEN_READONLY, from.string());
+  Database source = open_for_reading(from);
   migrate_check_readable(source);
   sqlite3_backup* backup = sqlite3_backup_init(to.get(), "main", source.get(), "main");
   if (!backup) to.fail("start copying " + from.string());
@@ -326,7 +302,7 @@ void copy_database(const fs::path& from, Database& to) {
 // Reads and checks schema_version of a database opened for reading; refuses newer versions.
 int migrate_check_readable(sqlite::Database& db) {
   const int version = stored_schema_version(db);
-  refuse_newer(db, version);
+  sqlite::refuse_newer(db, kCatalogSchema, version);
   return version;
 }
 
@@ -356,7 +332,7 @@ Catalog read_catalog(Database& db) {
     Gpu g;
     g.id = gpu.text(0);
     g.vendor = gpu.text(1);
-    g.architecture = gpu.text(2);
+    g.architecture = parse_architecture(gpu.text(2));
     g.memory_gb = gpu.real(3);
     g.hbm_gbytes_per_s = gpu.real(4);
     g.bf16_dense_tflops = gpu.optional_real(5);
@@ -419,7 +395,7 @@ Catalog Catalog::open(const fs::path& db_path) {
     throw Error(ErrorKind::not_found, db_path.string() + ": no such catalog database");
   }
   {
-    Database db(db_path.string(), SQLITE_OPEN_READONLY, db_path.string());
+    Database db = open_for_reading(db_path);
     if (migrate_check_readable(db) == kCatalogSchemaVersion) return read_catalog(db);
   }
   // An older file: migrate it in place (one transaction), then read it.
@@ -473,7 +449,7 @@ void apply_price_updates(Database& db, const std::vector<PriceUpdate>& updates) 
       price.bind(4, update.price_as_of);
       price.bind(5, update.spot_price_usd_per_hour);
       price.run();
-      if (sqlite3_changes(db.get()) != 1) {
+      if (db.changes() != 1) {
         throw Error(ErrorKind::not_found,
                     db.label() + ": no instance \"" + update.instance_id + "\" to update", "instance_id");
       }

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "linkwise/catalog_db.hpp"
-#include "sqlite_util.hpp"
+#include "linkwise/sqlite.hpp"
 
 namespace linkwise {
 

@@ -1,21 +1,31 @@
 #include "linkwise/error.hpp"
 
+#include "linkwise/enum_names.hpp"
+
 namespace linkwise {
 
-std::string_view to_string(ErrorKind kind) noexcept {
-  switch (kind) {
-    case ErrorKind::invalid_input: return "invalid_input";
-    case ErrorKind::not_found: return "not_found";
-    case ErrorKind::unknown_reference: return "unknown_reference";
-    case ErrorKind::conflict: return "conflict";
-    case ErrorKind::unauthorized: return "unauthorized";
-    case ErrorKind::forbidden: return "forbidden";
-    case ErrorKind::payload_too_large: return "payload_too_large";
-    case ErrorKind::unsupported: return "unsupported";
-    case ErrorKind::io: return "io";
-    case ErrorKind::internal: return "internal";
-  }
-  return "internal";
+namespace {
+
+constexpr EnumNames<ErrorKind, 10> kErrorKindNames{{
+    {ErrorKind::invalid_input, "invalid_input"},
+    {ErrorKind::not_found, "not_found"},
+    {ErrorKind::unknown_reference, "unknown_reference"},
+    {ErrorKind::conflict, "conflict"},
+    {ErrorKind::unauthorized, "unauthorized"},
+    {ErrorKind::forbidden, "forbidden"},
+    {ErrorKind::payload_too_large, "payload_too_large"},
+    {ErrorKind::unsupported, "unsupported"},
+    {ErrorKind::io, "io"},
+    {ErrorKind::internal, "internal"},
+}};
+
+}  // namespace
+
+std::string_view to_string(ErrorKind kind) noexcept { return enum_name(kErrorKindNames, kind); }
+
+void throw_unknown_enum(std::string_view field, std::string_view text, const std::string& accepted) {
+  throw_invalid(std::string(field),
+                std::string(field) + ": unknown value \"" + std::string(text) + "\"; accepted: " + accepted);
 }
 
 void throw_invalid(std::string field, std::string message) {

@@ -52,8 +52,9 @@ class MpiHostBandwidth final : public Probe {
             const double pp = ping_pong(send, receive, bytes, iterations, other);
             const double bi = exchange(send, receive, bytes, iterations, other);
             if (s < 0) continue;
-            one_way.push_back(2.0 * bytes * iterations / pp / 1e9);
-            both_ways.push_back(2.0 * bytes * iterations / bi / 1e9);
+            const double moved_bytes = 2.0 * static_cast<double>(bytes) * iterations;
+            one_way.push_back(moved_bytes / pp / 1e9);
+            both_ways.push_back(moved_bytes / bi / 1e9);
           }
           if (mpi.rank() != 0) continue;
           auto labels = base;

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "linkwise/enum_names.hpp"
 #include "linkwise/error.hpp"
 #include "linkwise/probes.hpp"
 #include "probe.hpp"
@@ -78,14 +79,17 @@ const std::vector<Entry>& entries() {
 
 }  // namespace
 
-std::string_view to_string(ProbeMode mode) noexcept {
-  switch (mode) {
-    case ProbeMode::any: return "any";
-    case ProbeMode::single_node: return "single-node";
-    case ProbeMode::multi_node: return "multi-node";
-  }
-  return "any";
-}
+namespace {
+
+constexpr EnumNames<ProbeMode, 3> kModeNames{{
+    {ProbeMode::any, "any"},
+    {ProbeMode::single_node, "single-node"},
+    {ProbeMode::multi_node, "multi-node"},
+}};
+
+}  // namespace
+
+std::string_view to_string(ProbeMode mode) noexcept { return enum_name(kModeNames, mode); }
 
 const std::vector<ProbeInfo>& all_probes() {
   static const std::vector<ProbeInfo> probes = [] {

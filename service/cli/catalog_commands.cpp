@@ -286,7 +286,7 @@ void print_gpus_table(const std::vector<Gpu>& gpus) {
                {"PCIE GEN", true},
                {"TDP (W)", true}});
   for (const Gpu& g : gpus) {
-    table.add({g.id, g.vendor, g.architecture, number(g.memory_gb), number(g.hbm_gbytes_per_s),
+    table.add({g.id, g.vendor, std::string(to_string(g.architecture)), number(g.memory_gb), number(g.hbm_gbytes_per_s),
                number(g.bf16_dense_tflops), number(g.fp16_dense_tflops), number(g.fp8_dense_tflops),
                number(g.fp4_dense_tflops), number(g.nvlink_gbytes_per_s), number(g.nvlink_generation),
                number(g.nvlink_domain_max_gpus), number(g.pcie_gen), number(g.tdp_w)});
@@ -295,7 +295,6 @@ void print_gpus_table(const std::vector<Gpu>& gpus) {
 }
 
 struct InstancesOptions {
-  InstanceFilter filter;
   std::string provider, gpu, fabric, region, sort = "id";
   int min_gpus = 0;
   double min_gpu_memory = 0, min_nvlink = 0, min_network = 0, max_price = 0;

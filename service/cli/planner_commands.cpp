@@ -163,7 +163,7 @@ void register_planner_commands(CLI::App& app) {
     const Catalog catalog = load_chosen_catalog();
     const auto measured = read_measured(opts->report);
     const planner::Workload w = planner::parse_workload(read_workload(opts->workload), catalog);
-    const planner::Plan p = planner::plan(w, catalog, measured ? &*measured : nullptr);
+    const planner::Plan p = planner::plan(w, measured ? &*measured : nullptr);
     if (opts->json) std::cout << planner::to_json(p).dump(2) << "\n";
     else print_plan(p, std::cout);
   }); });
@@ -197,8 +197,9 @@ void register_planner_commands(CLI::App& app) {
                   "how many results (" + std::to_string(planner::kMinTop) + " to " + std::to_string(planner::kMaxTop) +
                       ", default " + std::to_string(planner::kDefaultTop) + ")")
       ->check(CLI::Range(planner::kMinTop, planner::kMaxTop));
-  rec->add_option("--per", opts->per, "the best plan per instance type or per GPU model, ranked (default: global top K)")
-      ->check(CLI::IsMember({"instance", "gpu", "none"}));
+  // Checked by planner::parse_grouping below (the one table of the names, as REST ?per= and Python).
+  rec->add_option("--per", opts->per,
+                  "instance | gpu | none: the best plan per instance type or per GPU model, ranked (default: global top K)");
   rec->add_flag("--json", opts->json, "print the results as JSON");
   rec->add_option("--report", opts->report, "probe report: use its measured bandwidths instead of the catalog's claims");
   rec->callback([opts] { naming_field([&] {

@@ -64,7 +64,7 @@ void print_nccl(const ProbeReport& report, std::ostream& out) {
     std::snprintf(line, sizeof line, "%12s  %12s  %14s  %14s\n", "size", "time (us)", "algbw (GB/s)", "busbw (GB/s)");
     out << line;
     for (const auto& [bytes, row] : rows) {
-      const std::string time = row.algbw && *row.algbw > 0 ? std::to_string(int(bytes / (*row.algbw * 1e9) * 1e6 + 0.5)) : "-";
+      const std::string time = row.algbw && *row.algbw > 0 ? std::to_string(int(static_cast<double>(bytes) / (*row.algbw * 1e9) * 1e6 + 0.5)) : "-";
       auto num = [](const std::optional<double>& v) {
         if (!v) return std::string("-");
         char b[32];

@@ -1,5 +1,7 @@
 #include "server/auth.hpp"
 
+#include <span>
+
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <strings.h>
@@ -79,14 +81,14 @@ std::string KeyStore::create(std::string_view name) {
   const std::string key = std::string(kKeyPrefix) + to_hex(bytes.data(), bytes.size());
   const std::string hash = sha256(key);
   std::lock_guard lock(db_.mutex());
-  db_.transaction([&] {
-    Statement exists(db_, "SELECT 1 FROM api_keys WHERE name = ?");
+  db_.transaction("creating a key", [&] {
+    Statement exists(db_.sql(), "SELECT 1 FROM api_keys WHERE name = ?", "look up a key name");
     exists.bind(1, name);
     if (exists.step()) {
       throw Error(ErrorKind::conflict, "a key named \"" + std::string(name) + "\" exists already", "name");
     }
-    Statement insert(db_, "INSERT INTO api_keys (name, key_sha256, created_at) VALUES (?, ?, ?)");
-    insert.bind(1, name).bind_blob(2, hash.data(), hash.size()).bind(3, utc_now_rfc3339());
+    Statement insert(db_.sql(), "INSERT INTO api_keys (name, key_sha256, created_at) VALUES (?, ?, ?)", "store a key");
+    insert.bind(1, name).bind_blob(2, std::as_bytes(std::span(hash))).bind(3, utc_now_rfc3339());
     insert.run();
   });
   return key;
@@ -94,24 +96,24 @@ std::string KeyStore::create(std::string_view name) {
 
 std::vector<KeyInfo> KeyStore::list() {
   std::lock_guard lock(db_.mutex());
-  Statement select(db_, "SELECT name, created_at, revoked_at FROM api_keys ORDER BY name");
+  Statement select(db_.sql(), "SELECT name, created_at, revoked_at FROM api_keys ORDER BY name", "list keys");
   std::vector<KeyInfo> keys;
   while (select.step()) {
-    keys.push_back({select.column_text(0), select.column_text(1), select.column_optional_text(2)});
+    keys.push_back({select.text(0), select.text(1), select.optional_text(2)});
   }
   return keys;
 }
 
 void KeyStore::revoke(std::string_view name) {
   std::lock_guard lock(db_.mutex());
-  db_.transaction([&] {
-    Statement find(db_, "SELECT revoked_at FROM api_keys WHERE name = ?");
+  db_.transaction("revoking a key", [&] {
+    Statement find(db_.sql(), "SELECT revoked_at FROM api_keys WHERE name = ?", "look up a key");
     find.bind(1, name);
     if (!find.step()) throw_not_found("name", "no key named \"" + std::string(name) + "\"");
-    if (auto revoked = find.column_optional_text(0)) {
+    if (auto revoked = find.optional_text(0)) {
       throw Error(ErrorKind::conflict, "key \"" + std::string(name) + "\" was revoked at " + *revoked, "name");
     }
-    Statement update(db_, "UPDATE api_keys SET revoked_at = ? WHERE name = ?");
+    Statement update(db_.sql(), "UPDATE api_keys SET revoked_at = ? WHERE name = ?", "revoke a key");
     update.bind(1, utc_now_rfc3339()).bind(2, name);
     update.run();
   });
@@ -141,14 +143,14 @@ std::string KeyStore::authenticate(std::optional<std::string_view> authorization
   // Compare against every stored hash without stopping at a match, so the time taken does not
   // depend on which key (if any) matched.
   std::lock_guard lock(db_.mutex());
-  Statement select(db_, "SELECT name, key_sha256, revoked_at IS NOT NULL FROM api_keys");
+  Statement select(db_.sql(), "SELECT name, key_sha256, revoked_at IS NOT NULL FROM api_keys", "read the keys");
   std::string matched;
   bool revoked = false;
   while (select.step()) {
-    const std::string stored = select.column_blob(1);
+    const std::string stored = select.blob(1);
     if (stored.size() == presented.size() && CRYPTO_memcmp(stored.data(), presented.data(), presented.size()) == 0) {
-      matched = select.column_text(0);
-      revoked = select.column_int(2) != 0;
+      matched = select.text(0);
+      revoked = select.integer(2) != 0;
     }
   }
   if (matched.empty()) throw Error(ErrorKind::forbidden, "this API key is not known to this server", "Authorization");

@@ -217,7 +217,7 @@ double loss(const std::vector<Run>& runs, const planner::PlannerConstants& k) {
   }
   double total = 0;
   for (const auto& [name, s] : by) total += s.first / s.second;
-  return total / by.size();
+  return total / static_cast<double>(by.size());
 }
 
 void fit(const std::vector<Run>& runs, planner::PlannerConstants& k) {
@@ -510,7 +510,7 @@ bool memory_report_runs(const std::vector<MemRun>& runs, const planner::PlannerC
     std::printf("%-52s %4zu %9.1f%% %+9.1f%%\n", g.c_str(), v.size(), 100 * median(v), signed_err.count(g) ? 100 * median(signed_err[g]) : 0.0);
   std::sort(fit_abs.begin(), fit_abs.end());
   if (!fit_abs.empty())
-    std::printf("memory error band (p90 |e| on the fit set): %.3f (constants: %.3f)\n", fit_abs[size_t(0.9 * (fit_abs.size() - 1))],
+    std::printf("memory error band (p90 |e| on the fit set): %.3f (constants: %.3f)\n", fit_abs[size_t(0.9 * double(fit_abs.size() - 1))],
                 k.memory_error_band);
   std::printf("published OOMs: %d; predicted fits %d, tight %d, no %d\n", ooms, oom_fits, oom_tight, ooms - oom_fits - oom_tight);
   bool ok = true;
@@ -695,7 +695,7 @@ int main(int argc, char** argv) {
   for (const auto& [g, v] : abs_err) {
     double mean = 0;
     for (double x : v) mean += x;
-    std::printf("%-52s %4zu %9.1f%% %9.1f%% %+9.1f%%\n", g.c_str(), v.size(), 100 * median(v), 100 * mean / v.size(),
+    std::printf("%-52s %4zu %9.1f%% %9.1f%% %+9.1f%%\n", g.c_str(), v.size(), 100 * median(v), 100 * mean / double(v.size()),
                 signed_err.count(g) ? 100 * median(signed_err[g]) : 0.0);
   }
   std::printf("\n%zu runs used; %d predicted not to fit in memory; unusable:", runs.size(), not_fitting);
@@ -718,7 +718,7 @@ int main(int argc, char** argv) {
     std::map<std::string, double> best_mfu;
     for (const Run& r : runs) {
       const planner::Workload& w = r.workload;
-      const std::string gen = w.hardware->gpu.architecture;
+      const std::string gen(to_string(w.hardware->gpu.architecture));
       const std::string prec = w.job.precision == planner::Precision::fp8 ? "fp8" : "16bit";
       const std::string fam = w.layout.zero.value_or(1) == 3 ? "fsdp" : "3d";
       const double ratio = r.measured / predict(r, k);
@@ -729,7 +729,7 @@ int main(int argc, char** argv) {
     std::printf("\n// generation, precision, family, p10, p90, runs\n");
     for (auto& [key, v] : by) {
       std::sort(v.begin(), v.end());
-      auto q = [&](double f) { return v[size_t(std::lround(f * (v.size() - 1)))]; };
+      auto q = [&](double f) { return v[size_t(std::lround(f * double(v.size() - 1)))]; };
       std::string a = key.substr(0, key.find('|')), rest = key.substr(key.find('|') + 1);
       std::string b = rest.substr(0, rest.find('|')), c = rest.substr(rest.find('|') + 1);
       std::printf("{\"%s\", \"%s\", \"%s\", %.3f, %.3f, %zu},\n", a.c_str(), b.c_str(), c.c_str(), q(0.1), q(0.9), v.size());

@@ -140,7 +140,7 @@ void fit(const std::vector<Run>& runs, Profiles& profiles, const planner::Planne
     }
     bool blackwell_rows = false;
     for (const Run& r : runs)
-      blackwell_rows |= r.set == "fit" && r.engine == engine && r.workload.hardware->gpu.architecture == "blackwell";
+      blackwell_rows |= r.set == "fit" && r.engine == engine && r.workload.hardware->gpu.architecture == Architecture::blackwell;
     if (blackwell_rows) params.push_back({&p.blackwell_scale, 0.40, 1.0});
     double best = loss(runs, engine, p, k);
     for (int round = 0; round < 6; ++round) {

@@ -15,7 +15,7 @@ inline linkwise::Gpu a100_80() {
   linkwise::Gpu g;
   g.id = "A100-SXM4-80GB";
   g.vendor = "nvidia";
-  g.architecture = "ampere";
+  g.architecture = linkwise::Architecture::ampere;
   g.memory_gb = 80;
   g.hbm_gbytes_per_s = 2039;
   g.bf16_dense_tflops = 312;
@@ -30,7 +30,7 @@ inline linkwise::Gpu h100_80() {
   linkwise::Gpu g;
   g.id = "H100-SXM5-80GB";
   g.vendor = "nvidia";
-  g.architecture = "hopper";
+  g.architecture = linkwise::Architecture::hopper;
   g.memory_gb = 80;
   g.hbm_gbytes_per_s = 3350;
   g.bf16_dense_tflops = 989;

@@ -376,7 +376,7 @@ TEST_CASE("the fabric's NICs, front end and NVLink domain are read", "[catalog][
     mi300x["nvlink_domain_max_gpus"] = 8;
   });
   const Gpu& gpu = Catalog::load_data_dir(data).gpu("MI300X");
-  CHECK(gpu.architecture == "cdna4");
+  CHECK(gpu.architecture == Architecture::cdna4);
   CHECK(gpu.fp4_dense_tflops == 2300);
   CHECK(gpu.nvlink_domain_max_gpus == 8);
 }

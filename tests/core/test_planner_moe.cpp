@@ -20,7 +20,7 @@ const Catalog& real_catalog() {
 
 std::string field_of(const json& doc) {
   try {
-    (void)planner::plan(planner::parse_workload(doc, real_catalog()), real_catalog());
+    (void)planner::plan(planner::parse_workload(doc, real_catalog()));
   } catch (const Error& e) {
     return e.field();
   }
@@ -118,10 +118,10 @@ TEST_CASE("FP4 runs on Blackwell at its FP4 peak and is refused elsewhere") {
   const char* text = R"({"model": {"preset": "deepseek-v3"},
       "job": {"kind": "inference", "precision": "fp4", "prompt_len": 2048, "output_len": 512, "concurrent": 64},
       "hardware": {"instance": "aws:p6-b200.48xlarge"}, "layout": {"tp": 8, "pp": 1, "ep": 8}})";
-  const planner::Plan fp4 = planner::plan(planner::parse_workload(json::parse(text), real_catalog()), real_catalog());
+  const planner::Plan fp4 = planner::plan(planner::parse_workload(json::parse(text), real_catalog()));
   json fp8_doc = json::parse(text);
   fp8_doc["job"]["precision"] = "fp8";
-  const planner::Plan fp8 = planner::plan(planner::parse_workload(fp8_doc, real_catalog()), real_catalog());
+  const planner::Plan fp8 = planner::plan(planner::parse_workload(fp8_doc, real_catalog()));
   // 671B at 4.5 bits = 377 GB over 8 GPUs: 47 GB each (fp8: 84 GB).
   CHECK(fp4.memory_gb.weights == Approx(671.0 * 4.5 / 8 / 8).epsilon(0.01));
   CHECK(fp8.memory_gb.weights == Approx(671.0 / 8).epsilon(0.01));
@@ -131,7 +131,7 @@ TEST_CASE("FP4 runs on Blackwell at its FP4 peak and is refused elsewhere") {
   h100["hardware"]["instance"] = "aws:p5.48xlarge";
   try {
     (void)planner::parse_workload(h100, real_catalog());
-    (void)planner::plan(planner::parse_workload(h100, real_catalog()), real_catalog());
+    (void)planner::plan(planner::parse_workload(h100, real_catalog()));
     FAIL("fp4 on H100 accepted");
   } catch (const Error& e) {
     CHECK(e.field() == "job.precision");
@@ -140,7 +140,7 @@ TEST_CASE("FP4 runs on Blackwell at its FP4 peak and is refused elsewhere") {
   // KV cache in bf16 by default even for fp8 weights; fp8 when asked.
   json kv = fp8_doc;
   kv["job"]["kv_cache_precision"] = "fp8";
-  const planner::Plan kv8 = planner::plan(planner::parse_workload(kv, real_catalog()), real_catalog());
+  const planner::Plan kv8 = planner::plan(planner::parse_workload(kv, real_catalog()));
   CHECK(kv8.memory_gb.kv_cache == Approx(fp8.memory_gb.kv_cache / 2).epsilon(1e-9));
   // MLA: 61 layers x 576 elements x 2 bytes x 2560 tokens x 64 sequences, whole on every TP rank.
   CHECK(fp8.memory_gb.kv_cache == Approx(61.0 * 576 * 2 * 2560 * 64 / 1e9).epsilon(1e-9));
@@ -302,7 +302,7 @@ TEST_CASE("DeepSeek-V3 pre-training on 2048 H800 with its published layout: GPU-
       "hardware": {"custom": {"gpu_model": "H800-SXM5-80GB", "gpu_count": 8, "intra_node_fabric": "nvswitch",
         "nvlink_gbytes_per_s": 400, "network_type": "infiniband", "network_gbits_per_s": 3200}, "nodes": 256},
       "layout": {"tp": 1, "pp": 16, "ep": 64, "dp": 128, "micro_batch": 1, "zero": 1, "recompute": "none", "dualpipe": true}})");
-  const planner::Plan p = planner::plan(planner::parse_workload(doc, real_catalog()), real_catalog());
+  const planner::Plan p = planner::plan(planner::parse_workload(doc, real_catalog()));
   const double gpu_hours = *p.job_hours * p.gpus;
   const double published = 2.664e6;
   INFO("predicted " << gpu_hours / 1e6 << "M H800 GPU-hours vs 2.664M published (pre-training)");
@@ -314,7 +314,7 @@ TEST_CASE("DeepSeek-V3 pre-training on 2048 H800 with its published layout: GPU-
   INFO("hai-llm: " << p.memory_gb.total << " GB of " << p.memory_gb.capacity);
   CHECK(p.fits);
   doc["job"].erase("framework");
-  const planner::Plan megatron = planner::plan(planner::parse_workload(doc, real_catalog()), real_catalog());
+  const planner::Plan megatron = planner::plan(planner::parse_workload(doc, real_catalog()));
   CHECK_FALSE(megatron.fits);
   CHECK(p.memory_gb.optimizer == Approx(megatron.memory_gb.optimizer * 8.0 / 12.0).epsilon(1e-9));  // BF16 moments
   CHECK(p.memory_gb.gradients == Approx(megatron.memory_gb.gradients).epsilon(1e-9));             // fp32 gradients kept

@@ -73,7 +73,7 @@ TEST_CASE("recommend respects the constraints and explains each result") {
      "constraints": {"gpu_models": ["H100"], "max_nodes": 8}})");
   const json r = planner::recommend_json(doc, catalog, 3);
   REQUIRE(r["results"].size() == 3);
-  CHECK(r["evaluated"].get<long long>() > r["results"].size());
+  CHECK(r["evaluated"].get<std::size_t>() > r["results"].size());
   double previous = 0;
   for (const auto& p : r["results"]) {
     CHECK(p["gpu_model"] == "H100-SXM5-80GB");

@@ -68,7 +68,7 @@ TEST_CASE("max-throughput mode fills the engine's KV pool to within one request"
   const long long concurrent = p["concurrent"].get<long long>();
   CHECK(concurrent == p["max_concurrent"].get<long long>());
   const double dp = 8;
-  const double per_replica = concurrent / dp;
+  const double per_replica = static_cast<double>(concurrent) / dp;
   REQUIRE(per_replica >= 1);
   // vLLM may take gpu_memory_utilization of the card; its pool leaves less than one more request.
   const double limit = planner::engine_profile(planner::Engine::vllm).memory_fraction * p["memory_gb"]["capacity"].get<double>();

@@ -149,7 +149,7 @@ TEST_CASE("a latency has no counting convention", "[probe][report]") {
 
 TEST_CASE("load_report names the report when the file is missing, a directory or too deep", "[probe][report]") {
   // The path is the user's input: a bad one is invalid_input (exit 2), never an internal error.
-  for (const std::string path : {std::string("/nonexistent/report.json"), std::string(LINKWISE_TEST_FIXTURES_DIR)}) {
+  for (const std::string& path : {std::string("/nonexistent/report.json"), std::string(LINKWISE_TEST_FIXTURES_DIR)}) {
     try {
       load_report(path);
       FAIL("expected an error for " << path);

@@ -19,7 +19,7 @@ Gpu gpu(std::string id, double memory_gb, double hbm, std::optional<double> nvli
   Gpu g;
   g.id = std::move(id);
   g.vendor = "nvidia";
-  g.architecture = "test";
+  g.architecture = Architecture::hopper;
   g.memory_gb = memory_gb;
   g.hbm_gbytes_per_s = hbm;
   g.nvlink_gbytes_per_s = nvlink;

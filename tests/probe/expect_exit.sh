@@ -11,7 +11,7 @@ cat "$err" >&2
 if [ "$rc" -ne "$code" ]; then
   echo "expected exit $code, got $rc" >&2; rm -f "$err"; exit 1
 fi
-if [ -n "$regex" ] && ! grep -Eq "$regex" "$err"; then
+if [ -n "$regex" ] && ! grep -Eq -e "$regex" "$err"; then  # -e: a regex may start with "-"
   echo "standard error does not match: $regex" >&2; rm -f "$err"; exit 1
 fi
 rm -f "$err"

@@ -9,60 +9,53 @@
 #include <algorithm>
 #include <cmath>
 
+#include "linkwise/enum_names.hpp"
 #include "linkwise/error.hpp"
 #include "linkwise/planner/framework_memory.hpp"
 #include "linkwise/units.hpp"
 
 namespace linkwise::planner {
 
-std::string_view to_string(Framework f) noexcept {
-  switch (f) {
-    case Framework::auto_: return "auto";
-    case Framework::megatron_core: return "megatron-core";
-    case Framework::nemo: return "nemo";
-    case Framework::torchtitan: return "torchtitan";
-    case Framework::deepspeed: return "deepspeed";
-    case Framework::fsdp: return "fsdp";
-    case Framework::hf_accelerate: return "hf-accelerate";
-    case Framework::hai_llm: return "hai-llm";
-  }
-  return "?";
-}
-std::string_view to_string(Optimizer o) noexcept {
-  switch (o) {
-    case Optimizer::adamw: return "adamw";
-    case Optimizer::adam8bit: return "adam8bit";
-    case Optimizer::adafactor: return "adafactor";
-    case Optimizer::sgd: return "sgd";
-  }
-  return "?";
-}
-std::string_view to_string(Offload o) noexcept {
-  switch (o) {
-    case Offload::none: return "none";
-    case Offload::optimizer: return "optimizer";
-    case Offload::optimizer_and_params: return "optimizer_and_params";
-  }
-  return "?";
-}
+namespace {
+
+constexpr EnumNames<Framework, 8> kFrameworkNames{{
+    {Framework::auto_, "auto"},
+    {Framework::megatron_core, "megatron-core"},
+    {Framework::nemo, "nemo"},
+    {Framework::torchtitan, "torchtitan"},
+    {Framework::deepspeed, "deepspeed"},
+    {Framework::fsdp, "fsdp"},
+    {Framework::hf_accelerate, "hf-accelerate"},
+    {Framework::hai_llm, "hai-llm"},
+}};
+// "adam" is read as adamw (an alias, never written).
+constexpr EnumNames<Optimizer, 5> kOptimizerNames{{
+    {Optimizer::adamw, "adamw"},
+    {Optimizer::adam8bit, "adam8bit"},
+    {Optimizer::adafactor, "adafactor"},
+    {Optimizer::sgd, "sgd"},
+    {Optimizer::adamw, "adam"},
+}};
+constexpr EnumNames<Offload, 3> kOffloadNames{{
+    {Offload::none, "none"},
+    {Offload::optimizer, "optimizer"},
+    {Offload::optimizer_and_params, "optimizer_and_params"},
+}};
+
+}  // namespace
+
+std::string_view to_string(Framework f) noexcept { return enum_name(kFrameworkNames, f); }
+std::string_view to_string(Optimizer o) noexcept { return enum_name(kOptimizerNames, o); }
+std::string_view to_string(Offload o) noexcept { return enum_name(kOffloadNames, o); }
 
 Framework parse_framework(const std::string& text, const std::string& field) {
-  for (Framework f : {Framework::auto_, Framework::megatron_core, Framework::nemo, Framework::torchtitan,
-                      Framework::deepspeed, Framework::fsdp, Framework::hf_accelerate, Framework::hai_llm})
-    if (text == to_string(f)) return f;
-  throw_invalid(field, field + " must be one of auto, megatron-core, nemo, torchtitan, deepspeed, fsdp, hf-accelerate, hai-llm; got '" +
-                           text + "'");
+  return parse_enum(kFrameworkNames, text, field);
 }
 Optimizer parse_optimizer(const std::string& text, const std::string& field) {
-  for (Optimizer o : {Optimizer::adamw, Optimizer::adam8bit, Optimizer::adafactor, Optimizer::sgd})
-    if (text == to_string(o)) return o;
-  if (text == "adam") return Optimizer::adamw;
-  throw_invalid(field, field + " must be one of adamw, adam8bit, adafactor, sgd; got '" + text + "'");
+  return parse_enum(kOptimizerNames, text, field);
 }
 Offload parse_offload(const std::string& text, const std::string& field) {
-  for (Offload o : {Offload::none, Offload::optimizer, Offload::optimizer_and_params})
-    if (text == to_string(o)) return o;
-  throw_invalid(field, field + " must be one of none, optimizer, optimizer_and_params; got '" + text + "'");
+  return parse_enum(kOffloadNames, text, field);
 }
 
 double optimizer_state_bytes(Optimizer o, Framework f) noexcept {

@@ -106,7 +106,7 @@ nlohmann::json to_json(const Plan& p) {
 
 nlohmann::json plan_json(const nlohmann::json& workload, const Catalog& catalog, const MeasuredLinks* measured) {
   const Workload w = parse_workload(workload, catalog);
-  return to_json(plan(w, catalog, measured));
+  return to_json(plan(w, measured));
 }
 
 nlohmann::json to_json(const Rejection& r) {

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "linkwise/enum_names.hpp"
 #include "linkwise/error.hpp"
 #include "linkwise/planner/model.hpp"
 #include "linkwise/planner/workload.hpp"
@@ -12,14 +13,17 @@
 
 namespace linkwise::planner {
 
-std::string_view to_string(AttentionKind kind) noexcept {
-  switch (kind) {
-    case AttentionKind::mha: return "mha";
-    case AttentionKind::gqa: return "gqa";
-    case AttentionKind::mla: return "mla";
-  }
-  return "?";
-}
+namespace {
+
+constexpr EnumNames<AttentionKind, 3> kAttentionNames{{
+    {AttentionKind::mha, "mha"},
+    {AttentionKind::gqa, "gqa"},
+    {AttentionKind::mla, "mla"},
+}};
+
+}  // namespace
+
+std::string_view to_string(AttentionKind kind) noexcept { return enum_name(kAttentionNames, kind); }
 
 double ModelShape::attention_params() const {
   const double h = hidden, n = heads;
@@ -300,10 +304,7 @@ void parse_attention(const nlohmann::json& a, ModelShape& m) {
   reject_unknown_in(a, "model.attention",
                     {"kind", "kv_heads", "head_dim", "kv_lora_rank", "q_lora_rank", "rope_head_dim", "v_head_dim"});
   const std::string kind = json_fields::member_or_null(a, "kind") ? json_fields::string(a["kind"], "model.attention.kind") : "gqa";
-  if (kind == "mha") m.attention = AttentionKind::mha;
-  else if (kind == "gqa") m.attention = AttentionKind::gqa;
-  else if (kind == "mla") m.attention = AttentionKind::mla;
-  else throw_invalid("model.attention.kind", "model.attention.kind must be mha, gqa or mla; got '" + kind + "'");
+  m.attention = parse_enum(kAttentionNames, kind, "model.attention.kind");
   if (const auto v = int_field(a, "head_dim", "model.attention", 1, limits::kHeadDim)) m.head_dim_explicit = int(*v);
   if (const auto v = int_field(a, "kv_heads", "model.attention", 1, limits::kHeads)) {
     if (m.attention != AttentionKind::gqa)

@@ -193,8 +193,9 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
     plan.warnings.push_back("pp x virtual_stages = " + std::to_string(l.pp * l.virtual_stages) + " does not divide the " +
                             std::to_string(w.model.layers) + " layers: stages are uneven (Megatron's first/last-stage split); the heaviest, " +
                             std::to_string((w.model.layers + l.pp - 1) / l.pp) + " layers, sets the pace");
-  if (hw.gpu.architecture != "ampere" && hw.gpu.architecture != "hopper")
-    plan.warnings.push_back("no calibration data for the " + hw.gpu.architecture +
+  const std::string architecture(to_string(hw.gpu.architecture));
+  if (hw.gpu.architecture != Architecture::ampere && hw.gpu.architecture != Architecture::hopper)
+    plan.warnings.push_back("no calibration data for the " + architecture +
                             " generation: its GEMM efficiency is the uncalibrated default " + fmt("%.2f", k.gemm_efficiency_other));
   {
     const Interval iv = throughput_interval(hw.gpu.architecture, w.job.precision, w.job.kind, l, plan.gpus,
@@ -217,7 +218,7 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
   return plan;
 }
 
-Plan plan(const Workload& w, const Catalog& /*catalog*/, const MeasuredLinks* measured) {
+Plan plan(const Workload& w, const MeasuredLinks* measured) {
   if (!w.hardware) throw_invalid("hardware", "plan needs hardware: {\"instance\": ..., \"nodes\": N} or {\"custom\": {...}}");
   const Hardware& hw = *w.hardware;
   const int nodes = w.nodes.value_or(1);

@@ -2,7 +2,6 @@
 // whether the precision is absent from the hardware or only the figure is unknown. The catalog
 // holds null for both (T4 has no bf16 tensor cores; the A10G has them but NVIDIA publishes no
 // A10G figure), so the architecture decides which one a null means.
-#include <map>
 #include <set>
 #include <string>
 
@@ -16,18 +15,18 @@ namespace {
 // (2020) and GA102 Ampere (2020) whitepapers: BF16 and FP16, no FP8; NVIDIA Ada (2022), H100 (2022)
 // papers: FP8 as well, no FP4; Blackwell (2024) paper: FP4 (NVFP4/MXFP4) as well; AMD CDNA 3
 // whitepaper (2023): BF16, FP16, FP8; CDNA 4 (MI350 series, 2025): FP4 (MXFP4) as well.
-const std::map<std::string, std::set<Precision>, std::less<>>& tensor_precisions() {
-  static const std::map<std::string, std::set<Precision>, std::less<>> table{
-      {"volta", {Precision::fp16}},
-      {"turing", {Precision::fp16}},
-      {"ampere", {Precision::bf16, Precision::fp16}},
-      {"ada", {Precision::bf16, Precision::fp16, Precision::fp8}},
-      {"hopper", {Precision::bf16, Precision::fp16, Precision::fp8}},
-      {"blackwell", {Precision::bf16, Precision::fp16, Precision::fp8, Precision::fp4}},
-      {"cdna3", {Precision::bf16, Precision::fp16, Precision::fp8}},
-      {"cdna4", {Precision::bf16, Precision::fp16, Precision::fp8, Precision::fp4}},
-  };
-  return table;
+std::set<Precision> tensor_precisions(Architecture architecture) {
+  switch (architecture) {
+    case Architecture::volta:
+    case Architecture::turing: return {Precision::fp16};
+    case Architecture::ampere: return {Precision::bf16, Precision::fp16};
+    case Architecture::ada:
+    case Architecture::hopper:
+    case Architecture::cdna3: return {Precision::bf16, Precision::fp16, Precision::fp8};
+    case Architecture::blackwell:
+    case Architecture::cdna4: return {Precision::bf16, Precision::fp16, Precision::fp8, Precision::fp4};
+  }
+  return {};
 }
 
 bool has_peak(const Gpu& gpu, Precision precision) {
@@ -43,9 +42,7 @@ bool has_peak(const Gpu& gpu, Precision precision) {
 
 PeakAvailability availability_of(const Gpu& gpu, Precision precision) {
   if (has_peak(gpu, precision)) return PeakAvailability::known;
-  const auto& table = tensor_precisions();
-  const auto arch = table.find(gpu.architecture);
-  if (arch != table.end() && !arch->second.contains(precision)) return PeakAvailability::absent;
+  if (!tensor_precisions(gpu.architecture).contains(precision)) return PeakAvailability::absent;
   return PeakAvailability::unknown;
 }
 
@@ -78,7 +75,7 @@ std::string missing_peak_reason(const Gpu& gpu, Precision precision) {
   const std::string name(to_string(missing.precision));
   switch (missing.availability) {
     case PeakAvailability::known: return {};
-    case PeakAvailability::absent: return "no " + name + " tensor cores (" + gpu.architecture + ")";
+    case PeakAvailability::absent: return "no " + name + " tensor cores (" + std::string(to_string(gpu.architecture)) + ")";
     case PeakAvailability::unknown:
       return name + " tensor-core peak of " + gpu.id +
              " unknown in the catalog (no published figure): time cannot be estimated";

@@ -145,18 +145,18 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
   p.attention_peak_flops = (job.precision == Precision::fp16 ? fp16 : bf16) * units::kFlopsPerTflop;
   double eta = k.gemm_efficiency_other;
   p.attention_efficiency = k.attention_efficiency_other;
-  if (gpu.architecture == "ampere") {
+  if (gpu.architecture == Architecture::ampere) {
     eta = k.gemm_efficiency_ampere;
     p.attention_efficiency = k.attention_efficiency_ampere;
   }
-  p.blackwell = gpu.architecture == "blackwell";
-  if (gpu.architecture == "hopper") {
+  p.blackwell = gpu.architecture == Architecture::blackwell;
+  if (gpu.architecture == Architecture::hopper) {
     eta = k.gemm_efficiency_hopper;
     p.attention_efficiency = k.attention_efficiency_hopper;
   }
   // Framework profile: Megatron-Core / NeMo use cuDNN fused attention where the GPU has it (Hopper on).
-  if ((job.framework == Framework::megatron_core || job.framework == Framework::nemo) && gpu.architecture != "ampere" &&
-      gpu.architecture != "volta")
+  if ((job.framework == Framework::megatron_core || job.framework == Framework::nemo) && gpu.architecture != Architecture::ampere &&
+      gpu.architecture != Architecture::volta)
     p.attention_efficiency = std::min(0.75, p.attention_efficiency * k.te_attention_speedup);
   // fp8 runs only the transformer's linear layers in fp8 (Transformer Engine, torchao float8); the
   // output layer, attention, norms and activations stay 16-bit.
@@ -168,9 +168,9 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
   const double nominal_gb = in.gpu_memory_gb > 0 ? in.gpu_memory_gb : gpu.memory_gb;
   p.capacity_bytes = units::gpu_capacity_bytes(nominal_gb) - units::gb_to_bytes(k.capacity_reserve_gb);
   double context_gb = k.cuda_context_gb_other;
-  if (gpu.architecture == "volta") context_gb = k.cuda_context_gb_volta;
-  if (gpu.architecture == "ampere") context_gb = k.cuda_context_gb_ampere;
-  if (gpu.architecture == "hopper") context_gb = k.cuda_context_gb_hopper;
+  if (gpu.architecture == Architecture::volta) context_gb = k.cuda_context_gb_volta;
+  if (gpu.architecture == Architecture::ampere) context_gb = k.cuda_context_gb_ampere;
+  if (gpu.architecture == Architecture::hopper) context_gb = k.cuda_context_gb_hopper;
   p.context_bytes = units::gb_to_bytes(context_gb);
   // NCCL opens more channels where a GPU has more NVLinks (NVLink 4/5: 18 links vs Ampere's 12).
   p.nccl_channel_factor = gpu.nvlink_generation.value_or(3) >= 4 ? 1.5 : 1.0;

@@ -7,6 +7,7 @@
 #include <limits>
 #include <tuple>
 
+#include "linkwise/enum_names.hpp"
 #include "linkwise/error.hpp"
 #include "linkwise/planner/search.hpp"
 #include "linkwise/units.hpp"
@@ -378,7 +379,7 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                         continue;
                       }
                       estimate_time(cx.model, hw, u.nodes, l, cx.k, e);
-                      if (const Verdict v = meets_constraints(cx, hw, u.nodes, e, tally); v != Verdict::ok) { failed = v; continue; }
+                      if (const Verdict verdict = meets_constraints(cx, hw, u.nodes, e, tally); verdict != Verdict::ok) { failed = verdict; continue; }
                       ++cx.stats.feasible;
                       Candidate c{objective(cx, hw, u.nodes, e.tokens_per_s), u.option, u.nodes, l, e};
                       if (c.objective == kInf) continue;
@@ -570,33 +571,31 @@ Rejection single_rejection(HardwareRef hw, Reason reason, std::string detail) {
 
 }  // namespace
 
-std::string_view to_string(Reason r) noexcept {
-  switch (r) {
-    case Reason::memory: return "memory";
-    case Reason::deadline: return "deadline";
-    case Reason::budget: return "budget";
-    case Reason::network_unknown: return "network_unknown";
-    case Reason::unpriced: return "unpriced";
-    case Reason::latency_target: return "latency_target";
-    case Reason::constraint: return "constraint";
-  }
-  return "constraint";
-}
+namespace {
 
-std::string_view to_string(Grouping g) noexcept {
-  switch (g) {
-    case Grouping::none: return "none";
-    case Grouping::instance: return "instance";
-    case Grouping::gpu: return "gpu";
-  }
-  return "none";
-}
+constexpr EnumNames<Reason, 7> kReasonNames{{
+    {Reason::memory, "memory"},
+    {Reason::deadline, "deadline"},
+    {Reason::budget, "budget"},
+    {Reason::network_unknown, "network_unknown"},
+    {Reason::unpriced, "unpriced"},
+    {Reason::latency_target, "latency_target"},
+    {Reason::constraint, "constraint"},
+}};
+constexpr EnumNames<Grouping, 3> kGroupingNames{{
+    {Grouping::none, "none"},
+    {Grouping::instance, "instance"},
+    {Grouping::gpu, "gpu"},
+}};
+
+}  // namespace
+
+std::string_view to_string(Reason r) noexcept { return enum_name(kReasonNames, r); }
+std::string_view to_string(Grouping g) noexcept { return enum_name(kGroupingNames, g); }
 
 Grouping parse_grouping(std::string_view text, const std::string& field) {
-  if (text.empty() || text == "none") return Grouping::none;
-  if (text == "instance") return Grouping::instance;
-  if (text == "gpu") return Grouping::gpu;
-  throw_invalid(field, field + " must be instance, gpu or none; got '" + std::string(text) + "'");
+  if (text.empty()) return Grouping::none;  // the parameter left out
+  return parse_enum(kGroupingNames, text, field);
 }
 
 SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const MeasuredLinks* measured,

@@ -4,27 +4,21 @@
 // the engines' documented defaults.
 #include "linkwise/planner/serving.hpp"
 
-#include "linkwise/error.hpp"
+#include "linkwise/enum_names.hpp"
 
 namespace linkwise::planner {
 
-std::string_view to_string(Engine e) noexcept {
-  switch (e) {
-    case Engine::auto_: return "auto";
-    case Engine::vllm: return "vllm";
-    case Engine::sglang: return "sglang";
-    case Engine::tensorrt_llm: return "tensorrt-llm";
-  }
-  return "auto";
-}
+namespace {
+constexpr EnumNames<Engine, 4> kEngineNames{{
+    {Engine::auto_, "auto"},
+    {Engine::vllm, "vllm"},
+    {Engine::sglang, "sglang"},
+    {Engine::tensorrt_llm, "tensorrt-llm"},
+}};
+}  // namespace
 
-Engine parse_engine(const std::string& text, const std::string& field) {
-  if (text == "auto") return Engine::auto_;
-  if (text == "vllm") return Engine::vllm;
-  if (text == "sglang") return Engine::sglang;
-  if (text == "tensorrt-llm") return Engine::tensorrt_llm;
-  throw_invalid(field, field + " must be one of auto, vllm, sglang, tensorrt-llm; got '" + text + "'");
-}
+std::string_view to_string(Engine e) noexcept { return enum_name(kEngineNames, e); }
+Engine parse_engine(const std::string& text, const std::string& field) { return parse_enum(kEngineNames, text, field); }
 
 Engine resolve(Engine e) noexcept { return e == Engine::auto_ ? Engine::tensorrt_llm : e; }
 

@@ -156,7 +156,7 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     const EngineProfile& eng = m.engine;
     const double scale = hw.blackwell ? eng.blackwell_scale : 1.0;
     const double hbm = hw.hbm_bytes_per_s / k.hbm_efficiency * eng.decode_hbm_fraction * scale;
-    const Rates rates{hw.peak_flops * eng.gemm_fraction * scale, hbm, m.gemm_element_bytes};
+    const Rates engine_rates{hw.peak_flops * eng.gemm_fraction * scale, hbm, m.gemm_element_bytes};
     // Serving attention kernels (FlashInfer, FlashAttention-3, TensorRT-LLM's FMHA) at the same
     // fraction of the 16-bit peak as the engine's GEMMs.
     const double attention_flops_s = hw.attention_peak_flops * eng.gemm_fraction * scale;
@@ -173,14 +173,14 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
       steps = std::ceil(tokens / rows);
       const double attention = prompts * 2.0 * prompt * prompt * m.attention_width / tp * (m.flash ? 1.0 : 2.0) / attention_flops_s;
       const double elem = k.elementwise_passes * 2.0 * tokens * (h + m.ffn / tp) / hbm;
-      const double dense_layer = tokens / rows * layer_gemms_s(m, rows, tp, rates) + attention + elem + steps * k.layer_overhead_s;
+      const double dense_layer = tokens / rows * layer_gemms_s(m, rows, tp, engine_rates) + attention + elem + steps * k.layer_overhead_s;
       const double tp_comm = tp > 1 ? steps * 2.0 * all_reduce_s(rows * h * 2.0, tp, tp_busbw, tp_latency) : 0.0;
       const double pp_comm = pp > 1 ? steps * (pp - 1) * (rows * h * 2.0 / pp_p2p + pp_latency) : 0.0;
       double moe_layer = 0;
       if (m.moe) {
         const MoeRows r = moe_rows(m, rows, tp, l);
         moe_layer = tokens / rows *
-                        (attention_gemms_s(m, rows, tp, rates) + moe_mlp_gemms_s(m, rows, tp, l, r, rates) +
+                        (attention_gemms_s(m, rows, tp, engine_rates) + moe_mlp_gemms_s(m, rows, tp, l, r, engine_rates) +
                          all_to_all_s(r.busiest * h * dispatch_bytes(m), a2a) + all_to_all_s(r.busiest * h * 2.0, a2a) +
                          (k.elementwise_passes * 2.0 * rows * h + moe_elementwise_bytes(m, rows, tp, l, r, k)) / hbm) +
                     attention + steps * k.layer_overhead_s;
@@ -188,7 +188,7 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
       return m.dense_mlp_layers * (dense_layer + tp_comm) + m.moe_layers * (moe_layer + tp_comm) + pp_comm +
              steps * eng.step_overhead_s;
     };
-    const double first_logits = gemm_s(1, h, m.vocab / tp, rates);
+    const double first_logits = gemm_s(1, h, m.vocab / tp, engine_rates);
     double steps_one = 0;
     out.ttft = prefill_s(1.0, steps_one) + first_logits;
     // Time to first token under load: the replica's `sequences` requests arrive together and queue
@@ -204,7 +204,7 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     // One decode step for `sequences` at the mean context length: weights and KV cache stream from HBM.
     const double context = m.prompt_len + m.output_len / 2.0;
     const double kv_read = sequences * context * kv_bytes_per_token_layer;
-    const Rates decode_rates{rates.flops, hbm, m.bytes_per_weight};
+    const Rates decode_rates{engine_rates.flops, hbm, m.bytes_per_weight};
     const double decode_common = kv_read / hbm + k.layer_overhead_s;
     const double decode_layer = layer_gemms_s(m, sequences, tp, decode_rates) + decode_common +
                                 k.elementwise_passes * 2.0 * sequences * (h + m.ffn / tp) / hbm;

@@ -16,13 +16,13 @@ const std::vector<ResidualBand>& residual_bands() {
   return bands;
 }
 
-double best_published_mfu(const std::string& generation, Precision precision) noexcept {
+double best_published_mfu(Architecture generation, Precision precision) noexcept {
   // The best MFU in the calibration and check sets (linkwise_calibrate --bands prints them):
   // Megatron/NeMo/MosaicML runs; a plan above this is beyond anything measured on the generation.
   const bool fp8 = precision == Precision::fp8;
-  if (generation == "ampere") return 0.62;
-  if (generation == "hopper") return fp8 ? 0.42 : 0.62;
-  if (generation == "volta") return 0.50;
+  if (generation == Architecture::ampere) return 0.62;
+  if (generation == Architecture::hopper) return fp8 ? 0.42 : 0.62;
+  if (generation == Architecture::volta) return 0.50;
   return fp8 ? 0.45 : 0.60;
 }
 
@@ -35,14 +35,17 @@ std::string pct(double v) {
 }
 }  // namespace
 
-Interval throughput_interval(const std::string& generation, Precision precision, JobKind kind, const Layout& l,
+Interval throughput_interval(Architecture generation, Precision precision, JobKind kind, const Layout& l,
                              int gpus, double seq_len, double mfu) {
   Interval out;
   const std::string prec = precision == Precision::fp8 ? "fp8" : "16bit";
   const std::string family = l.zero == 3 ? "fsdp" : "3d";
-  const bool calibrated_generation = generation == "ampere" || generation == "hopper";
+  const bool calibrated_generation = generation == Architecture::ampere || generation == Architecture::hopper;
+  // The bands name generations as the catalog spells architectures (linkwise_calibrate --bands).
+  const std::string name(to_string(generation));
+  const std::string band_generation = calibrated_generation ? name : "*";
   for (const ResidualBand& b : residual_bands()) {
-    if (!match(b.generation, calibrated_generation ? generation : "*") || !match(b.precision, prec) ||
+    if (!match(b.generation, band_generation) || !match(b.precision, prec) ||
         !match(b.family, family) || b.runs < 5)
       continue;
     out.tokens_low = b.p10;
@@ -75,10 +78,10 @@ Interval throughput_interval(const std::string& generation, Precision precision,
     return out;
   }
   if (!calibrated_generation)
-    widen(2.0, "no calibration run on the " + generation + " generation: interval doubled");
+    widen(2.0, "no calibration run on the " + name + " generation: interval doubled");
   const double best = best_published_mfu(generation, precision);
   if (mfu > best)
-    widen(1.0 + 2.0 * (mfu - best) / best, "predicted MFU " + pct(mfu) + " is above the best published " + generation + " run (" +
+    widen(1.0 + 2.0 * (mfu - best) / best, "predicted MFU " + pct(mfu) + " is above the best published " + name + " run (" +
                                                 pct(best) + "): interval widened");
   if (gpus > 3072) widen(1.5, "more GPUs (" + std::to_string(gpus) + ") than any calibration run (3072): interval widened");
   if (seq_len > 262144) widen(1.5, "sequence length beyond the calibration runs (262144): interval widened");

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "linkwise/enum_names.hpp"
 #include "linkwise/error.hpp"
 #include "linkwise/json_input.hpp"
 #include "linkwise/planner/workload.hpp"
@@ -13,40 +14,42 @@
 
 namespace linkwise::planner {
 
-std::string_view to_string(JobKind kind) noexcept {
-  switch (kind) {
-    case JobKind::pretrain: return "pretrain";
-    case JobKind::finetune: return "finetune";
-    case JobKind::lora: return "lora";
-    case JobKind::inference: return "inference";
-  }
-  return "?";
-}
-std::string_view to_string(Precision p) noexcept {
-  switch (p) {
-    case Precision::bf16: return "bf16";
-    case Precision::fp16: return "fp16";
-    case Precision::fp8: return "fp8";
-    case Precision::fp4: return "fp4";
-  }
-  return "?";
-}
-std::string_view to_string(Recompute r) noexcept {
-  switch (r) {
-    case Recompute::none: return "none";
-    case Recompute::selective: return "selective";
-    case Recompute::full: return "full";
-  }
-  return "?";
-}
-std::string_view to_string(Objective o) noexcept {
-  switch (o) {
-    case Objective::cost: return "cost";
-    case Objective::time: return "time";
-    case Objective::cost_within_deadline: return "cost_within_deadline";
-  }
-  return "?";
-}
+namespace {
+
+constexpr EnumNames<JobKind, 4> kJobKindNames{{
+    {JobKind::pretrain, "pretrain"},
+    {JobKind::finetune, "finetune"},
+    {JobKind::lora, "lora"},
+    {JobKind::inference, "inference"},
+}};
+constexpr EnumNames<Precision, 4> kPrecisionNames{{
+    {Precision::bf16, "bf16"},
+    {Precision::fp16, "fp16"},
+    {Precision::fp8, "fp8"},
+    {Precision::fp4, "fp4"},
+}};
+constexpr EnumNames<Precision, 3> kKvCachePrecisionNames{{  // no fp4 KV cache is modelled
+    {Precision::bf16, "bf16"},
+    {Precision::fp16, "fp16"},
+    {Precision::fp8, "fp8"},
+}};
+constexpr EnumNames<Recompute, 3> kRecomputeNames{{
+    {Recompute::none, "none"},
+    {Recompute::selective, "selective"},
+    {Recompute::full, "full"},
+}};
+constexpr EnumNames<Objective, 3> kObjectiveNames{{
+    {Objective::cost, "cost"},
+    {Objective::time, "time"},
+    {Objective::cost_within_deadline, "cost_within_deadline"},
+}};
+
+}  // namespace
+
+std::string_view to_string(JobKind kind) noexcept { return enum_name(kJobKindNames, kind); }
+std::string_view to_string(Precision p) noexcept { return enum_name(kPrecisionNames, p); }
+std::string_view to_string(Recompute r) noexcept { return enum_name(kRecomputeNames, r); }
+std::string_view to_string(Objective o) noexcept { return enum_name(kObjectiveNames, o); }
 
 namespace {
 
@@ -115,12 +118,6 @@ std::vector<std::string> string_list(const json& obj, const char* key, const std
   return out;
 }
 
-Recompute parse_recompute(const std::string& text) {
-  if (text == "none") return Recompute::none;
-  if (text == "selective") return Recompute::selective;
-  if (text == "full") return Recompute::full;
-  throw_invalid("layout.recompute", "layout.recompute must be one of none, selective, full; got '" + text + "'");
-}
 
 Job parse_job(const json& j) {
   reject_unknown(j, "job", {"kind", "seq_len", "global_batch", "tokens", "precision", "flash_attention", "lora_rank",
@@ -128,28 +125,17 @@ Job parse_job(const json& j) {
                             "optimizer", "offload", "kv_cache_precision", "engine", "torch_compile"});
   Job job;
   const std::string kind = opt_string(j, "kind", "job.kind").value_or("");
-  if (kind == "pretrain") job.kind = JobKind::pretrain;
-  else if (kind == "finetune") job.kind = JobKind::finetune;
-  else if (kind == "lora") job.kind = JobKind::lora;
-  else if (kind == "inference") job.kind = JobKind::inference;
-  else throw_invalid("job.kind", "job.kind must be one of pretrain, finetune, lora, inference; got '" + kind + "'");
+  job.kind = parse_enum(kJobKindNames, kind, "job.kind");
 
   const std::string precision = opt_string(j, "precision", "job.precision").value_or("bf16");
-  if (precision == "bf16") job.precision = Precision::bf16;
-  else if (precision == "fp16") job.precision = Precision::fp16;
-  else if (precision == "fp8") job.precision = Precision::fp8;
-  else if (precision == "fp4") job.precision = Precision::fp4;
-  else throw_invalid("job.precision", "job.precision must be one of bf16, fp16, fp8, fp4; got '" + precision + "'");
+  job.precision = parse_enum(kPrecisionNames, precision, "job.precision");
   if (job.precision == Precision::fp4 && job.kind == JobKind::lora)
     throw_invalid("job.precision", "job.precision fp4 is for inference and pre-training/fine-tuning GEMMs (NVFP4 recipes); "
                                    "LoRA takes lora_base 4bit for a quantized base");
   if (const auto kv = opt_string(j, "kv_cache_precision", "job.kv_cache_precision")) {
     if (job.kind != JobKind::inference)
       throw_invalid("job.kv_cache_precision", "job.kv_cache_precision is for inference jobs");
-    if (*kv == "bf16") job.kv_cache_precision = Precision::bf16;
-    else if (*kv == "fp16") job.kv_cache_precision = Precision::fp16;
-    else if (*kv == "fp8") job.kv_cache_precision = Precision::fp8;
-    else throw_invalid("job.kv_cache_precision", "job.kv_cache_precision must be one of bf16, fp16, fp8; got '" + *kv + "'");
+    job.kv_cache_precision = parse_enum(kKvCachePrecisionNames, *kv, "job.kv_cache_precision");
   }
 
   job.tokens = opt_number(j, "tokens", "job.tokens", limits::kJobTokens);
@@ -347,7 +333,7 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     if (s.etp && w.model.moe.enabled() && w.model.moe.expert_ffn_hidden % *s.etp != 0)
       throw_invalid("layout.etp", "layout.etp (" + std::to_string(*s.etp) + ") must divide model.moe.expert_ffn_hidden (" +
                                       std::to_string(w.model.moe.expert_ffn_hidden) + ")");
-    if (const auto r = opt_string(l, "recompute", "layout.recompute")) s.recompute = parse_recompute(*r);
+    if (const auto r = opt_string(l, "recompute", "layout.recompute")) s.recompute = parse_enum(kRecomputeNames, *r, "layout.recompute");
     s.recompute_layer_fraction = opt_number(l, "recompute_layer_fraction", "layout.recompute_layer_fraction", 1.0);
     if (s.recompute_layer_fraction && s.recompute.value_or(Recompute::none) != Recompute::full)
       throw_invalid("layout.recompute_layer_fraction",
@@ -374,10 +360,7 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     k.spot = opt_bool(c, "spot", "constraints.spot").value_or(false);
     k.tp_across_nodes = opt_bool(c, "tp_across_nodes", "constraints.tp_across_nodes").value_or(false);
     const std::string objective = opt_string(c, "objective", "constraints.objective").value_or("cost");
-    if (objective == "cost") k.objective = Objective::cost;
-    else if (objective == "time") k.objective = Objective::time;
-    else if (objective == "cost_within_deadline") k.objective = Objective::cost_within_deadline;
-    else throw_invalid("constraints.objective", "constraints.objective must be cost, time or cost_within_deadline; got '" + objective + "'");
+    k.objective = parse_enum(kObjectiveNames, objective, "constraints.objective");
     if (k.objective == Objective::cost_within_deadline && !k.deadline_hours)
       throw_invalid("constraints.deadline_hours", "objective cost_within_deadline needs constraints.deadline_hours");
     if ((k.deadline_hours || k.budget_usd) && !w.job.tokens)

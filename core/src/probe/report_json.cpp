@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "linkwise/enum_names.hpp"
 #include "linkwise/error.hpp"
 #include "linkwise/json_input.hpp"
 #include "linkwise/probe_report.hpp"
@@ -24,54 +25,37 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Enumerations.
 
-std::string_view to_string(Unit unit) noexcept {
-  return unit == Unit::gbytes_per_s ? "GB/s" : "us";
-}
+namespace {
 
-std::string_view to_string(Counting counting) noexcept {
-  switch (counting) {
-    case Counting::one_direction: return "one-direction";
-    case Counting::both_directions_added: return "both-directions-added";
-    case Counting::read_plus_write: return "read+write";
-    case Counting::read: return "read";
-    case Counting::write: return "write";
-  }
-  return "one-direction";
-}
+constexpr EnumNames<Unit, 2> kUnitNames{{
+    {Unit::gbytes_per_s, "GB/s"},
+    {Unit::microseconds, "us"},
+}};
+constexpr EnumNames<Counting, 5> kCountingNames{{
+    {Counting::one_direction, "one-direction"},
+    {Counting::both_directions_added, "both-directions-added"},
+    {Counting::read_plus_write, "read+write"},
+    {Counting::read, "read"},
+    {Counting::write, "write"},
+}};
+constexpr EnumNames<ProbeStatus, 3> kStatusNames{{
+    {ProbeStatus::ok, "ok"},
+    {ProbeStatus::skipped, "skipped"},
+    {ProbeStatus::failed, "failed"},
+}};
 
-std::string_view to_string(ProbeStatus status) noexcept {
-  switch (status) {
-    case ProbeStatus::ok: return "ok";
-    case ProbeStatus::skipped: return "skipped";
-    case ProbeStatus::failed: return "failed";
-  }
-  return "ok";
-}
+}  // namespace
 
-Unit parse_unit(std::string_view text, std::string_view field) {
-  if (text == "GB/s") return Unit::gbytes_per_s;
-  if (text == "us") return Unit::microseconds;
-  invalid_at(std::string(field), "expected \"GB/s\" or \"us\", got \"" + std::string(text) + "\"");
-}
+std::string_view to_string(Unit unit) noexcept { return enum_name(kUnitNames, unit); }
+std::string_view to_string(Counting counting) noexcept { return enum_name(kCountingNames, counting); }
+std::string_view to_string(ProbeStatus status) noexcept { return enum_name(kStatusNames, status); }
 
+Unit parse_unit(std::string_view text, std::string_view field) { return parse_enum(kUnitNames, text, field); }
 Counting parse_counting(std::string_view text, std::string_view field) {
-  for (Counting c : {Counting::one_direction, Counting::both_directions_added,
-                     Counting::read_plus_write, Counting::read, Counting::write}) {
-    if (to_string(c) == text) return c;
-  }
-  throw_invalid(std::string(field),
-                "expected one-direction, both-directions-added, read+write, read or write, got \"" +
-                    std::string(text) + "\"");
+  return parse_enum(kCountingNames, text, field);
 }
 
 namespace {
-
-ProbeStatus parse_status(std::string_view text, const std::string& field) {
-  for (ProbeStatus s : {ProbeStatus::ok, ProbeStatus::skipped, ProbeStatus::failed}) {
-    if (to_string(s) == text) return s;
-  }
-  invalid_at(field, "expected ok, skipped or failed, got \"" + std::string(text) + "\"");
-}
 
 using json_fields::optional_json;
 
@@ -218,7 +202,7 @@ ProbeRun parse_probe(const json& document, const std::string& path) {
   ProbeRun run;
   run.name = r.string("name");
   run.description = r.string("description");
-  run.status = parse_status(r.string("status"), r.field("status"));
+  run.status = parse_enum(kStatusNames, r.string("status"), r.field("status"));
   run.reason = r.optional_string("reason");
   if (run.status != ProbeStatus::ok && !run.reason) {
     invalid_at(r.field("reason"), "a probe that did not run says why");

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <string>
 
+#include "linkwise/enum_names.hpp"
 #include "linkwise/error.hpp"
 #include "linkwise/probe_report.hpp"
 
@@ -53,28 +54,24 @@ Stats compute_stats(std::span<const double> samples, std::string_view field) {
   return stats;
 }
 
-std::string_view to_string(Collective collective) noexcept {
-  switch (collective) {
-    case Collective::all_reduce: return "all-reduce";
-    case Collective::all_gather: return "all-gather";
-    case Collective::reduce_scatter: return "reduce-scatter";
-    case Collective::all_to_all: return "all-to-all";
-    case Collective::broadcast: return "broadcast";
-    case Collective::reduce: return "reduce";
-    case Collective::send_recv: return "send-recv";
-  }
-  return "all-reduce";
-}
+namespace {
+
+constexpr EnumNames<Collective, 7> kCollectiveNames{{
+    {Collective::all_reduce, "all-reduce"},
+    {Collective::all_gather, "all-gather"},
+    {Collective::reduce_scatter, "reduce-scatter"},
+    {Collective::all_to_all, "all-to-all"},
+    {Collective::broadcast, "broadcast"},
+    {Collective::reduce, "reduce"},
+    {Collective::send_recv, "send-recv"},
+}};
+
+}  // namespace
+
+std::string_view to_string(Collective collective) noexcept { return enum_name(kCollectiveNames, collective); }
 
 Collective parse_collective(std::string_view text, std::string_view field) {
-  for (Collective c : {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,
-                       Collective::all_to_all, Collective::broadcast, Collective::reduce,
-                       Collective::send_recv}) {
-    if (to_string(c) == text) return c;
-  }
-  throw_invalid(std::string(field),
-                "expected all-reduce, all-gather, reduce-scatter, all-to-all, broadcast, reduce or "
-                "send-recv, got \"" + std::string(text) + "\"");
+  return parse_enum(kCollectiveNames, text, field);
 }
 
 double busbw_factor(Collective collective, int ranks) {

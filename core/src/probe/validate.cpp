@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "linkwise/catalog_db.hpp"
+#include "linkwise/enum_names.hpp"
 #include "linkwise/error.hpp"
 #include "linkwise/probe_report.hpp"
 #include "linkwise/units.hpp"
@@ -18,14 +19,17 @@ namespace linkwise::probe {
 
 using nlohmann::json;
 
-std::string_view to_string(Verdict verdict) noexcept {
-  switch (verdict) {
-    case Verdict::meets: return "meets";
-    case Verdict::below: return "below";
-    case Verdict::cannot_check: return "cannot-check";
-  }
-  return "cannot-check";
-}
+namespace {
+
+constexpr EnumNames<Verdict, 3> kVerdictNames{{
+    {Verdict::meets, "meets"},
+    {Verdict::below, "below"},
+    {Verdict::cannot_check, "cannot-check"},
+}};
+
+}  // namespace
+
+std::string_view to_string(Verdict verdict) noexcept { return enum_name(kVerdictNames, verdict); }
 
 bool is_synthetic(const ProbeReport& report) {
   if (!report.note) return false;

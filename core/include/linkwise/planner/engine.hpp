@@ -134,8 +134,7 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
 
 // Whether the catalog gives the dense tensor-core peaks a job at `precision` needs. A null peak is
 // `absent` where the architecture's tensor cores lack the precision (bf16 on Volta and Turing, fp8
-// on Ampere) and `unknown` where they have it but no figure is published (the A10G), or where the
-// architecture is not one the planner knows. An fp8 job needs the 16-bit peak as well (attention).
+// on Ampere) and `unknown` where they have it but no figure is published (the A10G). An fp8 job needs the 16-bit peak as well (attention).
 enum class PeakAvailability { known, absent, unknown };
 PeakAvailability tensor_peak_availability(const Gpu& gpu, Precision precision);
 bool supports_precision(const Gpu& gpu, Precision precision);  // availability is known

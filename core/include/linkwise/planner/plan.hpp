@@ -95,7 +95,9 @@ struct Plan {
 Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& layout, const Estimate& e,
               const PreparedHardware& prepared, const PreparedLinksInfo& links, const PlannerConstants& k);
 
-Plan plan(const Workload& w, const Catalog& catalog, const MeasuredLinks* measured = nullptr);
+// One workload on its hardware and layout. The workload was resolved against the catalog by
+// parse_workload (its instance, GPU and preset are in it), so no catalog is needed here.
+Plan plan(const Workload& w, const MeasuredLinks* measured = nullptr);
 nlohmann::json to_json(const Plan& p);
 
 }  // namespace linkwise::planner

@@ -31,9 +31,11 @@ struct Interval {
 };
 
 // Highest MFU any published run of the generation reached (calibration and check sets).
-double best_published_mfu(const std::string& generation, Precision precision) noexcept;
+double best_published_mfu(Architecture generation, Precision precision) noexcept;
 
-Interval throughput_interval(const std::string& generation, Precision precision, JobKind kind, const Layout& l,
+// `generation` picks the band of its own runs where the calibration has them (Ampere, Hopper), the
+// pooled band ("*") otherwise.
+Interval throughput_interval(Architecture generation, Precision precision, JobKind kind, const Layout& l,
                              int gpus, double seq_len, double mfu);
 
 }  // namespace linkwise::planner
