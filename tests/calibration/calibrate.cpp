@@ -133,7 +133,8 @@ std::string to_workload(const json& r, json& out) {
   // The framework, where the source states it (job.framework selects its documented profile).
   if (group.rfind("nemo", 0) == 0) job["framework"] = "nemo";
   else if (group.rfind("megatron_bridge", 0) == 0) job["framework"] = "megatron-core";
-  else if (group == "mosaicml_llm_foundry" || group.rfind("ibm_fms_fsdp", 0) == 0) job["framework"] = "fsdp";
+  else if (group == "mosaicml_llm_foundry" || group.rfind("ibm_fms_fsdp", 0) == 0 || group.rfind("automodel", 0) == 0)
+    job["framework"] = "fsdp";  // PyTorch FSDP stacks (NeMo AutoModel: FSDP2 with Transformer Engine kernels)
   else if (group.rfind("torchtitan", 0) == 0) job["framework"] = "torchtitan";
   else job["framework"] = "megatron-core";
   if (pre_flash) {

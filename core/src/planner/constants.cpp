@@ -114,7 +114,9 @@ const PlannerConstants& default_constants() {
     // set (22 Megatron-Bridge 25.11 and 25.09 performance-summary runs of DeepSeek-V3, Qwen3-30B-A3B,
     // Qwen3-235B-A22B and gpt-oss-120b on H100/B200/GB200/GB300; tests/calibration/DATA.md), the
     // dense constants above held fixed; loss 0.232, median |error| 15.9% on that set. Checked, never
-    // fit, on the 27 runs of moe_check_runs.json (26.02 containers, NeMo Mixtral): 32.4% -> 23.8%.
+    // fit, on the 27 Megatron-Bridge/NeMo runs of moe_check_runs.json: 32.4% -> 23.8%; on its 3 NeMo
+    // AutoModel (PyTorch FSDP2) H100 runs 14.8% -> 37.9%: fit on Megatron-Core, they under-predict
+    // other frameworks (docs/calibration.md).
     // moe_gemm_half_dim: a grouped GEMM whose smallest dimension n (rows per local expert, expert
     // width, hidden) is n runs at n / (n + 3122) of the dense ceiling: 0.20 for Qwen3-30B-A3B's
     // 768-wide experts, 0.40 for DeepSeek-V3's 2048, 0.57 for Mixtral's 4096. It also absorbs what
