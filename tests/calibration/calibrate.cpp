@@ -40,6 +40,7 @@ struct Run {
   planner::Workload workload;
   double measured = 0;  // tokens/s per GPU
   bool fit_set = false;
+  bool moe_fit = false;  // in the MoE fit set (--moe-fit-set): fits the MoE constants only (--fit-moe)
 };
 
 struct Node {
@@ -137,12 +138,17 @@ std::string to_workload(const json& r, json& out) {
   // The framework, where the source states it (job.framework selects its documented profile).
   if (group.rfind("nemo", 0) == 0) job["framework"] = "nemo";
   else if (group.rfind("megatron_bridge", 0) == 0) job["framework"] = "megatron-core";
-  else if (group == "mosaicml_llm_foundry" || group.rfind("ibm_fms_fsdp", 0) == 0) job["framework"] = "fsdp";
+  else if (group == "mosaicml_llm_foundry" || group.rfind("ibm_fms_fsdp", 0) == 0 || group.rfind("automodel", 0) == 0)
+    job["framework"] = "fsdp";  // PyTorch FSDP stacks (NeMo AutoModel: FSDP2 with Transformer Engine kernels)
   else if (group.rfind("torchtitan", 0) == 0) job["framework"] = "torchtitan";
   else job["framework"] = "megatron-core";
   // torch.compile where the source says so (torchtitan's table, fms-fsdp's later table).
   const std::string framework_text = get_or<std::string>(r, "framework", "");
-  if (framework_text.find("torch.compile") != std::string::npos || get_or(r, "torch_compile", false)) job["torch_compile"] = true;
+  // Transformer Engine's fused norm and attention kernels (NeMo AutoModel) are not the eager op-by-op
+  // block the planner's `fsdp` assumes without compile either: the same fused-block cost model.
+  if (framework_text.find("torch.compile") != std::string::npos || framework_text.find("Transformer Engine") != std::string::npos ||
+      get_or(r, "torch_compile", false))
+    job["torch_compile"] = true;
   if (pre_flash) {
     job["flash_attention"] = false;
     model["dropout"] = true;
@@ -207,10 +213,11 @@ double median(std::vector<double> v) {
 }
 
 // Mean over fit subgroups of the mean |log(predicted / measured)|: every GPU/precision counts equally.
-double loss(const std::vector<Run>& runs, const planner::PlannerConstants& k) {
+// moe: the MoE fit set's runs instead of the dense fit set's.
+double loss(const std::vector<Run>& runs, const planner::PlannerConstants& k, bool moe = false) {
   std::map<std::string, std::pair<double, int>> by;
   for (const Run& r : runs) {
-    if (!r.fit_set) continue;
+    if (moe ? !r.moe_fit : !r.fit_set) continue;
     const double err = std::fabs(std::log(predict(r, k) / r.measured));
     by[r.subgroup].first += err;
     by[r.subgroup].second += 1;
@@ -277,6 +284,43 @@ void fit(const std::vector<Run>& runs, planner::PlannerConstants& k) {
   }
   planner::derive_uncalibrated_efficiencies(k);
   std::printf("\nfitted (loss %.4f = mean |log(pred/meas)| over GPU/precision groups):\n", best);
+  for (const Param& p : params) std::printf("    c.%s = %.4g;\n", p.name, *p.value);
+}
+
+// The MoE constants alone, on the MoE fit set (--moe-fit-set), the dense constants held at their
+// shipped values: coordinate descent as fit() from fixed starts within physical bounds.
+void fit_moe(const std::vector<Run>& runs, planner::PlannerConstants& k) {
+  struct Param { const char* name; double* value; double lo, hi; };
+  std::vector<Param> params = {
+      // Grouped GEMMs at half the dense ceiling for a smallest dimension of 64 to 4096: cuBLAS/CUTLASS
+      // tiles are 64-256 wide, so a GEMM only a few tiles wide leaves SMs idle in its last wave.
+      {"moe_gemm_half_dim", &k.moe_gemm_half_dim, 64, 4096},
+      // A MoE layer launches tens of small kernels per pass (router, top-k, permute, unpermute,
+      // dispatcher) and, dropless, waits on the host for the tokens per expert: 10 us to 5 ms.
+      {"moe_layer_overhead_s", &k.moe_layer_overhead_s, 10e-6, 5e-3},
+      // Permutation: at least its 4 passes (read + write, permute and unpermute), up to 4x that.
+      {"moe_permute_passes", &k.moe_permute_passes, 4.0, 16.0},
+  };
+  k.moe_gemm_half_dim = 256;
+  k.moe_layer_overhead_s = 100e-6;
+  k.moe_permute_passes = 4.0;
+  double best = loss(runs, k, true);
+  for (double step = 0.3; step > 0.002; step *= 0.5) {
+    for (int round = 0; round < 20; ++round) {
+      bool improved = false;
+      for (Param& p : params) {
+        for (double dir : {1.0 + step, 1.0 / (1.0 + step)}) {
+          const double old = *p.value;
+          *p.value = std::clamp(old * dir, p.lo, p.hi);
+          const double l = loss(runs, k, true);
+          if (l < best - 1e-9) { best = l; improved = true; }
+          else *p.value = old;
+        }
+      }
+      if (!improved) break;
+    }
+  }
+  std::printf("\nfitted MoE constants (loss %.4f = mean |log(pred/meas)| over the MoE fit set's GPU/precision groups):\n", best);
   for (const Param& p : params) std::printf("    c.%s = %.4g;\n", p.name, *p.value);
 }
 
@@ -375,6 +419,9 @@ std::vector<MemRun> load_memory_runs(const std::string& path, const std::string&
       // Benchmarks that force-balance the tokens over the experts (Megatron-Bridge's MoE rows) run
       // without the load imbalance the planner assumes by default: capacity 1.0, as the source states.
       if (get_or(r, "force_balanced", false) && run.workload.model.moe.enabled()) run.workload.model.moe.capacity_factor = 1.0;
+      // Token-dropping runs: the capacity factor the row states (or assumes, see its derived_fields).
+      if (r.contains("capacity_factor") && r["capacity_factor"].is_number() && run.workload.model.moe.enabled())
+        run.workload.model.moe.capacity_factor = r["capacity_factor"].get<double>();
     } catch (const Error& e) {
       std::fprintf(stderr, "memory run %s unusable: %s\n", run.id.c_str(), e.what());
       return;
@@ -577,6 +624,8 @@ bool scale_report(const Catalog& catalog, const planner::PlannerConstants& k, do
 int main(int argc, char** argv) {
   std::string runs_path = LINKWISE_CALIBRATION_DIR "/training_runs.json";
   std::string check_set_path;  // held-out runs from other sources (tests/calibration/check_runs.json)
+  std::string moe_fit_path;    // MoE fit set (tests/calibration/moe_fit_runs.json), fit by --fit-moe only
+  bool do_fit_moe = false;
   std::string data_dir = LINKWISE_DATA_DIR;
   bool table = false, do_fit = false, do_fit_memory = false, bands = false;
   std::string memory_runs_path = LINKWISE_CALIBRATION_DIR "/memory_runs.json";
@@ -593,6 +642,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs_path = argv[++i];
     else if (!std::strcmp(argv[i], "--check-set") && i + 1 < argc) check_set_path = argv[++i];
+    else if (!std::strcmp(argv[i], "--moe-fit-set") && i + 1 < argc) moe_fit_path = argv[++i];
+    else if (!std::strcmp(argv[i], "--fit-moe")) do_fit_moe = true;
     else if (!std::strcmp(argv[i], "--data") && i + 1 < argc) data_dir = argv[++i];
     else if (!std::strcmp(argv[i], "--table")) table = true;
     else if (!std::strcmp(argv[i], "--fit")) do_fit = true;
@@ -624,17 +675,21 @@ int main(int argc, char** argv) {
       max_fit_median = std::atof(argv[++i]);
       max_holdout_median = std::atof(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: %s [--runs FILE] [--check-set FILE] [--data DIR] [--table] [--fit] [--fit-on all|half-a|half-b|mosaicml] [--check FIT HOLDOUT]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--runs FILE] [--check-set FILE] [--moe-fit-set FILE] [--data DIR] [--table] [--fit] [--fit-moe] [--fit-on all|half-a|half-b|mosaicml] [--check FIT HOLDOUT]\n", argv[0]);
       return 2;
     }
   }
   const Catalog catalog = Catalog::load_data_dir(data_dir);
   std::vector<Run> runs;
   std::map<std::string, int> unusable;
-  // Runs of the check set are never fit: they are held out whatever --fit-on says.
-  std::vector<std::pair<std::string, bool>> files = {{runs_path, false}};
-  if (!check_set_path.empty()) files.push_back({check_set_path, true});
-  for (const auto& [path, check_set] : files) {
+  // Runs of the check set are never fit: they are held out whatever --fit-on says. The MoE fit
+  // set's runs fit the MoE constants only (--fit-moe) and are reported apart ("moe fit: ").
+  enum class Set { fit, check, moe_fit };
+  std::vector<std::pair<std::string, Set>> files = {{runs_path, Set::fit}};
+  if (!check_set_path.empty()) files.push_back({check_set_path, Set::check});
+  if (!moe_fit_path.empty()) files.push_back({moe_fit_path, Set::moe_fit});
+  for (const auto& [path, set] : files) {
+  const bool check_set = set == Set::check;
   std::ifstream in(path);
   if (!in) { std::fprintf(stderr, "cannot read %s\n", path.c_str()); return 2; }
   const json doc = json::parse(in);
@@ -658,11 +713,20 @@ int main(int argc, char** argv) {
       run.group = "check: " + run.group;
       run.subgroup = "check: " + run.subgroup;
     }
+    if (set == Set::moe_fit) {
+      run.fit_set = false;
+      run.moe_fit = true;
+      run.group = "moe fit: " + run.group;
+      run.subgroup = "moe fit: " + run.subgroup;
+    }
     try {
       run.workload = planner::parse_workload(workload, catalog);
       // Benchmarks that force-balance the tokens over the experts (Megatron-Bridge's MoE rows) run
       // without the load imbalance the planner assumes by default: capacity 1.0, as the source states.
       if (get_or(r, "force_balanced", false) && run.workload.model.moe.enabled()) run.workload.model.moe.capacity_factor = 1.0;
+      // Token-dropping runs: the capacity factor the row states (or assumes, see its derived_fields).
+      if (r.contains("capacity_factor") && r["capacity_factor"].is_number() && run.workload.model.moe.enabled())
+        run.workload.model.moe.capacity_factor = r["capacity_factor"].get<double>();
       planner::validate_layout(run.workload, planner::complete_layout(run.workload, *run.workload.nodes * run.workload.hardware->instance.gpu_count),
                                run.workload.hardware->instance.gpu_count, *run.workload.nodes);
     } catch (const Error& e) {
@@ -675,6 +739,7 @@ int main(int argc, char** argv) {
 
   planner::PlannerConstants k = planner::default_constants();
   if (do_fit) fit(runs, k);
+  if (do_fit_moe) fit_moe(runs, k);
 
   std::map<std::string, std::vector<double>> abs_err, signed_err;
   int not_fitting = 0;
@@ -688,7 +753,7 @@ int main(int argc, char** argv) {
       abs_err[g].push_back(std::fabs(err));
       signed_err[g].push_back(err);
     }
-    abs_err[r.fit_set ? "ALL fit set" : "ALL held out"].push_back(std::fabs(err));
+    abs_err[r.moe_fit ? "ALL MoE fit set" : r.fit_set ? "ALL fit set" : "ALL held out"].push_back(std::fabs(err));
     if (table) std::printf("%-62s %9.0f %9.0f %+6.1f%% %s\n", r.id.c_str(), r.measured, pred, 100 * err, fits ? "yes" : "NO");
   }
   std::printf("\n%-52s %4s %10s %10s %10s\n", "group (tokens/s per GPU)", "runs", "median|e|", "mean|e|", "median e");

@@ -320,9 +320,24 @@ TEST_CASE("DeepSeek-V3 pre-training on 2048 H800 with its published layout: GPU-
   CHECK(p.memory_gb.gradients == Approx(megatron.memory_gb.gradients).epsilon(1e-9));             // fp32 gradients kept
   CHECK(p.memory_gb.weights == Approx(megatron.memory_gb.weights).epsilon(1e-9));                 // DualPipe's two copies
   CHECK(p.memory_gb.activations < 0.4 * megatron.memory_gb.activations);
-  // The recomputation costs a little time, never saves any compute.
-  CHECK(p.time_s.compute > megatron.time_s.compute);
-  CHECK(p.time_s.compute < 1.05 * megatron.time_s.compute);
+  // The recomputation costs a little time, never saves any compute: compared with the grouped
+  // GEMMs' shape loss off for both, since hai-llm's DeepGEMM grouped GEMMs have none (time_model.cpp).
+  planner::PlannerConstants k = planner::default_constants();
+  k.moe_gemm_half_dim = 0;
+  const auto compute_s = [&](const json& d) {
+    const planner::Workload w = planner::parse_workload(d, real_catalog());
+    const planner::Layout l = planner::complete_layout(w, 2048);
+    return planner::estimate(planner::prepare_model(w.model, w.job), planner::prepare_hardware(*w.hardware, w.job, k, nullptr, false),
+                             256, l, k)
+        .compute;
+  };
+  json hai = doc;
+  hai["job"]["framework"] = "hai-llm";
+  CHECK(compute_s(hai) > compute_s(doc));
+  CHECK(compute_s(hai) < 1.05 * compute_s(doc));
+  // With the shipped constants Megatron-Core's grouped GEMMs at DeepSeek-V3's 2048-wide experts lose
+  // to DeepGEMM's: the default framework's compute is the longer one.
+  CHECK(megatron.time_s.compute > p.time_s.compute);
 }
 
 TEST_CASE("MoE plans from presets: three models x pre-training, fine-tuning, serving x H100, H200, B200, GB200 NVL72") {
@@ -351,12 +366,16 @@ TEST_CASE("MoE plans from presets: three models x pre-training, fine-tuning, ser
         const std::string gpu_model = best["gpu_model"];
         CHECK(gpu_model.rfind(gpu, 0) == 0);
         if (std::string(gpu) == "GB200") CHECK(best["nvlink_domain_gpus"].get<int>() == 72);
-        // Where EP pays the search takes it: DeepSeek-V3 and Mixtral everywhere, Qwen3-235B for
-        // fine-tuning and serving. Qwen3-235B's fp8 pre-training at this batch is cheapest as ZeRO-3
-        // over 256 GPUs with every expert local (its EP all-to-all would cross the network at
-        // 8 x 4096 x 2 bytes per token and layer), so ep stays the search's free choice there.
-        const bool qwen_pretrain = std::string(model) == "qwen3-235b-a22b" && std::string(job).find("pretrain") != std::string::npos;
-        if (!qwen_pretrain) CHECK(best["layout"]["ep"].get<int>() > 1);
+        // Where EP pays the search takes it: DeepSeek-V3 everywhere, Qwen3-235B and Mixtral-8x22B for
+        // fine-tuning and serving. Their fp8 pre-training at this batch is cheapest as ZeRO-3 with
+        // every expert local, so ep stays the search's free choice there: Qwen3-235B's EP all-to-all
+        // would cross the network at 8 x 4096 x 2 bytes per token and layer; Mixtral-8x22B on H100
+        // (16 nodes) costs $411k at ep 1 (ZeRO-3, micro-batch 8) against $451k at ep 8 with the same
+        // micro-batch (the busiest EP rank's 1.1 load imbalance, 0.6 s of all-to-all per step) and
+        // $449k at ep 8 with micro-batch 1, which pays the fitted fixed cost per MoE layer per
+        // micro-batch (constants.cpp moe_layer_overhead_s) 8 times as often.
+        const bool pretrain = std::string(job).find("pretrain") != std::string::npos;
+        if (!(pretrain && std::string(model) != "deepseek-v3")) CHECK(best["layout"]["ep"].get<int>() > 1);
       }
 }
 

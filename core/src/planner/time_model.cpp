@@ -58,14 +58,31 @@ inline double layer_gemms_s(const PreparedModel& m, double tokens, double tp, co
 }
 
 // Forward GEMMs of one MoE layer's MLP on one GPU: router, shared experts, the routed experts as a
-// grouped GEMM over the touched local experts (the busiest rank's rows).
+// grouped GEMM over the touched local experts (the busiest rank's rows). `expert_efficiency` scales
+// the routed experts' FLOP rate (grouped_gemm_efficiency; 1 where it is not applied).
 inline double moe_mlp_gemms_s(const PreparedModel& m, double tokens, double tp, const Layout& l, const MoeRows& rows,
-                              const Rates& r) {
+                              const Rates& r, double expert_efficiency = 1.0) {
   const double h = m.hidden;
   double t = gemm_s(tokens / tp, h, m.experts, r);  // router on the sequence-parallel share
   if (m.shared_ffn > 0) t += gemm_s(tokens, h, m.shared_in_width / tp, r) + gemm_s(tokens, m.shared_ffn / tp, h, r);
   const double per_expert = rows.busiest / rows.touched;
-  return t + rows.touched * (gemm_s(per_expert, h, m.expert_in_width / l.etp, r) + gemm_s(per_expert, m.expert_ffn / l.etp, h, r));
+  const Rates er{r.flops * expert_efficiency, r.hbm, r.elem};
+  return t + rows.touched * (gemm_s(per_expert, h, m.expert_in_width / l.etp, er) + gemm_s(per_expert, m.expert_ffn / l.etp, h, er));
+}
+
+// Training's grouped expert GEMMs reach a smaller fraction of the dense GEMM ceiling the smaller
+// their smallest dimension n (rows per local expert, expert width per etp rank, hidden): n / (n +
+// moe_gemm_half_dim), fit on Megatron-Core runs (the MoE fit set, constants.cpp). Fine-grained
+// experts (Qwen3-30B-A3B: 768 wide) lose tile occupancy and pay per-expert launches that wide dense
+// GEMMs do not. DeepSeek's framework (hai-llm) runs DeepGEMM, whose published grouped GEMMs on
+// DeepSeek-V3's expert shapes reach its dense GEMMs' throughput (deepseek-ai/DeepGEMM README: 1093-1297
+// FP8 TFLOPS on H800, contiguous layout, against 1025-1358 dense at M 4096): no shape loss there.
+inline double grouped_gemm_efficiency(const PreparedModel& m, double n, const PlannerConstants& k) {
+  if (m.framework == Framework::hai_llm) return 1.0;
+  return n / (n + k.moe_gemm_half_dim);
+}
+inline double grouped_gemm_efficiency(const PreparedModel& m, const Layout& l, const MoeRows& rows, const PlannerConstants& k) {
+  return grouped_gemm_efficiency(m, std::min({rows.busiest / rows.touched, m.expert_ffn / double(l.etp), double(m.hidden)}), k);
 }
 
 // Memory-bound work of one MoE layer's MLP besides the attention block's: activations of the shared
@@ -315,7 +332,8 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   double moe_fwd = 0, moe_bwd = 0, moe_total = 0, moe_gemm_fwd = 0, a2a_layer = 0, moe_dequant = 0;
   if (m.moe) {
     const MoeRows rows = moe_rows(m, tokens, tp, l);
-    moe_gemm_fwd = attention_gemms_s(m, tokens, tp, rates) + moe_mlp_gemms_s(m, tokens, tp, l, rows, rates);
+    moe_gemm_fwd = attention_gemms_s(m, tokens, tp, rates) +
+                   moe_mlp_gemms_s(m, tokens, tp, l, rows, rates, grouped_gemm_efficiency(m, l, rows, k));
     double elem = (k.elementwise_passes * 2.0 * tokens * h / sp_div + moe_elementwise_bytes(m, tokens, tp, l, rows, k) +
                    tokens * eager_norm_rope) /
                   hw.hbm_bytes_per_s;
@@ -327,8 +345,11 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     moe_dequant = m.dequant_4bit ? (m.moe_base_params / tp + rows.touched * m.expert_params / l.etp) * kNf4DequantBytesPerWeight /
                                        dequant_bytes_per_s
                                  : 0.0;
-    moe_fwd = moe_gemm_fwd + attention_fwd + elem + k.layer_overhead_s + fixed + moe_dequant;
-    moe_bwd = (lora ? 1.0 : 2.0) * (moe_gemm_fwd + fixed) + 2.5 * attention_fwd + 2.0 * elem + k.layer_overhead_s + moe_dequant;
+    // Router top-k, permute/unpermute index kernels and the dispatcher (with its host sync on the
+    // tokens per expert) cost a fixed time per MoE layer per pass, whatever the micro-batch.
+    moe_fwd = moe_gemm_fwd + attention_fwd + elem + k.layer_overhead_s + fixed + k.moe_layer_overhead_s + moe_dequant;
+    moe_bwd = (lora ? 1.0 : 2.0) * (moe_gemm_fwd + fixed) + 2.5 * attention_fwd + 2.0 * elem + k.layer_overhead_s +
+              k.moe_layer_overhead_s + moe_dequant;
     double recompute = layer_fraction * moe_fwd;
     if (l.recompute == Recompute::selective) recompute = op_sac ? 0.5 * moe_gemm_fwd + elem : attention_fwd;
     if (l.recompute != Recompute::full && m.framework == Framework::hai_llm)  // norms, up-projections, SwiGLU outputs
@@ -511,12 +532,14 @@ double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int 
   double per_moe_layer = 0;
   if (m.moe) {
     const double rows = tokens / tp * m.top_k;
-    const double moe_gemm = 2.0 * tokens * (m.moe_base_params - 2 * h + m.top_k * m.expert_params) / tp / r.flops +
+    // The grouped GEMMs' shape efficiency at its largest (rows per expert unbounded, etp 1).
+    const double expert_efficiency = grouped_gemm_efficiency(m, std::min(m.expert_ffn, double(h)), k);
+    const double moe_gemm = 2.0 * tokens * (m.moe_base_params - 2 * h + m.top_k * m.expert_params / expert_efficiency) / tp / r.flops +
                             r.elem * (tokens * attention_rows + rows * (h + m.expert_in_width + m.expert_ffn + h)) / r.hbm;
     const double moe_elem = (k.elementwise_passes * 2.0 * (tokens * (h / sp_div + m.shared_ffn / tp) + rows * m.expert_ffn) +
                              k.moe_permute_passes * 2.0 * rows * h) /
                             r.hbm;
-    per_moe_layer = passes * moe_gemm + 3.5 * attention + 3.0 * moe_elem + 2.0 * k.layer_overhead_s;
+    per_moe_layer = passes * moe_gemm + 3.5 * attention + 3.0 * moe_elem + 2.0 * (k.layer_overhead_s + k.moe_layer_overhead_s);
   }
   const double logits = 3.0 * (2.0 * tokens * h * m.vocab / tp / r.flops + r.elem * tokens * (h + m.vocab / tp) / r.hbm) +
                         3.0 * tokens * m.vocab / tp * 6.0 / r.hbm;
