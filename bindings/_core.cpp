@@ -22,9 +22,9 @@
 #include "linkwise/probes.hpp"
 
 namespace py = pybind11;
-using nlohmann::json;
 using linkwise::bindings::from_python;
 using linkwise::bindings::to_python;
+using nlohmann::json;
 
 namespace linkwise {
 namespace {
@@ -57,8 +57,7 @@ std::optional<int> optional_int(py::handle value, const char* field) {
 
 std::optional<double> optional_number(py::handle value, const char* field) {
   if (value.is_none()) return std::nullopt;
-  if (py::isinstance<py::bool_>(value) ||
-      !(py::isinstance<py::int_>(value) || py::isinstance<py::float_>(value)))
+  if (py::isinstance<py::bool_>(value) || !(py::isinstance<py::int_>(value) || py::isinstance<py::float_>(value)))
     throw_invalid(field, std::string(field) + ": expected a number, got " + type_name(value));
   return value.cast<double>();
 }
@@ -80,11 +79,10 @@ py::list instance_dicts(const std::vector<const Instance*>& instances) {
 
 // {"items": [instance dicts], "excluded_unknown": {field: count}}: the matches and what the filters
 // hid for want of a value (Catalog::match).
-py::dict query_instances(const Catalog& catalog, py::object gpu, py::object min_gpus,
-                         py::object fabric, py::object provider, py::object max_price,
-                         py::object min_gpu_memory_gb, py::object min_nvlink_gbytes_per_s,
-                         py::object min_network_gbits_per_s, py::object rdma, py::object region,
-                         py::object sort) {
+py::dict query_instances(const Catalog& catalog, py::object gpu, py::object min_gpus, py::object fabric,
+                         py::object provider, py::object max_price, py::object min_gpu_memory_gb,
+                         py::object min_nvlink_gbytes_per_s, py::object min_network_gbits_per_s, py::object rdma,
+                         py::object region, py::object sort) {
   InstanceFilter filter;
   filter.gpu = optional_str(gpu, "gpu");
   filter.min_gpus = optional_int(min_gpus, "min_gpus");
@@ -118,8 +116,7 @@ py::list gpu_dicts(const Catalog& catalog) {
 }
 
 void bind_catalog(py::module_& m) {
-  py::class_<Catalog, std::shared_ptr<Catalog>>(m, "Catalog",
-                                                "The instance catalog held in memory (core Catalog).")
+  py::class_<Catalog, std::shared_ptr<Catalog>>(m, "Catalog", "The instance catalog held in memory (core Catalog).")
       .def_static(
           "embedded", [] { return std::make_shared<Catalog>(Catalog::embedded()); },
           "The catalog built into the library (data/ loaded at build time).")
@@ -137,9 +134,8 @@ void bind_catalog(py::module_& m) {
             return std::make_shared<Catalog>(Catalog::load_data_dir(path));
           },
           py::arg("data_dir"), "The reviewed text files: data_dir/gpus.json and data_dir/instances/*.json.")
-      .def("instances", &query_instances, py::kw_only(), py::arg("gpu") = py::none(),
-           py::arg("min_gpus") = py::none(), py::arg("fabric") = py::none(),
-           py::arg("provider") = py::none(), py::arg("max_price") = py::none(),
+      .def("instances", &query_instances, py::kw_only(), py::arg("gpu") = py::none(), py::arg("min_gpus") = py::none(),
+           py::arg("fabric") = py::none(), py::arg("provider") = py::none(), py::arg("max_price") = py::none(),
            py::arg("min_gpu_memory_gb") = py::none(), py::arg("min_nvlink_gbytes_per_s") = py::none(),
            py::arg("min_network_gbits_per_s") = py::none(), py::arg("rdma") = py::none(),
            py::arg("region") = py::none(), py::arg("sort") = py::none(),
@@ -154,7 +150,8 @@ void bind_catalog(py::module_& m) {
           py::arg("path"), "Writes the catalog to a SQLite database file, atomically.")
       .def("gpus", &gpu_dicts, "Every GPU model, as contract dicts.")
       .def(
-          "instance", [](const Catalog& c, const std::string& id) { return to_python(nlohmann::ordered_json(c.instance(id))); },
+          "instance",
+          [](const Catalog& c, const std::string& id) { return to_python(nlohmann::ordered_json(c.instance(id))); },
           py::arg("id"), "One instance by id (\"aws:p5.48xlarge\"); not_found when unknown.")
       .def(
           "gpu", [](const Catalog& c, const std::string& id) { return to_python(nlohmann::ordered_json(c.gpu(id))); },
@@ -231,7 +228,8 @@ py::object plan(py::handle workload, const Catalog& catalog, py::handle report) 
   return to_python(result);
 }
 
-py::object recommend(py::handle workload, const Catalog& catalog, int top_k, py::handle report, const std::string& per) {
+py::object recommend(py::handle workload, const Catalog& catalog, int top_k, py::handle report,
+                     const std::string& per) {
   const json document = from_python(workload, "");
   const std::optional<MeasuredLinks> measured = measured_from(report);
   const planner::Grouping grouping = planner::parse_grouping(per, "per");
@@ -264,13 +262,14 @@ py::object run_probes_here(bool quick, std::optional<std::vector<std::string>> o
 
 void register_error_translator() {
   // Held for the life of the process: the translator runs until interpreter shutdown.
-  static PyObject* const from_core = py::module_::import("linkwise._errors").attr("_from_core").cast<py::object>().release().ptr();
+  static PyObject* const from_core =
+      py::module_::import("linkwise._errors").attr("_from_core").cast<py::object>().release().ptr();
   py::register_exception_translator([](std::exception_ptr thrown) {
     try {
       if (thrown) std::rethrow_exception(thrown);
     } catch (const Error& error) {
-      py::object exception = py::reinterpret_borrow<py::object>(from_core)(
-          std::string(to_string(error.kind())), error.what(), error.field());
+      py::object exception = py::reinterpret_borrow<py::object>(from_core)(std::string(to_string(error.kind())),
+                                                                           error.what(), error.field());
       PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exception.ptr())), exception.ptr());
     } catch (const nlohmann::json::exception& error) {
       // A JSON access the core did not guard: still a bad document, reported as such.
@@ -303,8 +302,8 @@ PYBIND11_MODULE(_core, m) {
         "Reads and checks a probe report file; returns its JSON document.");
   m.def("parse_report", &linkwise::parse_report, py::arg("document"),
         "Checks a probe report document; returns it as the core writes it.");
-  m.def("validate", &linkwise::validate_report, py::arg("report"), py::arg("catalog"),
-        py::arg("instance") = py::none(), "Each catalog claim against the report (linkwise validate).");
+  m.def("validate", &linkwise::validate_report, py::arg("report"), py::arg("catalog"), py::arg("instance") = py::none(),
+        "Each catalog claim against the report (linkwise validate).");
   m.def("validate_fleet", &linkwise::validate_fleet, py::arg("reports"), py::arg("catalog"),
         py::arg("instance") = py::none(), py::arg("include_synthetic") = false,
         "The fleet verdict over reports of one instance type (linkwise validate --fleet).");

@@ -57,18 +57,18 @@ json from_python_at(py::handle value, const std::string& field, int depth) {
     try {
       return value.cast<std::int64_t>();
     } catch (const py::cast_error&) {
-      throw_invalid(field, where + ": integer " + py::str(value).cast<std::string>() +
-                               " is out of the 64-bit range");
+      throw_invalid(field, where + ": integer " + py::str(value).cast<std::string>() + " is out of the 64-bit range");
     }
   }
   if (py::isinstance<py::float_>(value)) {
     const double number = value.cast<double>();
-    if (!std::isfinite(number)) throw_invalid(field, where + ": expected a finite number, got " +
-                                                         py::repr(value).cast<std::string>());
+    if (!std::isfinite(number))
+      throw_invalid(field, where + ": expected a finite number, got " + py::repr(value).cast<std::string>());
     return number;
   }
   if (py::isinstance<py::str>(value)) return value.cast<std::string>();
-  const bool structured = py::isinstance<py::dict>(value) || py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value);
+  const bool structured =
+      py::isinstance<py::dict>(value) || py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value);
   // The same bound as the CLI and REST (core's json_input.hpp), checked before recursing deeper.
   if (structured && depth >= kMaxJsonDepth)
     throw_invalid(field, where + ": nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
@@ -76,8 +76,7 @@ json from_python_at(py::handle value, const std::string& field, int depth) {
     json out = json::object();
     for (const auto& [key, item] : value.cast<py::dict>()) {
       if (!py::isinstance<py::str>(key))
-        throw_invalid(field, where + ": object keys must be strings, got " +
-                                 py::repr(key).cast<std::string>());
+        throw_invalid(field, where + ": object keys must be strings, got " + py::repr(key).cast<std::string>());
       const auto name = key.cast<std::string>();
       out[name] = from_python_at(item, field.empty() ? name : field + "." + name, depth + 1);
     }

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include <nlohmann/json.hpp>
 #include <pybind11/pybind11.h>
+#include <nlohmann/json.hpp>
 
 namespace linkwise::bindings {
 
@@ -15,8 +15,8 @@ pybind11::object to_python(const nlohmann::json& value);
 pybind11::object to_python(const nlohmann::ordered_json& value);
 
 // `field` is the path of `value` in an invalid_input error, "" for a whole document, so a bad
-// value deep inside a dict is reported where the core would name it ("job.seq_len"). Accepts dict (str keys), list, tuple, str, int,
-// float (finite), bool and None; anything else is invalid_input.
+// value deep inside a dict is reported where the core would name it ("job.seq_len"). Accepts dict (str keys), list,
+// tuple, str, int, float (finite), bool and None; anything else is invalid_input.
 nlohmann::json from_python(pybind11::handle value, const std::string& field);
 
 }  // namespace linkwise::bindings

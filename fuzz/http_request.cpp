@@ -50,8 +50,7 @@ struct Service {
     text << in.rdbuf();
     const nlohmann::json report = nlohmann::json::parse(text.str());
     const std::string instance = "aws:p5.48xlarge";
-    ctx.reports.add(instance, "fuzz", report,
-                    probe::validate_json(probe::parse_report(report), ctx.catalog, instance));
+    ctx.reports.add(instance, "fuzz", report, probe::validate_json(probe::parse_report(report), ctx.catalog, instance));
 #endif
   }
 };
@@ -130,7 +129,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const std::string body = body_of(res);
   static const bool verbose = std::getenv("LINKWISE_FUZZ_VERBOSE") != nullptr;  // one line per request
-  if (verbose) std::fprintf(stderr, "%d %s %s: %.160s\n", res.status, req->method.c_str(), req->target.substr(0, 80).c_str(), body.c_str());
+  if (verbose)
+    std::fprintf(stderr, "%d %s %s: %.160s\n", res.status, req->method.c_str(), req->target.substr(0, 80).c_str(),
+                 body.c_str());
   if (res.status >= 500 && res.status != 503) {
     fuzz::finding("status " + std::to_string(res.status) + " for " + req->method + " " + req->target + ": " + body);
   }

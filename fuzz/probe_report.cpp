@@ -32,7 +32,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static const Catalog catalog = Catalog::embedded();
   probe::ProbeReport report;
   try {
-    report = probe::parse_report(parse_json_text(std::string_view(reinterpret_cast<const char*>(data), size), "report"));
+    report =
+        probe::parse_report(parse_json_text(std::string_view(reinterpret_cast<const char*>(data), size), "report"));
   } catch (const Error&) {
     return 0;
   }
@@ -47,7 +48,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const Error&) {
   }
   try {
-    fuzz::require_finite_numbers(probe::validate_json(report, catalog, std::string("aws:p5.48xlarge")), "validate_json");
+    fuzz::require_finite_numbers(probe::validate_json(report, catalog, std::string("aws:p5.48xlarge")),
+                                 "validate_json");
   } catch (const Error&) {
   }
   try {

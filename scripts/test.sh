@@ -6,6 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 
+# Every C++/CUDA source formatted as .clang-format says (reformat: bash scripts/format-check.sh --fix).
+bash scripts/format-check.sh
+
 JOBS=${JOBS:-$(nproc)}
 BUILD=${BUILD:-build}
 # Warnings are errors here (LINKWISE_WERROR): a new warning fails the test command, not a user's build.

@@ -32,10 +32,8 @@ int main(int argc, char** argv) {
       case linkwise::ErrorKind::conflict:  // e.g. `keys create` with a name already taken
       case linkwise::ErrorKind::unsupported:
       case linkwise::ErrorKind::unauthorized:  // report upload: a key the service refuses
-      case linkwise::ErrorKind::forbidden:
-        return 2;
-      default:
-        return 3;
+      case linkwise::ErrorKind::forbidden: return 2;
+      default: return 3;
     }
   } catch (const std::exception& e) {
     std::cerr << "linkwise: internal error: " << e.what() << "\n";

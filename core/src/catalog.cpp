@@ -128,9 +128,8 @@ const std::vector<std::string>& known_providers() {
   // The provider enum of data/schema/catalog.schema.json: the large clouds, the GPU clouds, and the
   // smaller ones allowed.
   static const std::vector<std::string> providers{
-      "aws",        "gcp",   "azure",  "oci",    "lambda",     "coreweave", "runpod",
-      "paperspace", "vultr", "nebius", "crusoe", "fluidstack", "together",  "ibm",
-      "hyperstack", "scaleway", "ovhcloud", "digitalocean",
+      "aws",    "gcp",    "azure",      "oci",      "lambda", "coreweave",  "runpod",   "paperspace", "vultr",
+      "nebius", "crusoe", "fluidstack", "together", "ibm",    "hyperstack", "scaleway", "ovhcloud",   "digitalocean",
   };
   return providers;
 }

@@ -192,8 +192,7 @@ class Record {
     return number;
   }
 
-  std::optional<double> optional_number(std::string_view key, std::string_view unit,
-                                        bool positive = false) const {
+  std::optional<double> optional_number(std::string_view key, std::string_view unit, bool positive = false) const {
     if (at(key).is_null()) return std::nullopt;
     return number(key, unit, positive);
   }
@@ -243,16 +242,14 @@ class Record {
 
   // sources: {"group": {"url", "as_of", "note"?}}; `required` groups present; `examples` named in
   // the message for a badly named group.
-  Sources sources(const std::vector<std::string_view>& required,
-                  const std::vector<std::string_view>& examples) const {
+  Sources sources(const std::vector<std::string_view>& required, const std::vector<std::string_view>& examples) const {
     const json& value = at("sources");
     if (!value.is_object()) fail("sources", "expected an object of fact group -> source, " + describe(value));
     Sources out;
     for (const auto& [group, source] : value.items()) {
       const std::string field = "sources." + group;
       if (!is_group_name(group)) {
-        fail(field, "a fact group is a lowercase name of letters, digits and '_' (e.g. " +
-                        join_quoted(examples) + ")");
+        fail(field, "a fact group is a lowercase name of letters, digits and '_' (e.g. " + join_quoted(examples) + ")");
       }
       if (!source.is_object()) fail(field, "expected an object {url, as_of, note}, " + describe(source));
       Record record(source, where_, prefix_ + field + ".");
@@ -306,20 +303,46 @@ int check_file_header(const json& document, const Where& where, std::string_view
 }
 
 const std::vector<std::string_view> kVendors{"nvidia", "amd"};
-const std::vector<std::string_view> kGpuFields{
-    "id", "vendor", "architecture", "memory_gb", "hbm_gbytes_per_s", "bf16_dense_tflops",
-    "fp16_dense_tflops", "fp8_dense_tflops", "fp4_dense_tflops", "nvlink_gbytes_per_s",
-    "nvlink_generation", "nvlink_domain_max_gpus", "pcie_gen", "tdp_w", "sources"};
-const std::vector<std::string_view> kInstanceFields{
-    "name", "gpu_model", "gpu_count", "gpu_memory_gb", "vcpus", "memory_gib", "intra_node_fabric",
-    "nvlink_gbytes_per_s", "nvlink_domain_gpus", "network_type", "network_gbits_per_s", "network_nics",
-    "network_nic_gbits_per_s", "frontend_network_gbits_per_s", "gpudirect_rdma", "price_usd_per_hour",
-    "price_region", "price_as_of", "spot_price_usd_per_hour", "regions", "sources"};
+const std::vector<std::string_view> kGpuFields{"id",
+                                               "vendor",
+                                               "architecture",
+                                               "memory_gb",
+                                               "hbm_gbytes_per_s",
+                                               "bf16_dense_tflops",
+                                               "fp16_dense_tflops",
+                                               "fp8_dense_tflops",
+                                               "fp4_dense_tflops",
+                                               "nvlink_gbytes_per_s",
+                                               "nvlink_generation",
+                                               "nvlink_domain_max_gpus",
+                                               "pcie_gen",
+                                               "tdp_w",
+                                               "sources"};
+const std::vector<std::string_view> kInstanceFields{"name",
+                                                    "gpu_model",
+                                                    "gpu_count",
+                                                    "gpu_memory_gb",
+                                                    "vcpus",
+                                                    "memory_gib",
+                                                    "intra_node_fabric",
+                                                    "nvlink_gbytes_per_s",
+                                                    "nvlink_domain_gpus",
+                                                    "network_type",
+                                                    "network_gbits_per_s",
+                                                    "network_nics",
+                                                    "network_nic_gbits_per_s",
+                                                    "frontend_network_gbits_per_s",
+                                                    "gpudirect_rdma",
+                                                    "price_usd_per_hour",
+                                                    "price_region",
+                                                    "price_as_of",
+                                                    "spot_price_usd_per_hour",
+                                                    "regions",
+                                                    "sources"};
 // Computed from other fields for every output; a data file that carries one was probably pasted
 // from `linkwise instances --json`.
 const std::vector<std::string_view> kDerivedInstanceFields{"price_usd_per_gpu_hour"};
-const std::vector<std::string_view> kInstanceSourceGroups{"gpu", "interconnect", "network",
-                                                          "price", "specs"};
+const std::vector<std::string_view> kInstanceSourceGroups{"gpu", "interconnect", "network", "price", "specs"};
 
 Gpu parse_gpu(const json& object, const Where& where) {
   if (!object.is_object()) fail(where, "", "expected an object, " + describe(object));
@@ -378,8 +401,10 @@ void check_nvlink_domain(const Record& record, const Instance& instance, const G
       return;
     case Fabric::nvswitch:
       if (domain < instance.gpu_count) {
-        record.fail("nvlink_domain_gpus", "is " + shown + ", but behind an NVSwitch every GPU of the instance "
-                                              "reaches the others: at least gpu_count (" + count + ")");
+        record.fail("nvlink_domain_gpus", "is " + shown +
+                                              ", but behind an NVSwitch every GPU of the instance "
+                                              "reaches the others: at least gpu_count (" +
+                                              count + ")");
       }
       break;
     case Fabric::nvlink:
@@ -392,13 +417,14 @@ void check_nvlink_domain(const Record& record, const Instance& instance, const G
   }
   if (gpu.nvlink_domain_max_gpus && domain > *gpu.nvlink_domain_max_gpus) {
     record.fail("nvlink_domain_gpus", "is " + shown + ", above the " + std::to_string(*gpu.nvlink_domain_max_gpus) +
-                                          " GPUs of GPU " + in_quotes(gpu.id) + "'s largest NVLink domain "
+                                          " GPUs of GPU " + in_quotes(gpu.id) +
+                                          "'s largest NVLink domain "
                                           "(nvlink_domain_max_gpus in gpus.json)");
   }
   // A domain beyond the instance (an NVL72 rack) is a vendor claim that must be on record first.
   if (domain > instance.gpu_count && !gpu.nvlink_domain_max_gpus) {
-    record.fail("nvlink_domain_gpus", "is " + shown + ", more than the instance's " + count +
-                                          " GPUs, but GPU " + in_quotes(gpu.id) +
+    record.fail("nvlink_domain_gpus", "is " + shown + ", more than the instance's " + count + " GPUs, but GPU " +
+                                          in_quotes(gpu.id) +
                                           " has no nvlink_domain_max_gpus in gpus.json to allow a domain beyond "
                                           "the instance");
   }
@@ -487,16 +513,15 @@ Instance parse_instance(const json& object, const Where& where, const std::strin
   // Consistency between fields: each rule catches a mistake seen when transcribing spec pages.
   if (instance.gpu_memory_gb != gpu.memory_gb) {
     std::ostringstream what;
-    what << "is " << instance.gpu_memory_gb << " GB but GPU " << in_quotes(gpu.id) << " has "
-         << gpu.memory_gb << " GB (per GPU, nominal): wrong GPU variant or memory figure";
+    what << "is " << instance.gpu_memory_gb << " GB but GPU " << in_quotes(gpu.id) << " has " << gpu.memory_gb
+         << " GB (per GPU, nominal): wrong GPU variant or memory figure";
     record.fail("gpu_memory_gb", what.str());
   }
   const bool single = instance.gpu_count == 1;
   if (single != (instance.intra_node_fabric == Fabric::none)) {
     record.fail("intra_node_fabric",
                 single ? "an instance with one GPU has intra_node_fabric \"none\", got " + in_quotes(fabric)
-                       : "\"none\" means a single GPU, but gpu_count is " +
-                             std::to_string(instance.gpu_count));
+                       : "\"none\" means a single GPU, but gpu_count is " + std::to_string(instance.gpu_count));
   }
   const bool nvlink_fabric =
       instance.intra_node_fabric == Fabric::nvswitch || instance.intra_node_fabric == Fabric::nvlink;
@@ -524,8 +549,8 @@ Instance parse_instance(const json& object, const Where& where, const std::strin
                                     instance.network_type == NetworkType::infiniband ||
                                     instance.network_type == NetworkType::roce;
   if (instance.gpudirect_rdma == true && !rdma_capable_network) {
-    record.fail("gpudirect_rdma", "true, but network_type " +
-                                      in_quotes(to_string(instance.network_type)) + " is not an RDMA network");
+    record.fail("gpudirect_rdma",
+                "true, but network_type " + in_quotes(to_string(instance.network_type)) + " is not an RDMA network");
   }
   check_nvlink_domain(record, instance, gpu, fabric);
   check_network(record, instance);
@@ -543,8 +568,9 @@ Instance parse_instance(const json& object, const Where& where, const std::strin
 Catalog Catalog::load_data_dir(const fs::path& data_dir) {
   const fs::path gpu_path = data_dir / "gpus.json";
   if (!fs::exists(gpu_path)) {
-    throw Error(ErrorKind::invalid_input, gpu_path.string() + ": no such file (a catalog data "
-                                          "directory holds gpus.json and instances/<provider>.json)");
+    throw Error(ErrorKind::invalid_input, gpu_path.string() +
+                                              ": no such file (a catalog data "
+                                              "directory holds gpus.json and instances/<provider>.json)");
   }
 
   std::vector<Gpu> gpus;
@@ -590,8 +616,8 @@ Catalog Catalog::load_data_dir(const fs::path& data_dir) {
       fail(file_where, "provider", "unknown provider " + in_quotes(provider) + "; known: " + join_quoted(providers));
     }
     if (file.stem().string() != provider) {
-      fail(file_where, "provider", "file of provider " + in_quotes(provider) + " must be named " +
-                                       in_quotes(provider + ".json"));
+      fail(file_where, "provider",
+           "file of provider " + in_quotes(provider) + " must be named " + in_quotes(provider + ".json"));
     }
     const json& list = document.at("instances");
     for (std::size_t i = 0; i < list.size(); ++i) {

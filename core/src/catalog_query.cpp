@@ -7,10 +7,10 @@
 #include <set>
 #include <variant>
 
-#include "text.hpp"
 #include "linkwise/catalog_db.hpp"
 #include "linkwise/error.hpp"
 #include "suggest.hpp"
+#include "text.hpp"
 
 namespace linkwise {
 namespace {
@@ -31,18 +31,14 @@ bool gpu_matches_impl(std::string_view gpu_id, std::string_view wanted) {
 // A sort key: absent (null), a number or a text.
 using SortKey = std::variant<std::monostate, double, std::string>;
 
-SortKey key_of(const std::optional<double>& value) {
-  return value ? SortKey(*value) : SortKey(std::monostate{});
-}
+SortKey key_of(const std::optional<double>& value) { return value ? SortKey(*value) : SortKey(std::monostate{}); }
 SortKey key_of(const std::optional<int>& value) {
   return value ? SortKey(static_cast<double>(*value)) : SortKey(std::monostate{});
 }
 SortKey key_of(const std::optional<bool>& value) {
   return value ? SortKey(*value ? 1.0 : 0.0) : SortKey(std::monostate{});
 }
-SortKey key_of(const std::optional<std::string>& value) {
-  return value ? SortKey(*value) : SortKey(std::monostate{});
-}
+SortKey key_of(const std::optional<std::string>& value) { return value ? SortKey(*value) : SortKey(std::monostate{}); }
 
 using KeyFunction = std::function<SortKey(const Instance&)>;
 
@@ -56,8 +52,7 @@ const std::vector<std::pair<std::string_view, KeyFunction>>& sort_fields() {
       {"gpu_memory_gb", [](const Instance& i) { return SortKey(i.gpu_memory_gb); }},
       {"vcpus", [](const Instance& i) { return key_of(i.vcpus); }},
       {"memory_gib", [](const Instance& i) { return key_of(i.memory_gib); }},
-      {"intra_node_fabric",
-       [](const Instance& i) { return SortKey(std::string(to_string(i.intra_node_fabric))); }},
+      {"intra_node_fabric", [](const Instance& i) { return SortKey(std::string(to_string(i.intra_node_fabric))); }},
       {"nvlink_gbytes_per_s", [](const Instance& i) { return key_of(i.nvlink_gbytes_per_s); }},
       {"nvlink_domain_gpus", [](const Instance& i) { return key_of(i.nvlink_domain_gpus); }},
       {"network_type", [](const Instance& i) { return SortKey(std::string(to_string(i.network_type))); }},
@@ -93,15 +88,15 @@ Catalog::Catalog(std::vector<Gpu> gpus, std::vector<Instance> instances)
   std::set<std::string_view> instance_ids;
   for (const Instance& instance : instances_) {
     if (instance.id != instance.provider + ":" + instance.name) {
-      throw_invalid("instances.id", "instance id \"" + instance.id + "\" is not provider:name (\"" +
-                                        instance.provider + ":" + instance.name + "\")");
+      throw_invalid("instances.id", "instance id \"" + instance.id + "\" is not provider:name (\"" + instance.provider +
+                                        ":" + instance.name + "\")");
     }
     if (!instance_ids.insert(instance.id).second) {
       throw_invalid("instances.id", "duplicate instance id \"" + instance.id + "\"");
     }
     if (!gpu_ids.contains(instance.gpu_model)) {
-      throw_invalid("instances.gpu_model", "instance \"" + instance.id + "\": unknown GPU id \"" +
-                                               instance.gpu_model + "\"");
+      throw_invalid("instances.gpu_model",
+                    "instance \"" + instance.id + "\": unknown GPU id \"" + instance.gpu_model + "\"");
     }
   }
 }
@@ -112,8 +107,7 @@ const Gpu* Catalog::find_gpu(std::string_view id) const {
 }
 
 const Instance* Catalog::find_instance(std::string_view id) const {
-  const auto it =
-      std::find_if(instances_.begin(), instances_.end(), [&](const Instance& i) { return i.id == id; });
+  const auto it = std::find_if(instances_.begin(), instances_.end(), [&](const Instance& i) { return i.id == id; });
   return it == instances_.end() ? nullptr : &*it;
 }
 
@@ -146,13 +140,9 @@ InstanceSort InstanceSort::parse(std::string_view spec) {
   return sort;
 }
 
-bool gpu_id_matches(std::string_view gpu_id, std::string_view wanted) {
-  return gpu_matches_impl(gpu_id, wanted);
-}
+bool gpu_id_matches(std::string_view gpu_id, std::string_view wanted) { return gpu_matches_impl(gpu_id, wanted); }
 
-bool provider_matches(std::string_view provider, std::string_view wanted) {
-  return lower(provider) == lower(wanted);
-}
+bool provider_matches(std::string_view provider, std::string_view wanted) { return lower(provider) == lower(wanted); }
 
 namespace {
 
@@ -199,8 +189,7 @@ bool evaluate(const Instance& instance, const InstanceFilter& filter, On&& on) {
   if (filter.provider && !check("provider", known(provider_matches(instance.provider, *filter.provider)))) return false;
   if (filter.gpu && !check("gpu_model", known(gpu_id_matches(instance.gpu_model, *filter.gpu)))) return false;
   if (filter.min_gpus && !check("gpu_count", known(instance.gpu_count >= *filter.min_gpus))) return false;
-  if (filter.min_gpu_memory_gb &&
-      !check("gpu_memory_gb", known(instance.gpu_memory_gb >= *filter.min_gpu_memory_gb))) {
+  if (filter.min_gpu_memory_gb && !check("gpu_memory_gb", known(instance.gpu_memory_gb >= *filter.min_gpu_memory_gb))) {
     return false;
   }
   if (filter.fabric && !check("intra_node_fabric", known(instance.intra_node_fabric == *filter.fabric))) return false;
@@ -221,16 +210,15 @@ bool evaluate(const Instance& instance, const InstanceFilter& filter, On&& on) {
     if (!check("gpudirect_rdma", verdict)) return false;
   }
   if (filter.max_price) {
-    const Verdict verdict = !instance.price_usd_per_hour ? Verdict::unknown
-                                                         : known(*instance.price_usd_per_hour <= *filter.max_price);
+    const Verdict verdict =
+        !instance.price_usd_per_hour ? Verdict::unknown : known(*instance.price_usd_per_hour <= *filter.max_price);
     if (!check("price_usd_per_hour", verdict)) return false;
   }
   if (filter.region) {
     const bool listed =
         std::find(instance.regions.begin(), instance.regions.end(), *filter.region) != instance.regions.end();
     const bool none_known = instance.regions.empty() && !instance.price_region;
-    const Verdict verdict =
-        none_known ? Verdict::unknown : known(listed || instance.price_region == *filter.region);
+    const Verdict verdict = none_known ? Verdict::unknown : known(listed || instance.price_region == *filter.region);
     if (!check("regions", verdict)) return false;
   }
   return true;
@@ -259,9 +247,8 @@ std::string joined(const std::vector<std::string>& names) {
 
 bool instance_matches(const Instance& instance, const InstanceFilter& filter) {
   bool unknown = false;
-  const bool pass = evaluate(instance, filter, [&](std::string_view, Verdict verdict) {
-    unknown = unknown || verdict == Verdict::unknown;
-  });
+  const bool pass = evaluate(
+      instance, filter, [&](std::string_view, Verdict verdict) { unknown = unknown || verdict == Verdict::unknown; });
   return pass && !unknown;  // an unknown value never matches
 }
 
@@ -287,8 +274,8 @@ void Catalog::check_gpu_name(std::string_view wanted, const std::string& field) 
 
 void Catalog::check_provider_name(std::string_view wanted, const std::string& field) const {
   const auto& names = known_providers();
-  const bool known = std::any_of(names.begin(), names.end(),
-                                 [&](const std::string& name) { return provider_matches(name, wanted); });
+  const bool known =
+      std::any_of(names.begin(), names.end(), [&](const std::string& name) { return provider_matches(name, wanted); });
   if (known) return;
   const std::string suggestion = did_you_mean(closest_names(wanted, names));
   throw_invalid(field, field + ": unknown provider \"" + std::string(wanted) + "\"" +

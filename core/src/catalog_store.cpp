@@ -29,8 +29,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using sqlite::Database;
-using sqlite::Statement;
 using sqlite::in_transaction;
+using sqlite::Statement;
 
 constexpr const char* kCatalogTables[] = {"instance_regions", "sources", "instances", "gpus"};
 
@@ -140,8 +140,7 @@ void migrate(Database& db) {
   sqlite::migrate(db, kCatalogSchema);
 }
 
-void insert_sources(Statement& statement, std::string_view kind, const std::string& owner,
-                    const Sources& sources) {
+void insert_sources(Statement& statement, std::string_view kind, const std::string& owner, const Sources& sources) {
   for (const auto& [group, source] : sources) {
     statement.bind(1, kind);
     statement.bind(2, owner);
@@ -309,14 +308,12 @@ int migrate_check_readable(sqlite::Database& db) {
 Catalog read_catalog(Database& db) {
   const int version = migrate_check_readable(db);
   if (version != kCatalogSchemaVersion) {
-    throw Error(ErrorKind::internal, db.label() + ": schema version " + std::to_string(version) +
-                                         " must be migrated before it is read");
+    throw Error(ErrorKind::internal,
+                db.label() + ": schema version " + std::to_string(version) + " must be migrated before it is read");
   }
   std::vector<Gpu> gpus;
   std::vector<Instance> instances;
-  Statement source(db,
-                   "SELECT owner_kind, owner_id, fact_group, url, as_of, note FROM sources",
-                   "read sources");
+  Statement source(db, "SELECT owner_kind, owner_id, fact_group, url, as_of, note FROM sources", "read sources");
   std::map<std::pair<std::string, std::string>, Sources> sources;
   while (source.step()) {
     SourceRef ref{source.text(3), source.text(4), source.optional_text(5)};
@@ -414,9 +411,8 @@ void save_catalog(const Catalog& catalog, const fs::path& db_path) {
     // A -wal beside the target means another connection has it open: renaming over it would pair
     // that WAL with the new file.
     if (fs::exists(db_path.string() + "-wal")) {
-      throw Error(ErrorKind::conflict, db_path.string() +
-                                           ": database is open in WAL mode by another process; stop it "
-                                           "before replacing the catalog file");
+      throw Error(ErrorKind::conflict, db_path.string() + ": database is open in WAL mode by another process; stop it "
+                                                          "before replacing the catalog file");
     }
   };
   replace_atomically(db_path, fill, db_path.string() + ": cannot write the catalog database: ");
@@ -439,8 +435,7 @@ void apply_price_updates(Database& db, const std::vector<PriceUpdate>& updates) 
                     "update a price");
     Statement clear_regions(db, "DELETE FROM instance_regions WHERE instance_id = ?1", "clear regions");
     Statement region(db, "INSERT INTO instance_regions VALUES (?1, ?2, ?3)", "insert a region");
-    Statement source(db,
-                     "INSERT OR REPLACE INTO sources VALUES ('instance', ?1, 'price', ?2, ?3, ?4)",
+    Statement source(db, "INSERT OR REPLACE INTO sources VALUES ('instance', ?1, 'price', ?2, ?3, ?4)",
                      "record the price source");
     for (const PriceUpdate& update : updates) {
       price.bind(1, update.instance_id);
@@ -450,8 +445,8 @@ void apply_price_updates(Database& db, const std::vector<PriceUpdate>& updates) 
       price.bind(5, update.spot_price_usd_per_hour);
       price.run();
       if (db.changes() != 1) {
-        throw Error(ErrorKind::not_found,
-                    db.label() + ": no instance \"" + update.instance_id + "\" to update", "instance_id");
+        throw Error(ErrorKind::not_found, db.label() + ": no instance \"" + update.instance_id + "\" to update",
+                    "instance_id");
       }
       clear_regions.bind(1, update.instance_id);
       clear_regions.run();

@@ -28,9 +28,9 @@ CsvTable parse_csv(std::string_view text, std::string_view source) {
   std::string field;
   std::size_t line = 1;
   std::size_t record_line = 1;
-  bool quoted = false;        // inside a quoted field
-  bool after_quote = false;   // a quoted field just closed: only a separator may follow
-  bool field_started = false; // the current record has content (to skip empty lines)
+  bool quoted = false;         // inside a quoted field
+  bool after_quote = false;    // a quoted field just closed: only a separator may follow
+  bool field_started = false;  // the current record has content (to skip empty lines)
 
   auto end_field = [&] {
     record.push_back(std::move(field));

@@ -71,7 +71,8 @@ inline long long integer_in(const json& value, const std::string& field, long lo
   const std::string range = "an integer from " + std::to_string(minimum) + " to " + std::to_string(maximum);
   if (value.is_number_integer()) {
     // Unsigned values above 2^63 do not fit a long long: out of every range linkwise has.
-    if (value.is_number_unsigned() && value.get<unsigned long long>() > (unsigned long long)maximum) fail(field, range, value);
+    if (value.is_number_unsigned() && value.get<unsigned long long>() > (unsigned long long)maximum)
+      fail(field, range, value);
     const long long x = value.get<long long>();
     if (x < minimum || x > maximum) fail(field, range, value);
     return x;

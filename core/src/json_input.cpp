@@ -54,7 +54,8 @@ nlohmann::json read_json_file(const std::filesystem::path& path, const std::stri
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(status)) throw_invalid(field, field + ": no file " + path.string());
-  if (std::filesystem::is_directory(status)) throw_invalid(field, field + ": " + path.string() + " is a directory, not a JSON file");
+  if (std::filesystem::is_directory(status))
+    throw_invalid(field, field + ": " + path.string() + " is a directory, not a JSON file");
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
   if (!in || !(text << in.rdbuf())) throw_invalid(field, field + ": cannot read " + path.string());

@@ -1,6 +1,6 @@
 // SkyPilot vms.csv -> price updates. The rules are documented in skypilot_import.hpp.
-#include "text.hpp"
 #include "linkwise/skypilot_import.hpp"
+#include "text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -55,11 +55,11 @@ std::size_t required_column(const CsvTable& table, std::string_view name, std::s
   if (!index) {
     std::string columns;
     for (const auto& column : table.header) columns += (columns.empty() ? "" : ", ") + column;
-    throw Error(ErrorKind::invalid_input,
-                std::string(source_name) + ": no column \"" + std::string(name) +
-                    "\" (a SkyPilot vms.csv has InstanceType, AcceleratorName, Price, Region, ...); columns: " +
-                    columns,
-                std::string(name));
+    throw Error(
+        ErrorKind::invalid_input,
+        std::string(source_name) + ": no column \"" + std::string(name) +
+            "\" (a SkyPilot vms.csv has InstanceType, AcceleratorName, Price, Region, ...); columns: " + columns,
+        std::string(name));
   }
   return *index;
 }
@@ -148,7 +148,8 @@ SkyPilotImportReport plan_skypilot_import(const Catalog& catalog, std::string_vi
     const std::string& region = row[region_column];
     // A price of zero is no price: it would rank a machine as free.
     if (!price || *price <= 0 || (!spot_text.empty() && (!spot || *spot <= 0)) || region.empty()) {
-      skip(r, kSkipBadValue, "Price \"" + price_text + "\", SpotPrice \"" + spot_text + "\", Region \"" + region + "\"");
+      skip(r, kSkipBadValue,
+           "Price \"" + price_text + "\", SpotPrice \"" + spot_text + "\", Region \"" + region + "\"");
       continue;
     }
 
@@ -163,9 +164,8 @@ SkyPilotImportReport plan_skypilot_import(const Catalog& catalog, std::string_vi
     }
   }
 
-  const std::string url = options.source_url.empty()
-                              ? "SkyPilot catalog vms.csv (" + std::string(source_name) + ")"
-                              : options.source_url;
+  const std::string url =
+      options.source_url.empty() ? "SkyPilot catalog vms.csv (" + std::string(source_name) + ")" : options.source_url;
   for (const Instance& instance : catalog.instances()) {
     if (instance.provider != options.provider) continue;
     const auto found = prices.find(instance.id);
@@ -200,12 +200,12 @@ SkyPilotImportReport plan_skypilot_import(const Catalog& catalog, std::string_vi
     update.price_as_of = options.as_of;
     update.spot_price_usd_per_hour = kept.spot;
     for (const auto& entry : regions) update.regions.push_back(entry.first);
-    update.price_source = SourceRef{
-        url, options.as_of,
-        "on-demand " + format(kept.on_demand) + " USD/h in " + chosen +
-            (kept.spot ? ", spot " + format(*kept.spot) : std::string(", no spot price")) +
-            "; linkwise import-skypilot rule: the previous price region if listed, else the cheapest region; "
-            "regions: every region listed"};
+    update.price_source =
+        SourceRef{url, options.as_of,
+                  "on-demand " + format(kept.on_demand) + " USD/h in " + chosen +
+                      (kept.spot ? ", spot " + format(*kept.spot) : std::string(", no spot price")) +
+                      "; linkwise import-skypilot rule: the previous price region if listed, else the cheapest region; "
+                      "regions: every region listed"};
     change.changed = update.price_usd_per_hour != instance.price_usd_per_hour ||
                      update.price_region != instance.price_region || update.price_as_of != instance.price_as_of ||
                      update.spot_price_usd_per_hour != instance.spot_price_usd_per_hour ||
@@ -286,8 +286,8 @@ SkyPilotCoverageReport skypilot_coverage(const Catalog& catalog, std::string_vie
       if (!accelerator.empty()) attached.insert(accelerator);
       continue;
     }
-    const bool gpu_row = accelerator.empty() ? provider == "gcp" && is_gcp_gpu_machine_type(type)
-                                             : !is_non_gpu_accelerator(accelerator);
+    const bool gpu_row =
+        accelerator.empty() ? provider == "gcp" && is_gcp_gpu_machine_type(type) : !is_non_gpu_accelerator(accelerator);
     if (!gpu_row) {
       if (!accelerator.empty()) non_gpu.insert(type);
       continue;

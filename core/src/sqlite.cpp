@@ -18,8 +18,8 @@ Database::Database(const std::string& path, int flags, std::string label) : labe
   sqlite3_busy_timeout(db_, 5000);
 }
 
-Database::Database(std::string label) : Database(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                                                 std::move(label)) {}
+Database::Database(std::string label)
+    : Database(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, std::move(label)) {}
 
 Database::~Database() { sqlite3_close(db_); }
 
@@ -37,14 +37,12 @@ void Database::fail(std::string_view purpose, ErrorKind kind) const {
 }
 
 bool Database::has_table(std::string_view name) {
-  Statement statement(*this, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1",
-                      "look up a table");
+  Statement statement(*this, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1", "look up a table");
   statement.bind(1, name);
   return statement.step();
 }
 
-Statement::Statement(Database& db, const std::string& sql, std::string_view purpose)
-    : db_(db), purpose_(purpose) {
+Statement::Statement(Database& db, const std::string& sql, std::string_view purpose) : db_(db), purpose_(purpose) {
   if (sqlite3_prepare_v2(db.get(), sql.c_str(), -1, &statement_, nullptr) != SQLITE_OK) {
     db.fail(purpose_);
   }
@@ -53,8 +51,7 @@ Statement::Statement(Database& db, const std::string& sql, std::string_view purp
 Statement::~Statement() { sqlite3_finalize(statement_); }
 
 Statement& Statement::bind(int index, std::string_view text) {
-  if (sqlite3_bind_text(statement_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT) !=
-      SQLITE_OK) {
+  if (sqlite3_bind_text(statement_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT) != SQLITE_OK) {
     db_.fail(purpose_);
   }
   return *this;
@@ -157,10 +154,10 @@ int stored_version(Database& db, const Schema& schema) {
 
 void refuse_newer(const Database& db, const Schema& schema, int stored) {
   if (stored > schema.version) {
-    throw Error(ErrorKind::unsupported,
-                db.label() + ": " + std::string(schema.store) + " schema version " + std::to_string(stored) +
-                    " was written by a newer linkwise; this build reads versions up to " +
-                    std::to_string(schema.version) + ": upgrade linkwise");
+    throw Error(ErrorKind::unsupported, db.label() + ": " + std::string(schema.store) + " schema version " +
+                                            std::to_string(stored) +
+                                            " was written by a newer linkwise; this build reads versions up to " +
+                                            std::to_string(schema.version) + ": upgrade linkwise");
   }
 }
 

@@ -87,9 +87,7 @@ Hold::~Hold() { cudaFreeHost(const_cast<int*>(flag_)); }
 
 void Hold::hold(const Lane& lane) { launch_hold_kernel(flag_, lane.stream()); }
 
-void Hold::release() {
-  __atomic_store_n(const_cast<int*>(&flag_[0]), 1, __ATOMIC_SEQ_CST);
-}
+void Hold::release() { __atomic_store_n(const_cast<int*>(&flag_[0]), 1, __ATOMIC_SEQ_CST); }
 
 void Hold::rearm() {
   if (flag_[1] != 0) {
@@ -174,7 +172,8 @@ NumaAffinity::NumaAffinity(int device) {
   }
   cpu_set_t current;
   if (sched_getaffinity(0, sizeof current, &current) != 0) return;
-  previous_.assign(reinterpret_cast<unsigned char*>(&current), reinterpret_cast<unsigned char*>(&current) + sizeof current);
+  previous_.assign(reinterpret_cast<unsigned char*>(&current),
+                   reinterpret_cast<unsigned char*>(&current) + sizeof current);
   pinned_ = sched_setaffinity(0, sizeof wanted, &wanted) == 0;
 }
 

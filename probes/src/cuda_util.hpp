@@ -111,8 +111,8 @@ std::vector<double> bandwidth_samples(Hold& hold, const std::vector<Lane*>& lane
                                       const std::vector<std::function<void(cudaStream_t)>>& enqueue,
                                       const std::vector<double>& bytes_per_lane, int warmup, int samples);
 
-int device_count();                         // 0 when there is no GPU or no driver
-std::string error_text(cudaError_t code);   // "cudaErrorNoDevice: no CUDA-capable device is detected"
+int device_count();                        // 0 when there is no GPU or no driver
+std::string error_text(cudaError_t code);  // "cudaErrorNoDevice: no CUDA-capable device is detected"
 
 // Pins the calling thread to the CPUs local to the GPU (from /sys/bus/pci/devices/<bus id>/
 // local_cpulist) for its lifetime and restores the previous affinity after. `pinned()` says

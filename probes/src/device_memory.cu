@@ -16,29 +16,36 @@ namespace {
 
 __global__ void read_kernel(const float4* __restrict__ a, std::size_t n, float* sink) {
   float4 sum = make_float4(0, 0, 0, 0);
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
     const float4 v = a[i];
-    sum.x += v.x; sum.y += v.y; sum.z += v.z; sum.w += v.w;
+    sum.x += v.x;
+    sum.y += v.y;
+    sum.z += v.z;
+    sum.w += v.w;
   }
   // Never true for the buffer's pattern, but the compiler cannot know: the loads stay.
   if (sum.x + sum.y + sum.z + sum.w == -1.0f) *sink = sum.x;
 }
 
 __global__ void write_kernel(float4* __restrict__ a, std::size_t n, float value) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
     a[i] = make_float4(value, value, value, value);
   }
 }
 
 __global__ void copy_kernel(float4* __restrict__ b, const float4* __restrict__ a, std::size_t n) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
     b[i] = a[i];
   }
 }
 
 __global__ void triad_kernel(float4* __restrict__ a, const float4* __restrict__ b, const float4* __restrict__ c,
                              std::size_t n, float s) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
     const float4 x = b[i], y = c[i];
     a[i] = make_float4(x.x + s * y.x, x.y + s * y.y, x.z + s * y.z, x.w + s * y.w);
   }
@@ -78,14 +85,13 @@ class DeviceMemory final : public Probe {
         auto work = [&, once](cudaStream_t s) {
           for (int r = 0; r < reps; ++r) once(s);
         };
-        results.push_back(Result::make(
-            std::string(metric_name), Unit::gbytes_per_s, counting, bytes,
-            {{"gpu", std::to_string(d)}, {"method", method}},
-            cuda::bandwidth_samples(hold, {&lane}, {work}, {arrays * bytes * reps}, 1, samples)));
+        results.push_back(
+            Result::make(std::string(metric_name), Unit::gbytes_per_s, counting, bytes,
+                         {{"gpu", std::to_string(d)}, {"method", method}},
+                         cuda::bandwidth_samples(hold, {&lane}, {work}, {arrays * bytes * reps}, 1, samples)));
       };
-      measure(metric::device_copy, Counting::read_plus_write, "copy-engine", 2, [&](cudaStream_t s) {
-        LW_CUDA(cudaMemcpyAsync(pb, pa, bytes, cudaMemcpyDeviceToDevice, s));
-      });
+      measure(metric::device_copy, Counting::read_plus_write, "copy-engine", 2,
+              [&](cudaStream_t s) { LW_CUDA(cudaMemcpyAsync(pb, pa, bytes, cudaMemcpyDeviceToDevice, s)); });
       measure(metric::device_copy, Counting::read_plus_write, "sm", 2, [&](cudaStream_t s) {
         copy_kernel<<<blocks, kThreads, 0, s>>>(pb, pa, n);
         LW_CUDA(cudaGetLastError());

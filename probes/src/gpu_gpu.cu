@@ -19,7 +19,8 @@ namespace {
 constexpr int kThreads = 256;
 
 __global__ void peer_copy_kernel(float4* __restrict__ dst, const float4* __restrict__ src, std::size_t n) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
     dst[i] = src[i];
   }
 }
@@ -106,14 +107,17 @@ class GpuGpu final : public Probe {
 
  private:
   std::map<std::string, std::string> labels(int i, int j, const char* method, bool bidirectional, const char* p2p) {
-    return {{"src", std::to_string(i)}, {"dst", std::to_string(j)}, {"method", method},
-            {"direction", bidirectional ? "bidirectional" : "unidirectional"}, {"p2p", p2p}};
+    return {{"src", std::to_string(i)},
+            {"dst", std::to_string(j)},
+            {"method", method},
+            {"direction", bidirectional ? "bidirectional" : "unidirectional"},
+            {"p2p", p2p}};
   }
 
   void add_bandwidth(std::map<std::string, std::string> l, bool bidirectional, std::vector<double> samples) {
     results_.push_back(Result::make(std::string(metric::p2p_bandwidth), Unit::gbytes_per_s,
-                                    bidirectional ? Counting::both_directions_added : Counting::one_direction,
-                                    bytes_, std::move(l), std::move(samples)));
+                                    bidirectional ? Counting::both_directions_added : Counting::one_direction, bytes_,
+                                    std::move(l), std::move(samples)));
   }
 
   void copy_engine(int i, int j, bool bidirectional, const char* p2p) {
@@ -125,10 +129,9 @@ class GpuGpu final : public Probe {
     };
     const double bytes = static_cast<double>(bytes_);
     std::vector<double> samples =
-        bidirectional
-            ? cuda::bandwidth_samples(*hold_, {buffers_[i].lane.get(), buffers_[j].lane.get()}, {copy(i, j), copy(j, i)},
-                                      {bytes, bytes}, 1, samples_)
-            : cuda::bandwidth_samples(*hold_, {buffers_[i].lane.get()}, {copy(i, j)}, {bytes}, 1, samples_);
+        bidirectional ? cuda::bandwidth_samples(*hold_, {buffers_[i].lane.get(), buffers_[j].lane.get()},
+                                                {copy(i, j), copy(j, i)}, {bytes, bytes}, 1, samples_)
+                      : cuda::bandwidth_samples(*hold_, {buffers_[i].lane.get()}, {copy(i, j)}, {bytes}, 1, samples_);
     add_bandwidth(labels(i, j, "copy-engine", bidirectional, p2p), bidirectional, std::move(samples));
   }
 
@@ -145,10 +148,9 @@ class GpuGpu final : public Probe {
     };
     const double bytes = static_cast<double>(bytes_);
     std::vector<double> samples =
-        bidirectional
-            ? cuda::bandwidth_samples(*hold_, {buffers_[j].lane.get(), buffers_[i].lane.get()}, {pull(i, j), pull(j, i)},
-                                      {bytes, bytes}, 1, samples_)
-            : cuda::bandwidth_samples(*hold_, {buffers_[j].lane.get()}, {pull(i, j)}, {bytes}, 1, samples_);
+        bidirectional ? cuda::bandwidth_samples(*hold_, {buffers_[j].lane.get(), buffers_[i].lane.get()},
+                                                {pull(i, j), pull(j, i)}, {bytes, bytes}, 1, samples_)
+                      : cuda::bandwidth_samples(*hold_, {buffers_[j].lane.get()}, {pull(i, j)}, {bytes}, 1, samples_);
     add_bandwidth(labels(i, j, "sm", bidirectional, "on"), bidirectional, std::move(samples));
   }
 
@@ -164,10 +166,10 @@ class GpuGpu final : public Probe {
       const auto seconds = cuda::time_lanes(*hold_, {buffers_[i].lane.get()}, {work});
       if (s >= 0) us.push_back(seconds[0] / kCopies * 1e6);
     }
-    results_.push_back(Result::make(std::string(metric::p2p_latency), Unit::microseconds, std::nullopt, 4,
-                                    {{"src", std::to_string(i)}, {"dst", std::to_string(j)},
-                                     {"method", "copy-engine"}, {"p2p", "off"}},
-                                    std::move(us)));
+    results_.push_back(Result::make(
+        std::string(metric::p2p_latency), Unit::microseconds, std::nullopt, 4,
+        {{"src", std::to_string(i)}, {"dst", std::to_string(j)}, {"method", "copy-engine"}, {"p2p", "off"}},
+        std::move(us)));
   }
 
   void chase_latency(int i, int j) {
@@ -192,10 +194,10 @@ class GpuGpu final : public Probe {
       const auto seconds = cuda::time_lanes(*hold_, {buffers_[i].lane.get()}, {work});
       if (s >= 0) us.push_back(seconds[0] / hops * 1e6);
     }
-    results_.push_back(Result::make(std::string(metric::p2p_latency), Unit::microseconds, std::nullopt, 4,
-                                    {{"src", std::to_string(i)}, {"dst", std::to_string(j)},
-                                     {"method", "sm-pointer-chase"}, {"p2p", "on"}},
-                                    std::move(us)));
+    results_.push_back(Result::make(
+        std::string(metric::p2p_latency), Unit::microseconds, std::nullopt, 4,
+        {{"src", std::to_string(i)}, {"dst", std::to_string(j)}, {"method", "sm-pointer-chase"}, {"p2p", "on"}},
+        std::move(us)));
   }
 
   bool quick_ = false;

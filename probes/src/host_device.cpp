@@ -31,8 +31,7 @@ std::function<void(cudaStream_t)> copies(void* dst, const void* src, std::size_t
   };
 }
 
-std::vector<double> pageable_samples(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
-                                     int samples) {
+std::vector<double> pageable_samples(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, int samples) {
   std::vector<double> result;
   for (int s = -1; s < samples; ++s) {  // s = -1: warm-up
     const auto start = std::chrono::steady_clock::now();

@@ -72,8 +72,8 @@ class MpiHostBandwidth final : public Probe {
           if (s >= 0) latency.push_back(t / round_trips / 2.0 * 1e6);
         }
         if (mpi.rank() == 0) {
-          results.push_back(Result::make(std::string(metric::mpi_latency), Unit::microseconds, std::nullopt, 8,
-                                         base, latency));
+          results.push_back(
+              Result::make(std::string(metric::mpi_latency), Unit::microseconds, std::nullopt, 8, base, latency));
         }
       }
       mpi.barrier();

@@ -17,8 +17,8 @@ class MpiSession {
 
   int rank() const { return rank_; }
   int size() const { return size_; }
-  int local_rank() const { return local_rank_; }  // rank among the ranks on this host
-  int nodes() const { return nodes_; }            // distinct hosts
+  int local_rank() const { return local_rank_; }                            // rank among the ranks on this host
+  int nodes() const { return nodes_; }                                      // distinct hosts
   const std::vector<std::string>& hostnames() const { return hostnames_; }  // one per rank
   const std::string& library_version() const { return library_version_; }
 

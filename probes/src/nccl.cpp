@@ -53,8 +53,8 @@ class CollectiveBench {
 
   std::vector<Result> run(const Sweep& sweep, RunContext& context) {
     std::vector<Result> results;
-    for (Collective c : {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,
-                         Collective::all_to_all}) {
+    for (Collective c :
+         {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter, Collective::all_to_all}) {
       for (std::size_t requested : sweep.sizes) {
         // nccl-tests' size: one rank's whole buffer; divisible into ranks x floats.
         const std::size_t per_rank_floats = requested / sizeof(float) / ranks_;
@@ -90,12 +90,8 @@ class CollectiveBench {
     auto* receive = static_cast<float*>(m.receive->get());
     cudaStream_t s = m.lane->stream();
     switch (c) {
-      case Collective::all_reduce:
-        LW_NCCL(ncclAllReduce(send, receive, total, ncclFloat, ncclSum, m.comm, s));
-        break;
-      case Collective::all_gather:
-        LW_NCCL(ncclAllGather(send, receive, per_rank_floats, ncclFloat, m.comm, s));
-        break;
+      case Collective::all_reduce: LW_NCCL(ncclAllReduce(send, receive, total, ncclFloat, ncclSum, m.comm, s)); break;
+      case Collective::all_gather: LW_NCCL(ncclAllGather(send, receive, per_rank_floats, ncclFloat, m.comm, s)); break;
       case Collective::reduce_scatter:
         LW_NCCL(ncclReduceScatter(send, receive, per_rank_floats, ncclFloat, ncclSum, m.comm, s));
         break;
@@ -105,8 +101,7 @@ class CollectiveBench {
           LW_NCCL(ncclRecv(receive + peer * per_rank_floats, per_rank_floats, ncclFloat, peer, m.comm, s));
         }
         break;
-      default:
-        throw Error(ErrorKind::internal, "collective not measured: " + std::string(to_string(c)));
+      default: throw Error(ErrorKind::internal, "collective not measured: " + std::string(to_string(c)));
     }
   }
 
@@ -218,7 +213,8 @@ class NcclSingleNode final : public Probe {
       members.back()->comm = comms[d];
       add_buffers(*members.back(), largest(sweep));
     }
-    CollectiveBench bench(members, gpus, 1, [](double s) { return s; }, [](bool b) { return b; });
+    CollectiveBench bench(
+        members, gpus, 1, [](double s) { return s; }, [](bool b) { return b; });
     return bench.run(sweep, context);
   }
 };
@@ -250,8 +246,8 @@ class NcclMultiNode final : public Probe {
       LW_NCCL(ncclCommInitRank(&m.comm, mpi.size(), id, mpi.rank()));
     }
     add_buffers(m, largest(sweep));
-    CollectiveBench bench(members, mpi.size(), mpi.nodes(), [&](double s) { return mpi.max(s); },
-                          [&](bool b) { return mpi.all(b); });
+    CollectiveBench bench(
+        members, mpi.size(), mpi.nodes(), [&](double s) { return mpi.max(s); }, [&](bool b) { return mpi.all(b); });
     auto results = bench.run(sweep, context);
     return mpi.rank() == 0 ? results : std::vector<Result>{};
   }

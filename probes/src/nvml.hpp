@@ -16,7 +16,7 @@ struct NvmlDeviceFacts {
 
 class Nvml {
  public:
-  Nvml();   // loads and initialises NVML; available() is false when it is not there
+  Nvml();  // loads and initialises NVML; available() is false when it is not there
   ~Nvml();
   Nvml(const Nvml&) = delete;
   Nvml& operator=(const Nvml&) = delete;

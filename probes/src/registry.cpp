@@ -39,7 +39,8 @@ struct Entry {
   std::unique_ptr<Probe> (*make)();
 };
 
-Entry entry(std::string name, std::string description, ProbeMode mode, bool needs_gpu, std::unique_ptr<Probe> (*make)()) {
+Entry entry(std::string name, std::string description, ProbeMode mode, bool needs_gpu,
+            std::unique_ptr<Probe> (*make)()) {
   ProbeInfo info{name, std::move(description), mode, needs_gpu, unavailable_reason(name, mode, needs_gpu)};
   return {std::move(info), make};
 }
@@ -47,32 +48,31 @@ Entry entry(std::string name, std::string description, ProbeMode mode, bool need
 const std::vector<Entry>& entries() {
   static const std::vector<Entry> list{
       entry("topology",
-       "GPUs (name, UUID, PCI bus id, NUMA node, PCIe link, clocks, power limit, ECC), P2P access "
-       "matrix, NVLink links (NVML), driver/runtime/NCCL versions, VM detection",
-       ProbeMode::any, true, &make_topology_probe),
+            "GPUs (name, UUID, PCI bus id, NUMA node, PCIe link, clocks, power limit, ECC), P2P access "
+            "matrix, NVLink links (NVML), driver/runtime/NCCL versions, VM detection",
+            ProbeMode::any, true, &make_topology_probe),
       entry("host-device",
-       "H2D, D2H (one-direction) and both at once (both-directions-added), pinned and pageable, per "
-       "GPU from its NUMA node's CPUs, and all GPUs at once",
-       ProbeMode::single_node, true, &make_host_device_probe),
+            "H2D, D2H (one-direction) and both at once (both-directions-added), pinned and pageable, per "
+            "GPU from its NUMA node's CPUs, and all GPUs at once",
+            ProbeMode::single_node, true, &make_host_device_probe),
       entry("device-memory",
-       "device memory: copy-engine copy and SM kernels read, write, copy, triad (bytes read + "
-       "written, as each result states)",
-       ProbeMode::single_node, true, &make_device_memory_probe),
+            "device memory: copy-engine copy and SM kernels read, write, copy, triad (bytes read + "
+            "written, as each result states)",
+            ProbeMode::single_node, true, &make_device_memory_probe),
       entry("gpu-gpu",
-       "GPU pairs: unidirectional (one-direction) and bidirectional (both-directions-added) "
-       "bandwidth by copy engine and by SM kernel, and latency, with P2P on and off",
-       ProbeMode::single_node, true, &make_gpu_gpu_probe),
+            "GPU pairs: unidirectional (one-direction) and bidirectional (both-directions-added) "
+            "bandwidth by copy engine and by SM kernel, and latency, with P2P on and off",
+            ProbeMode::single_node, true, &make_gpu_gpu_probe),
       entry("nccl",
-       "NCCL all-reduce, all-gather, reduce-scatter, all-to-all over the node's GPUs, size sweep, "
-       "algbw and busbw as nccl-tests define them",
-       ProbeMode::single_node, true, &make_nccl_probe),
-      entry("nccl-multi-node",
-       "the NCCL collectives across nodes, one rank per GPU under MPI (ncclCommInitRank)",
-       ProbeMode::multi_node, true, &make_nccl_multi_node_probe),
+            "NCCL all-reduce, all-gather, reduce-scatter, all-to-all over the node's GPUs, size sweep, "
+            "algbw and busbw as nccl-tests define them",
+            ProbeMode::single_node, true, &make_nccl_probe),
+      entry("nccl-multi-node", "the NCCL collectives across nodes, one rank per GPU under MPI (ncclCommInitRank)",
+            ProbeMode::multi_node, true, &make_nccl_multi_node_probe),
       entry("mpi-host-bandwidth",
-       "host memory between MPI rank pairs: ping-pong (one-direction) and bidirectional "
-       "(both-directions-added) bandwidth and latency over a size sweep; needs no GPU",
-       ProbeMode::multi_node, false, &make_mpi_host_bandwidth_probe),
+            "host memory between MPI rank pairs: ping-pong (one-direction) and bidirectional "
+            "(both-directions-added) bandwidth and latency over a size sweep; needs no GPU",
+            ProbeMode::multi_node, false, &make_mpi_host_bandwidth_probe),
   };
   return list;
 }

@@ -105,7 +105,8 @@ class Topology final : public Probe {
       }
       if (!gpu.memory_clock_mhz) {
         int khz = 0;
-        if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, d) == cudaSuccess) gpu.memory_clock_mhz = khz / 1e3;
+        if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, d) == cudaSuccess)
+          gpu.memory_clock_mhz = khz / 1e3;
       }
       if (!gpu.ecc_enabled) gpu.ecc_enabled = prop.ECCEnabled != 0;
       env.gpus.push_back(gpu);

@@ -166,10 +166,19 @@ std::string hidden_line(const InstanceMatches& matches) {
 // The table's columns by their contract field names, for --columns: one per column of
 // print_instances_table, in its order (a test checks the count).
 const std::vector<std::string>& instance_table_fields() {
-  static const std::vector<std::string> fields = {
-      "id", "gpu_model", "gpu_count", "gpu_memory_gb", "price_usd_per_gpu_hour", "intra_node_fabric",
-      "nvlink_gbytes_per_s", "nvlink_domain_gpus", "network_type", "network_gbits_per_s", "gpudirect_rdma", "price_usd_per_hour",
-      "price_region"};
+  static const std::vector<std::string> fields = {"id",
+                                                  "gpu_model",
+                                                  "gpu_count",
+                                                  "gpu_memory_gb",
+                                                  "price_usd_per_gpu_hour",
+                                                  "intra_node_fabric",
+                                                  "nvlink_gbytes_per_s",
+                                                  "nvlink_domain_gpus",
+                                                  "network_type",
+                                                  "network_gbits_per_s",
+                                                  "gpudirect_rdma",
+                                                  "price_usd_per_hour",
+                                                  "price_region"};
   return fields;
 }
 
@@ -213,9 +222,9 @@ void print_instances_table(const InstanceMatches& matches, const std::string& co
   for (const Instance* i : instances) {
     table.add({i->id, i->gpu_model, std::to_string(i->gpu_count), number(i->gpu_memory_gb),
                number(i->price_usd_per_gpu_hour()), std::string(to_string(i->intra_node_fabric)),
-               number(i->nvlink_gbytes_per_s), number(i->nvlink_domain_gpus),
-               std::string(to_string(i->network_type)), number(i->network_gbits_per_s),
-               yes_no(i->gpudirect_rdma), number(i->price_usd_per_hour), i->price_region.value_or("-")});
+               number(i->nvlink_gbytes_per_s), number(i->nvlink_domain_gpus), std::string(to_string(i->network_type)),
+               number(i->network_gbits_per_s), yes_no(i->gpudirect_rdma), number(i->price_usd_per_hour),
+               i->price_region.value_or("-")});
   }
   if (!columns.empty()) table.select(parse_columns(columns));
   table.print(std::cout);
@@ -355,38 +364,37 @@ void register_instances(CLI::App& app) {
     }
   });
 
-  instances->callback([options, instances, show, min_gpus = instances->get_option("--min-gpus"),
-                       min_mem = instances->get_option("--min-gpu-memory"),
-                       min_nvlink = instances->get_option("--min-nvlink"),
-                       min_net = instances->get_option("--min-network"),
-                       max_price = instances->get_option("--max-price")] {
-    if (show->parsed()) return;
-    InstanceFilter filter;
-    if (!options->provider.empty()) filter.provider = options->provider;
-    if (!options->gpu.empty()) filter.gpu = options->gpu;
-    if (min_gpus->count()) filter.min_gpus = options->min_gpus;
-    if (min_mem->count()) filter.min_gpu_memory_gb = options->min_gpu_memory;
-    if (!options->fabric.empty()) filter.fabric = parse_fabric(options->fabric, "--fabric");
-    if (min_nvlink->count()) filter.min_nvlink_gbytes_per_s = options->min_nvlink;
-    if (min_net->count()) filter.min_network_gbits_per_s = options->min_network;
-    if (options->rdma) filter.rdma = true;
-    if (options->no_rdma) filter.rdma = false;
-    if (max_price->count()) filter.max_price = options->max_price;
-    if (!options->region.empty()) filter.region = options->region;
-    const InstanceSort sort = InstanceSort::parse(options->sort);
+  instances->callback(
+      [options, instances, show, min_gpus = instances->get_option("--min-gpus"),
+       min_mem = instances->get_option("--min-gpu-memory"), min_nvlink = instances->get_option("--min-nvlink"),
+       min_net = instances->get_option("--min-network"), max_price = instances->get_option("--max-price")] {
+        if (show->parsed()) return;
+        InstanceFilter filter;
+        if (!options->provider.empty()) filter.provider = options->provider;
+        if (!options->gpu.empty()) filter.gpu = options->gpu;
+        if (min_gpus->count()) filter.min_gpus = options->min_gpus;
+        if (min_mem->count()) filter.min_gpu_memory_gb = options->min_gpu_memory;
+        if (!options->fabric.empty()) filter.fabric = parse_fabric(options->fabric, "--fabric");
+        if (min_nvlink->count()) filter.min_nvlink_gbytes_per_s = options->min_nvlink;
+        if (min_net->count()) filter.min_network_gbits_per_s = options->min_network;
+        if (options->rdma) filter.rdma = true;
+        if (options->no_rdma) filter.rdma = false;
+        if (max_price->count()) filter.max_price = options->max_price;
+        if (!options->region.empty()) filter.region = options->region;
+        const InstanceSort sort = InstanceSort::parse(options->sort);
 
-    const Catalog catalog = load_chosen_catalog();
-    const InstanceMatches found = catalog.match(filter, sort);
-    if (options->json) {
-      print_instances_json(found);
-    } else if (options->csv) {
-      print_instances_csv(found.instances);
-      // stdout stays the CSV scripts read; what was hidden goes beside it, to stderr.
-      if (const std::string hidden = hidden_line(found); !hidden.empty()) std::cerr << hidden << "\n";
-    } else {
-      print_instances_table(found, options->columns);
-    }
-  });
+        const Catalog catalog = load_chosen_catalog();
+        const InstanceMatches found = catalog.match(filter, sort);
+        if (options->json) {
+          print_instances_json(found);
+        } else if (options->csv) {
+          print_instances_csv(found.instances);
+          // stdout stays the CSV scripts read; what was hidden goes beside it, to stderr.
+          if (const std::string hidden = hidden_line(found); !hidden.empty()) std::cerr << hidden << "\n";
+        } else {
+          print_instances_table(found, options->columns);
+        }
+      });
 }
 
 void register_gpus(CLI::App& app) {
@@ -413,13 +421,13 @@ std::string summary(const Catalog& catalog) {
     }
   }
   std::ostringstream out;
-  out << catalog.gpus().size() << " GPUs, " << catalog.instances().size() << " instances from "
-      << providers.size() << " providers";
+  out << catalog.gpus().size() << " GPUs, " << catalog.instances().size() << " instances from " << providers.size()
+      << " providers";
   return out.str();
 }
 
 void register_import_skypilot(CLI::App& group);  // below
-void register_coverage(CLI::App& group);          // below
+void register_coverage(CLI::App& group);         // below
 
 void register_catalog_group(CLI::App& app) {
   CLI::App* group = app.add_subcommand("catalog", "Check and build catalog databases, refresh prices");
@@ -453,8 +461,8 @@ std::string today_utc() {
   const auto days = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now());
   const std::chrono::year_month_day date{days};
   char text[16];
-  std::snprintf(text, sizeof text, "%04d-%02u-%02u", static_cast<int>(date.year()),
-                static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()));
+  std::snprintf(text, sizeof text, "%04d-%02u-%02u", static_cast<int>(date.year()), static_cast<unsigned>(date.month()),
+                static_cast<unsigned>(date.day()));
   return text;
 }
 
@@ -525,7 +533,8 @@ void register_import_skypilot(CLI::App& group) {
       text << in.rdbuf();
       SkyPilotImportOptions import = options->import;
       if (import.source_url.empty()) {
-        import.source_url = "SkyPilot catalog vms.csv (" + std::filesystem::path(options->file).filename().string() + ")";
+        import.source_url =
+            "SkyPilot catalog vms.csv (" + std::filesystem::path(options->file).filename().string() + ")";
       }
       const Catalog catalog = std::filesystem::exists(*db) ? Catalog::open(*db) : Catalog::embedded();
       report = plan_skypilot_import(catalog, text.str(), options->file, import);
@@ -544,8 +553,8 @@ struct CoverageOptions {
 };
 
 void print_coverage(const SkyPilotCoverageReport& report, const std::string& file) {
-  std::cout << file << " (" << report.provider << "): " << report.gpu_types << " GPU instance types, "
-            << report.covered << " in the catalog, " << report.missing.size() << " missing\n";
+  std::cout << file << " (" << report.provider << "): " << report.gpu_types << " GPU instance types, " << report.covered
+            << " in the catalog, " << report.missing.size() << " missing\n";
   if (!report.missing.empty()) {
     Table table({{"INSTANCE TYPE", false},
                  {"ACCELERATOR", false},
@@ -579,8 +588,8 @@ ordered_json coverage_json(const SkyPilotCoverageReport& report) {
                        {"accelerator", text_or_null(offer.accelerator)},
                        {"accelerator_count", text_or_null(offer.accelerator_count)},
                        {"regions", offer.regions},
-                       {"min_price_usd_per_hour", offer.min_price_usd_per_hour ? ordered_json(*offer.min_price_usd_per_hour)
-                                                                               : ordered_json()},
+                       {"min_price_usd_per_hour",
+                        offer.min_price_usd_per_hour ? ordered_json(*offer.min_price_usd_per_hour) : ordered_json()},
                        {"line", offer.line}});
   }
   return {{"provider", report.provider},

@@ -13,8 +13,7 @@ std::string& db_flag() {
 }  // namespace
 
 void add_global_db_option(CLI::App& app) {
-  app.add_option("--db", db_flag(),
-                 "SQLite catalog database to use (default: $LINKWISE_DB, else the embedded catalog)")
+  app.add_option("--db", db_flag(), "SQLite catalog database to use (default: $LINKWISE_DB, else the embedded catalog)")
       ->type_name("PATH");
   // Subcommands created after this inherit it: an option they do not know goes up to the app.
   app.fallthrough();

@@ -1,9 +1,9 @@
 // `linkwise plan WORKLOAD.json [--json] [--report PROBE_REPORT.json]` and
 // `linkwise recommend WORKLOAD.json [--top K] [--json] [--report ...]`.
+#include <unistd.h>
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <unistd.h>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -47,9 +47,8 @@ std::string layout_words(const planner::Layout& l) {
   if (l.recompute == planner::Recompute::full && l.recompute_layer_fraction < 1.0)
     std::snprintf(fraction, sizeof fraction, " recompute_layer_fraction=%g", l.recompute_layer_fraction);
   return "tp=" + std::to_string(l.tp) + " pp=" + std::to_string(l.pp) + " cp=" + std::to_string(l.cp) +
-         " dp=" + std::to_string(l.dp) + " micro_batch=" + std::to_string(l.micro_batch) + " zero=" +
-         std::to_string(l.zero) + " recompute=" + std::string(planner::to_string(l.recompute)) +
-         fraction +
+         " dp=" + std::to_string(l.dp) + " micro_batch=" + std::to_string(l.micro_batch) +
+         " zero=" + std::to_string(l.zero) + " recompute=" + std::string(planner::to_string(l.recompute)) + fraction +
          (l.sequence_parallel ? " sp" : "") +
          (l.virtual_stages > 1 ? " virtual_stages=" + std::to_string(l.virtual_stages) : "") +
          (l.ep > 1 || l.etp > 1 ? " ep=" + std::to_string(l.ep) + " etp=" + std::to_string(l.etp) : "") +
@@ -59,28 +58,41 @@ std::string layout_words(const planner::Layout& l) {
 void print_plan(const planner::Plan& p, std::ostream& out) {
   out << p.model << " (" << fmt("%.4g", p.params_b) << "B params"
       << (p.active_params_b < p.params_b ? fmt(", %.4gB active", p.active_params_b) : std::string()) << "; "
-      << planner::to_string(p.kind) << ", " << planner::to_string(p.precision) << ") on " << p.nodes << " x " << p.instance
-      << " (" << p.gpus << " x " << p.gpu_model << ")\n";
+      << planner::to_string(p.kind) << ", " << planner::to_string(p.precision) << ") on " << p.nodes << " x "
+      << p.instance << " (" << p.gpus << " x " << p.gpu_model << ")\n";
   out << "layout: " << layout_words(p.layout) << "\n\n";
   const auto& m = p.memory_gb;
   out << "memory per GPU (GB)\n";
-  for (const auto& [name, v] : {std::pair<const char*, double>{"weights", m.weights}, {"gradients", m.gradients},
-                                {"optimizer", m.optimizer}, {"activations", m.activations}, {"kv_cache", m.kv_cache},
-                                {"overhead", m.overhead}, {"total", m.total}, {"capacity", m.capacity}})
+  for (const auto& [name, v] : {std::pair<const char*, double>{"weights", m.weights},
+                                {"gradients", m.gradients},
+                                {"optimizer", m.optimizer},
+                                {"activations", m.activations},
+                                {"kv_cache", m.kv_cache},
+                                {"overhead", m.overhead},
+                                {"total", m.total},
+                                {"capacity", m.capacity}})
     out << "  " << pad(name, 12) << fmt("%9.2f\n", v);
   // "DOES NOT FIT" in red on a terminal (not when piped, nor with NO_COLOR set).
   const bool colour = &out == &std::cout && isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR");
-  out << (p.fits ? "fits" : colour ? "\033[31mDOES NOT FIT\033[0m" : "DOES NOT FIT")
+  out << (p.fits   ? "fits"
+          : colour ? "\033[31mDOES NOT FIT\033[0m"
+                   : "DOES NOT FIT")
       << fmt(" (margin %.2f GB)\n", p.memory_margin_gb);
   for (std::size_t i = 0; i < p.why_not.size(); ++i)
     out << "  - " << (i < p.why_not_reasons.size() ? std::string(planner::to_string(p.why_not_reasons[i])) + ": " : "")
         << p.why_not[i] << "\n";
 
   const auto& t = p.time_s;
-  out << "\ntime per " << (p.kind == planner::JobKind::inference ? "decode step" : "step") << fmt(": %.4g s\n", p.step_time_s);
-  for (const auto& [name, v] : {std::pair<const char*, double>{"compute", t.compute}, {"tp_comm", t.tp_comm},
-                                {"cp_comm", t.cp_comm}, {"pp_comm", t.pp_comm}, {"pp_bubble", t.pp_bubble},
-                                {"dp_comm", t.dp_comm}, {"ep_comm", t.ep_comm}, {"exposed_comm", t.exposed_comm}})
+  out << "\ntime per " << (p.kind == planner::JobKind::inference ? "decode step" : "step")
+      << fmt(": %.4g s\n", p.step_time_s);
+  for (const auto& [name, v] : {std::pair<const char*, double>{"compute", t.compute},
+                                {"tp_comm", t.tp_comm},
+                                {"cp_comm", t.cp_comm},
+                                {"pp_comm", t.pp_comm},
+                                {"pp_bubble", t.pp_bubble},
+                                {"dp_comm", t.dp_comm},
+                                {"ep_comm", t.ep_comm},
+                                {"exposed_comm", t.exposed_comm}})
     out << "  " << pad(name, 13) << fmt("%10.4g s", v) << fmt("  (%4.1f%% of the step)\n", 100.0 * v / p.step_time_s);
   out << "bottleneck: " << p.bottleneck << "\n\n";
   out << fmt("tokens/s (job) %.6g", p.tokens_per_s) << fmt(", %.0f per GPU\n", p.tokens_per_s / p.gpus);
@@ -99,8 +111,8 @@ void print_plan(const planner::Plan& p, std::ostream& out) {
   if (p.usd_per_million_tokens) out << fmt(", $%.4g per million tokens", *p.usd_per_million_tokens);
   if (p.job_hours) out << fmt(", job %.1f h", *p.job_hours);
   if (p.cost_usd) out << fmt(", $%.0f", *p.cost_usd);
-  out << "\n\nbandwidths\n  intra-node: " << p.bandwidth_source.intra_node << "\n  inter-node: "
-      << p.bandwidth_source.inter_node << "\n  HBM: " << p.bandwidth_source.hbm << "\n";
+  out << "\n\nbandwidths\n  intra-node: " << p.bandwidth_source.intra_node
+      << "\n  inter-node: " << p.bandwidth_source.inter_node << "\n  HBM: " << p.bandwidth_source.hbm << "\n";
   for (const auto& w : p.warnings) out << "warning: " << w << "\n";
 }
 
@@ -158,17 +170,21 @@ void register_planner_commands(CLI::App& app) {
   plan->add_option("WORKLOAD", opts->workload, "workload JSON (model, job, hardware, layout); see data/examples/")
       ->required();
   plan->add_flag("--json", opts->json, "print the plan as JSON");
-  plan->add_option("--report", opts->report, "probe report: use its measured bandwidths instead of the catalog's claims");
-  plan->callback([opts] { naming_field([&] {
-    const Catalog catalog = load_chosen_catalog();
-    const auto measured = read_measured(opts->report);
-    const planner::Workload w = planner::parse_workload(read_workload(opts->workload), catalog);
-    const planner::Plan p = planner::plan(w, measured ? &*measured : nullptr);
-    if (opts->json) std::cout << planner::to_json(p).dump(2) << "\n";
-    else print_plan(p, std::cout);
-  }); });
+  plan->add_option("--report", opts->report,
+                   "probe report: use its measured bandwidths instead of the catalog's claims");
+  plan->callback([opts] {
+    naming_field([&] {
+      const Catalog catalog = load_chosen_catalog();
+      const auto measured = read_measured(opts->report);
+      const planner::Workload w = planner::parse_workload(read_workload(opts->workload), catalog);
+      const planner::Plan p = planner::plan(w, measured ? &*measured : nullptr);
+      if (opts->json) std::cout << planner::to_json(p).dump(2) << "\n";
+      else print_plan(p, std::cout);
+    });
+  });
 
-  CLI::App* models = app.add_subcommand("models", "List the model presets: shapes, total and active parameters, sources");
+  CLI::App* models =
+      app.add_subcommand("models", "List the model presets: shapes, total and active parameters, sources");
   models->add_flag("--json", opts->json, "print the presets as JSON");
   models->callback([opts] {
     const nlohmann::json all = planner::models_json();
@@ -180,11 +196,13 @@ void register_planner_commands(CLI::App& app) {
     for (const auto& m : all["models"]) {
       std::string experts = "dense";
       if (!m["moe"].is_null())
-        experts = std::to_string(m["moe"]["experts"].get<int>()) + " top-" + std::to_string(m["moe"]["top_k"].get<int>()) +
+        experts = std::to_string(m["moe"]["experts"].get<int>()) + " top-" +
+                  std::to_string(m["moe"]["top_k"].get<int>()) +
                   (m["moe"]["shared_experts"].get<int>() > 0
                        ? " + " + std::to_string(m["moe"]["shared_experts"].get<int>()) + " shared"
                        : std::string());
-      std::cout << pad(m["name"].get<std::string>().c_str(), 18) << pad(fmt("%.1f", m["params_b"].get<double>()).c_str(), 10)
+      std::cout << pad(m["name"].get<std::string>().c_str(), 18)
+                << pad(fmt("%.1f", m["params_b"].get<double>()).c_str(), 10)
                 << pad(fmt("%.1f", m["active_params_b"].get<double>()).c_str(), 10)
                 << pad(m["attention"]["kind"].get<std::string>().c_str(), 10) << experts << "\n";
     }
@@ -198,45 +216,52 @@ void register_planner_commands(CLI::App& app) {
                       ", default " + std::to_string(planner::kDefaultTop) + ")")
       ->check(CLI::Range(planner::kMinTop, planner::kMaxTop));
   // Checked by planner::parse_grouping below (the one table of the names, as REST ?per= and Python).
-  rec->add_option("--per", opts->per,
-                  "instance | gpu | none: the best plan per instance type or per GPU model, ranked (default: global top K)");
+  rec->add_option(
+      "--per", opts->per,
+      "instance | gpu | none: the best plan per instance type or per GPU model, ranked (default: global top K)");
   rec->add_flag("--json", opts->json, "print the results as JSON");
-  rec->add_option("--report", opts->report, "probe report: use its measured bandwidths instead of the catalog's claims");
-  rec->callback([opts] { naming_field([&] {
-    const Catalog catalog = load_chosen_catalog();
-    const auto measured = read_measured(opts->report);
-    const nlohmann::json doc = read_workload(opts->workload);
-    const planner::Grouping per = planner::parse_grouping(opts->per, "--per");
-    if (opts->json) {
-      std::cout << planner::recommend_json(doc, catalog, opts->top, measured ? &*measured : nullptr, per).dump(2) << "\n";
-      return;
-    }
-    const planner::Workload w = planner::parse_workload(doc, catalog);
-    planner::SearchOptions search_options;
-    search_options.per = per;
-    const planner::SearchResult r = planner::search(w, catalog, opts->top, measured ? &*measured : nullptr, search_options);
-    std::cout << "evaluated " << r.evaluated << " layouts on " << r.hardware_considered << " machine(s), "
-              << r.feasible << " feasible; objective " << planner::to_string(w.constraints.objective);
-    if (per != planner::Grouping::none) std::cout << "; best plan per " << planner::to_string(per);
-    std::cout << "\n";
-    if (r.plans.empty()) {
-      std::cout << "no plan qualifies; why, per instance type:\n";
-      print_rejected(r.rejected, std::cout, r.rejected.size());
-    } else if (!r.rejected.empty()) {
-      std::cout << r.rejected.size() << " instance type(s) had no qualifying plan: " << reason_summary(r.rejected)
-                << " (--json: \"rejected\")\n";
-    }
-    for (const auto& p : r.plans) {
-      std::cout << "\n" << p.nodes << " x " << p.instance << "  " << layout_words(p.layout) << "\n  "
-                << fmt("%.6g tokens/s", p.tokens_per_s) << fmt(", MFU %.1f%%", 100 * p.mfu)
-                << fmt(", %.1f GB of ", p.memory_gb.total) << fmt("%.1f GB", p.memory_gb.capacity);
-      if (p.usd_per_million_tokens) std::cout << fmt(", $%.4g per million tokens", *p.usd_per_million_tokens);
-      if (p.job_hours) std::cout << fmt(", %.1f h", *p.job_hours);
-      if (p.cost_usd) std::cout << fmt(", $%.0f", *p.cost_usd);
-      std::cout << "\n  why: " << p.why << "\n";
-      for (const auto& warning : p.warnings) std::cout << "  warning: " << warning << "\n";
-    }
-  }); });
+  rec->add_option("--report", opts->report,
+                  "probe report: use its measured bandwidths instead of the catalog's claims");
+  rec->callback([opts] {
+    naming_field([&] {
+      const Catalog catalog = load_chosen_catalog();
+      const auto measured = read_measured(opts->report);
+      const nlohmann::json doc = read_workload(opts->workload);
+      const planner::Grouping per = planner::parse_grouping(opts->per, "--per");
+      if (opts->json) {
+        std::cout << planner::recommend_json(doc, catalog, opts->top, measured ? &*measured : nullptr, per).dump(2)
+                  << "\n";
+        return;
+      }
+      const planner::Workload w = planner::parse_workload(doc, catalog);
+      planner::SearchOptions search_options;
+      search_options.per = per;
+      const planner::SearchResult r =
+          planner::search(w, catalog, opts->top, measured ? &*measured : nullptr, search_options);
+      std::cout << "evaluated " << r.evaluated << " layouts on " << r.hardware_considered << " machine(s), "
+                << r.feasible << " feasible; objective " << planner::to_string(w.constraints.objective);
+      if (per != planner::Grouping::none) std::cout << "; best plan per " << planner::to_string(per);
+      std::cout << "\n";
+      if (r.plans.empty()) {
+        std::cout << "no plan qualifies; why, per instance type:\n";
+        print_rejected(r.rejected, std::cout, r.rejected.size());
+      } else if (!r.rejected.empty()) {
+        std::cout << r.rejected.size() << " instance type(s) had no qualifying plan: " << reason_summary(r.rejected)
+                  << " (--json: \"rejected\")\n";
+      }
+      for (const auto& p : r.plans) {
+        std::cout << "\n"
+                  << p.nodes << " x " << p.instance << "  " << layout_words(p.layout) << "\n  "
+                  << fmt("%.6g tokens/s", p.tokens_per_s) << fmt(", MFU %.1f%%", 100 * p.mfu)
+                  << fmt(", %.1f GB of ", p.memory_gb.total) << fmt("%.1f GB", p.memory_gb.capacity);
+        if (p.usd_per_million_tokens) std::cout << fmt(", $%.4g per million tokens", *p.usd_per_million_tokens);
+        if (p.job_hours) std::cout << fmt(", %.1f h", *p.job_hours);
+        if (p.cost_usd) std::cout << fmt(", $%.0f", *p.cost_usd);
+        std::cout << "\n  why: " << p.why << "\n";
+        for (const auto& warning : p.warnings) std::cout << "  warning: " << warning << "\n";
+      }
+    });
+  });
 }
 
 }  // namespace linkwise::cli

@@ -1,9 +1,9 @@
 // `linkwise probe` (measure this instance's links) and `linkwise validate` (the catalog's claims
 // against a probe report). Everything about probes (names, modes, what this build has and why not)
 // comes from the probes library's one header.
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
-#include <unistd.h>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -122,8 +122,8 @@ void print_fleet(const probe::FleetValidation& fleet) {
     std::optional<double> median, share;
     if (!c.measured.empty()) median = probe::compute_stats(c.measured).median;
     if (!c.shares.empty()) share = probe::compute_stats(c.shares).median;
-    const std::string shown = (share ? fixed(*share * 100, 0) + "%" : std::string("-")) + " (>=" +
-                              fixed(v.min_efficiency * 100, 0) + "%)";
+    const std::string shown =
+        (share ? fixed(*share * 100, 0) + "%" : std::string("-")) + " (>=" + fixed(v.min_efficiency * 100, 0) + "%)";
     std::printf("%-8s  %10s  %-9s  %10s  %10s  %-7s  %-14s  %s\n", v.claim.c_str(),
                 fixed(v.claimed, v.claimed_unit == "PCIe gen" ? 0 : 1).c_str(), v.claimed_unit.c_str(),
                 fixed(v.expected).c_str(), fixed(median).c_str(), v.unit.c_str(), shown.c_str(),
@@ -180,9 +180,11 @@ void register_probe_commands(CLI::App& app) {
 
   auto validate_args = std::make_shared<ValidateArgs>();
   CLI::App* validate = app.add_subcommand(
-      "validate", "Check the catalog's claims (NVLink, network, HBM, PCIe) against a probe report; exit 1 when one is below");
-  validate->add_option("report", validate_args->reports,
-                       "Probe report (JSON) from `linkwise probe`; with --fleet, every report of the instance type")
+      "validate",
+      "Check the catalog's claims (NVLink, network, HBM, PCIe) against a probe report; exit 1 when one is below");
+  validate
+      ->add_option("report", validate_args->reports,
+                   "Probe report (JSON) from `linkwise probe`; with --fleet, every report of the instance type")
       ->required()
       ->check(CLI::ExistingFile);
   validate->add_option("--instance", validate_args->instance,

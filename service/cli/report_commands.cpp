@@ -31,9 +31,12 @@ std::string label_or(const Result& r, std::string_view key, std::string fallback
 
 std::string size_words(std::uint64_t bytes) {
   char buf[32];
-  if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0) std::snprintf(buf, sizeof buf, "%llu GiB", (unsigned long long)(bytes >> 30));
-  else if (bytes >= (1ull << 20) && bytes % (1ull << 20) == 0) std::snprintf(buf, sizeof buf, "%llu MiB", (unsigned long long)(bytes >> 20));
-  else if (bytes >= (1ull << 10) && bytes % (1ull << 10) == 0) std::snprintf(buf, sizeof buf, "%llu KiB", (unsigned long long)(bytes >> 10));
+  if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0)
+    std::snprintf(buf, sizeof buf, "%llu GiB", (unsigned long long)(bytes >> 30));
+  else if (bytes >= (1ull << 20) && bytes % (1ull << 20) == 0)
+    std::snprintf(buf, sizeof buf, "%llu MiB", (unsigned long long)(bytes >> 20));
+  else if (bytes >= (1ull << 10) && bytes % (1ull << 10) == 0)
+    std::snprintf(buf, sizeof buf, "%llu KiB", (unsigned long long)(bytes >> 10));
   else std::snprintf(buf, sizeof buf, "%llu B", (unsigned long long)bytes);
   return buf;
 }
@@ -42,12 +45,15 @@ std::string size_words(std::uint64_t bytes) {
 // the columns of nccl-tests. The time is the size over algbw.
 void print_nccl(const ProbeReport& report, std::ostream& out) {
   using Key = std::tuple<std::string, int, int>;  // collective, ranks, nodes
-  struct Row { std::optional<double> algbw, busbw; };
+  struct Row {
+    std::optional<double> algbw, busbw;
+  };
   std::map<Key, std::map<std::uint64_t, Row>> tables;
   for (const auto& run : report.probes)
     for (const Result& r : run.results) {
       if ((r.metric != probe::metric::nccl_algbw && r.metric != probe::metric::nccl_busbw) || !r.bytes) continue;
-      const Key key{label_or(r, "collective"), std::stoi(label_or(r, "ranks", "0")), std::stoi(label_or(r, "nodes", "1"))};
+      const Key key{label_or(r, "collective"), std::stoi(label_or(r, "ranks", "0")),
+                    std::stoi(label_or(r, "nodes", "1"))};
       Row& row = tables[key][*r.bytes];
       (r.metric == probe::metric::nccl_algbw ? row.algbw : row.busbw) = r.stats.median;
     }
@@ -56,7 +62,8 @@ void print_nccl(const ProbeReport& report, std::ostream& out) {
     // nccl-tests' bus factor: algbw from busbw where the report has only busbw.
     double factor = 1.0;
     if (collective == "all-reduce" && ranks > 1) factor = 2.0 * (ranks - 1) / ranks;
-    else if ((collective == "all-gather" || collective == "reduce-scatter") && ranks > 1) factor = double(ranks - 1) / ranks;
+    else if ((collective == "all-gather" || collective == "reduce-scatter") && ranks > 1)
+      factor = double(ranks - 1) / ranks;
     for (auto& [bytes, row] : rows)
       if (!row.algbw && row.busbw) row.algbw = *row.busbw / factor;
     out << "\nNCCL " << collective << ", " << ranks << " ranks on " << nodes << " node(s) (medians)\n";
@@ -64,7 +71,9 @@ void print_nccl(const ProbeReport& report, std::ostream& out) {
     std::snprintf(line, sizeof line, "%12s  %12s  %14s  %14s\n", "size", "time (us)", "algbw (GB/s)", "busbw (GB/s)");
     out << line;
     for (const auto& [bytes, row] : rows) {
-      const std::string time = row.algbw && *row.algbw > 0 ? std::to_string(int(static_cast<double>(bytes) / (*row.algbw * 1e9) * 1e6 + 0.5)) : "-";
+      const std::string time = row.algbw && *row.algbw > 0
+                                   ? std::to_string(int(static_cast<double>(bytes) / (*row.algbw * 1e9) * 1e6 + 0.5))
+                                   : "-";
       auto num = [](const std::optional<double>& v) {
         if (!v) return std::string("-");
         char b[32];
@@ -85,19 +94,27 @@ void print_matrices(const ProbeReport& report, std::ostream& out) {
   for (const auto& run : report.probes)
     for (const Result& r : run.results) {
       if (!r.label("src") || !r.label("dst")) continue;
-      const Key key{r.metric, std::string(probe::to_string(r.unit)), label_or(r, "direction", ""), label_or(r, "p2p", "")};
+      const Key key{r.metric, std::string(probe::to_string(r.unit)), label_or(r, "direction", ""),
+                    label_or(r, "p2p", "")};
       auto& cell = matrices[key][{std::stoi(*r.label("src")), std::stoi(*r.label("dst"))}];
       cell = std::max(cell, r.stats.median);  // the best size's median
     }
   for (const auto& [key, cells] : matrices) {
     const auto& [metric, unit, direction, p2p] = key;
     std::set<int> gpus;
-    for (const auto& [pair, v] : cells) { gpus.insert(pair.first); gpus.insert(pair.second); }
-    out << "\n" << metric << " (" << unit << (direction.empty() ? "" : ", " + direction)
-        << (p2p.empty() ? "" : ", P2P " + p2p) << "; rows: source GPU, columns: destination)\n";
+    for (const auto& [pair, v] : cells) {
+      gpus.insert(pair.first);
+      gpus.insert(pair.second);
+    }
+    out << "\n"
+        << metric << " (" << unit << (direction.empty() ? "" : ", " + direction) << (p2p.empty() ? "" : ", P2P " + p2p)
+        << "; rows: source GPU, columns: destination)\n";
     char cell[32];
     out << "     ";
-    for (int d : gpus) { std::snprintf(cell, sizeof cell, "%9d", d); out << cell; }
+    for (int d : gpus) {
+      std::snprintf(cell, sizeof cell, "%9d", d);
+      out << cell;
+    }
     out << "\n";
     for (int s : gpus) {
       std::snprintf(cell, sizeof cell, "%5d", s);
@@ -145,12 +162,15 @@ void show(const std::string& path, bool json) {
     return;
   }
   const auto& env = report.environment;
-  std::cout << "report " << path << ": " << (env.hostname.empty() ? std::string("?") : env.hostname) << ", " << env.gpus.size() << " GPU(s)"
-            << (env.gpus.empty() ? std::string() : " x " + env.gpus.front().name) << ", " << env.nodes << " node(s)\n";
-  if (probe::is_synthetic(report)) std::cout << "note: a synthetic / test report (" << *report.note << "), not a measurement\n";
+  std::cout << "report " << path << ": " << (env.hostname.empty() ? std::string("?") : env.hostname) << ", "
+            << env.gpus.size() << " GPU(s)" << (env.gpus.empty() ? std::string() : " x " + env.gpus.front().name)
+            << ", " << env.nodes << " node(s)\n";
+  if (probe::is_synthetic(report))
+    std::cout << "note: a synthetic / test report (" << *report.note << "), not a measurement\n";
   for (const auto& run : report.probes)
     if (run.status != probe::ProbeStatus::ok)
-      std::cout << "probe " << run.name << ": " << probe::to_string(run.status) << " (" << run.reason.value_or("") << ")\n";
+      std::cout << "probe " << run.name << ": " << probe::to_string(run.status) << " (" << run.reason.value_or("")
+                << ")\n";
   print_nccl(report, std::cout);
   print_matrices(report, std::cout);
   print_other(report, std::cout);
@@ -164,7 +184,8 @@ std::string read_key(const std::string& path) {
   std::string key = text.str();
   while (!key.empty() && std::isspace(static_cast<unsigned char>(key.back()))) key.pop_back();
   while (!key.empty() && std::isspace(static_cast<unsigned char>(key.front()))) key.erase(key.begin());
-  if (key.empty()) throw_invalid("--key-file", "--key-file: " + path + " is empty; put the key `linkwise keys create` printed in it");
+  if (key.empty())
+    throw_invalid("--key-file", "--key-file: " + path + " is empty; put the key `linkwise keys create` printed in it");
   return key;
 }
 
@@ -185,9 +206,10 @@ void upload(const std::string& path, const std::string& url, const std::string& 
   if (!res) throw Error(ErrorKind::io, "--url: cannot reach " + base + ": " + httplib::to_string(res.error()), "--url");
   nlohmann::json body = nlohmann::json::parse(res->body, nullptr, false);
   if (res->status != 201) {
-    const std::string detail = body.is_object() && body.contains("detail") ? body["detail"].get<std::string>() : res->body;
+    const std::string detail =
+        body.is_object() && body.contains("detail") ? body["detail"].get<std::string>() : res->body;
     const std::string field = body.is_object() && body["field"].is_string() ? body["field"].get<std::string>() : "";
-    const ErrorKind kind = res->status == 401 ? ErrorKind::unauthorized
+    const ErrorKind kind = res->status == 401   ? ErrorKind::unauthorized
                            : res->status == 403 ? ErrorKind::forbidden
                            : res->status >= 500 ? ErrorKind::io
                                                 : ErrorKind::invalid_input;
@@ -201,18 +223,24 @@ void upload(const std::string& path, const std::string& url, const std::string& 
 }  // namespace
 
 void register_report_commands(CLI::App& app) {
-  CLI::App* report = app.add_subcommand("report", "Show a probe report's measurements, or upload it to a linkwise service");
+  CLI::App* report =
+      app.add_subcommand("report", "Show a probe report's measurements, or upload it to a linkwise service");
   report->require_subcommand(1);
-  struct Args { std::string path, url, key_file, instance; bool json = false; };
+  struct Args {
+    std::string path, url, key_file, instance;
+    bool json = false;
+  };
   auto args = std::make_shared<Args>();
-  CLI::App* show_cmd = report->add_subcommand("show", "The measurements as tables: NCCL size/time/algbw/busbw, GPU matrices, the rest");
+  CLI::App* show_cmd =
+      report->add_subcommand("show", "The measurements as tables: NCCL size/time/algbw/busbw, GPU matrices, the rest");
   show_cmd->add_option("REPORT", args->path, "probe report (JSON) from `linkwise probe`")->required();
   show_cmd->add_flag("--json", args->json, "print the checked report as JSON");
   show_cmd->callback([args] { show(args->path, args->json); });
   CLI::App* upload_cmd = report->add_subcommand("upload", "POST the report to a linkwise service (/v1/probe-reports)");
   upload_cmd->add_option("REPORT", args->path, "probe report (JSON) from `linkwise probe`")->required();
   upload_cmd->add_option("--url", args->url, "the service, e.g. http://127.0.0.1:8080")->required();
-  upload_cmd->add_option("--key-file", args->key_file, "a file holding the API key (`linkwise keys create`)")->required();
+  upload_cmd->add_option("--key-file", args->key_file, "a file holding the API key (`linkwise keys create`)")
+      ->required();
   upload_cmd->add_option("--instance", args->instance, "the catalog instance id, when the report does not identify it");
   upload_cmd->callback([args] { upload(args->path, args->url, args->key_file, args->instance); });
 }

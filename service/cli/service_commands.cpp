@@ -102,9 +102,9 @@ void serve(const ServeOptions& options) {
   http.bind();
 
   std::cerr << "linkwise serve: http://" << server_options.host << ":" << http.port() << " ("
-            << ctx.catalog.instances().size() << " instance types, " << ctx.catalog.gpus().size()
-            << " GPU models from " << (store.catalog_in_db ? db_path.string() : "the embedded catalog")
-            << "; keys and probe reports in " << db_path.string() << "; " << server_options.threads
+            << ctx.catalog.instances().size() << " instance types, " << ctx.catalog.gpus().size() << " GPU models from "
+            << (store.catalog_in_db ? db_path.string() : "the embedded catalog") << "; keys and probe reports in "
+            << db_path.string() << "; " << server_options.threads
             << " threads; web page at /, API reference at /docs, OpenAPI at /openapi.json)\n";
   if (server_options.host != "127.0.0.1" && server_options.host != "localhost" && server_options.host != "::1") {
     std::cerr << "linkwise serve: listening beyond loopback on " << server_options.host
@@ -132,15 +132,15 @@ void serve(const ServeOptions& options) {
 void register_service_commands(CLI::App& app) {
   auto options = std::make_shared<ServeOptions>();
   auto* serve_cmd = app.add_subcommand(
-      "serve",
-      "Start the REST service (loopback only unless --host says otherwise; see /openapi.json). "
-      "--db PATH (or $LINKWISE_DB): serve the catalog in PATH (created from the embedded catalog if "
-      "missing) and keep keys and reports there. Without: the embedded catalog, and keys and reports in "
-      "$XDG_DATA_HOME/linkwise/linkwise.db");
+      "serve", "Start the REST service (loopback only unless --host says otherwise; see /openapi.json). "
+               "--db PATH (or $LINKWISE_DB): serve the catalog in PATH (created from the embedded catalog if "
+               "missing) and keep keys and reports there. Without: the embedded catalog, and keys and reports in "
+               "$XDG_DATA_HOME/linkwise/linkwise.db");
   serve_cmd->add_option("--host", options->server.host, "Address to listen on")->capture_default_str();
   serve_cmd->add_option("--port", options->server.port, "TCP port")->capture_default_str()->check(CLI::Range(1, 65535));
-  serve_cmd->add_option("--threads", options->server.threads,
-                        "Worker threads = the most connections served at once (each kept-alive connection holds one)")
+  serve_cmd
+      ->add_option("--threads", options->server.threads,
+                   "Worker threads = the most connections served at once (each kept-alive connection holds one)")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
   serve_cmd->add_flag("--quiet", options->quiet, "No access log on stderr");
@@ -178,7 +178,8 @@ void register_service_commands(CLI::App& app) {
     }
     std::size_t width = 4;
     for (const auto& k : keys_found) width = std::max(width, k.name.size());
-    std::cout << std::left << std::setw(static_cast<int>(width)) << "NAME" << "  CREATED               REVOKED\n";
+    std::cout << std::left << std::setw(static_cast<int>(width)) << "NAME"
+              << "  CREATED               REVOKED\n";
     for (const auto& k : keys_found) {
       std::cout << std::setw(static_cast<int>(width)) << k.name << "  " << k.created_at << "  "
                 << k.revoked_at.value_or("-") << "\n";

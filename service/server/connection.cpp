@@ -22,7 +22,8 @@ namespace {
 constexpr std::size_t kReadChunk = 16 * 1024;
 
 bool header_is(std::string_view line, std::string_view name) {
-  return line.size() > name.size() && line[name.size()] == ':' && strncasecmp(line.data(), name.data(), name.size()) == 0;
+  return line.size() > name.size() && line[name.size()] == ':' &&
+         strncasecmp(line.data(), name.data(), name.size()) == 0;
 }
 
 std::string_view header_value(std::string_view line, std::size_t name_size) {
@@ -86,9 +87,11 @@ HeadCheck inspect_head(std::string_view bytes, const ConnectionLimits& limits) {
       std::size_t length = 0;
       const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), length);
       if (value.empty() || ec != std::errc() || ptr != value.data() + value.size())
-        return refused(400, "Content-Length: expected a number of bytes, got \"" + std::string(value.substr(0, 40)) + "\"");
+        return refused(400,
+                       "Content-Length: expected a number of bytes, got \"" + std::string(value.substr(0, 40)) + "\"");
       // Two lengths that differ make the body's end ambiguous (request smuggling): refused.
-      if (has_length && length != check.content_length) return refused(400, "Content-Length given twice with different values");
+      if (has_length && length != check.content_length)
+        return refused(400, "Content-Length given twice with different values");
       has_length = true;
       check.content_length = length;
     } else if (header_is(line, "Expect")) {
@@ -244,7 +247,6 @@ void Connection::close_gracefully() {
   ::close(sock_);
   sock_ = -1;
 }
-
 
 // ---------------------------------------------------------------------------------------------
 

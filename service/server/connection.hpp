@@ -45,12 +45,12 @@ struct ConnectionLimits {
 // (with its method and body length), or one refused with a status and a reason.
 struct HeadCheck {
   enum class State { incomplete, complete, refused } state = State::incomplete;
-  int status = 0;        // refused: 400 or 431
-  std::string detail;    // refused: why, for the problem body
-  std::string method;    // complete
-  std::size_t head_bytes = 0;       // complete: request line + headers + the blank line
-  std::size_t content_length = 0;   // complete: 0 without Content-Length
-  bool expects_continue = false;    // complete: "Expect: 100-continue" (the body waits for us)
+  int status = 0;                  // refused: 400 or 431
+  std::string detail;              // refused: why, for the problem body
+  std::string method;              // complete
+  std::size_t head_bytes = 0;      // complete: request line + headers + the blank line
+  std::size_t content_length = 0;  // complete: 0 without Content-Length
+  bool expects_continue = false;   // complete: "Expect: 100-continue" (the body waits for us)
 };
 
 // Pure: inspects the bytes at the front of a connection. Tested and fuzzed without a socket.
@@ -94,7 +94,7 @@ class Connection final : public httplib::Stream {
 
  private:
   int sock_;
-  std::string buffer_;          // read from the socket, not yet consumed
+  std::string buffer_;            // read from the socket, not yet consumed
   std::size_t request_left_ = 0;  // bytes of the current request not yet consumed
   Clock::time_point deadline_{};
 };
@@ -128,6 +128,5 @@ class Reception {
   bool stopping_ = false;
   std::thread thread_;
 };
-
 
 }  // namespace linkwise::server

@@ -8,7 +8,8 @@ Context::Context(Catalog catalog_snapshot, Database& database)
     : catalog(std::move(catalog_snapshot)), db(database), keys(database), reports(database) {
   // ordered_json keeps the contract's field order, the same as `linkwise instances --json`.
   instance_json.reserve(catalog.instances().size());
-  for (const auto& instance : catalog.instances()) instance_json.push_back(encode_body(nlohmann::ordered_json(instance).dump()));
+  for (const auto& instance : catalog.instances())
+    instance_json.push_back(encode_body(nlohmann::ordered_json(instance).dump()));
   auto gpus = nlohmann::ordered_json::array();
   for (const auto& gpu : catalog.gpus()) gpus.push_back(gpu);
   gpus_body = encode_body(nlohmann::ordered_json{{"total", catalog.gpus().size()}, {"items", std::move(gpus)}}.dump());

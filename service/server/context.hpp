@@ -25,7 +25,7 @@ struct Context {
   const Catalog catalog;
   // Each instance's JSON, serialized once; index i belongs to catalog.instances()[i].
   std::vector<std::shared_ptr<const EncodedBody>> instance_json;
-  std::shared_ptr<const EncodedBody> gpus_body;  // the whole GET /v1/gpus response
+  std::shared_ptr<const EncodedBody> gpus_body;      // the whole GET /v1/gpus response
   ResponseCache instance_queries{32 * 1024 * 1024};  // GET /v1/instances bodies by target
   // Planner answers by target and SHA-256 of the workload: a pure function of the request, the
   // catalog snapshot and a stored report (reports never change once stored).

@@ -44,10 +44,13 @@ void check_database_file(const std::filesystem::path& path) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(status)) return;  // a new file: created below
-  if (std::filesystem::is_directory(status)) throw Error(ErrorKind::invalid_input, path.string() + " is a directory, not a database file", "db");
-  if (!std::filesystem::is_regular_file(status)) throw Error(ErrorKind::invalid_input, path.string() + " is not a regular file", "db");
+  if (std::filesystem::is_directory(status))
+    throw Error(ErrorKind::invalid_input, path.string() + " is a directory, not a database file", "db");
+  if (!std::filesystem::is_regular_file(status))
+    throw Error(ErrorKind::invalid_input, path.string() + " is not a regular file", "db");
   if (::access(path.c_str(), R_OK | W_OK) != 0)
-    throw Error(ErrorKind::invalid_input, path.string() + " is not readable and writable by this user (read-only?)", "db");
+    throw Error(ErrorKind::invalid_input, path.string() + " is not readable and writable by this user (read-only?)",
+                "db");
   if (std::filesystem::file_size(path, ec) == 0) return;  // an empty file is an empty database
 
   try {
@@ -59,11 +62,14 @@ void check_database_file(const std::filesystem::path& path) {
                               "read the tables (not a linkwise database?)");
       while (names.step()) tables.push_back(names.text(0));
     }
-    const auto has = [&](std::string_view name) { return std::find(tables.begin(), tables.end(), name) != tables.end(); };
+    const auto has = [&](std::string_view name) {
+      return std::find(tables.begin(), tables.end(), name) != tables.end();
+    };
     // A database of someone else's: neither the service's tables nor a linkwise catalog in it.
     if (!tables.empty() && !has("service_schema") && !has("meta") && !has("api_keys")) {
       throw Error(ErrorKind::invalid_input,
-                  path.string() + " holds tables of another application (" + tables.front() + ", ...): not a linkwise database",
+                  path.string() + " holds tables of another application (" + tables.front() +
+                      ", ...): not a linkwise database",
                   "db");
     }
     sqlite::refuse_newer(db, kServiceSchema, sqlite::stored_version(db, kServiceSchema));

@@ -77,11 +77,11 @@ void send_encoded(const httplib::Request& req, httplib::Response& res, std::shar
   const bool compressed = accepts_gzip(req) && !body->gzip().empty();
   if (compressed) res.set_header("Content-Encoding", "gzip");
   const std::string& bytes = compressed ? body->gzip() : body->identity();
-  res.set_content_provider(bytes.size(), content_type,
-                           [body = std::move(body), &bytes](std::size_t offset, std::size_t length,
-                                                            httplib::DataSink& sink) {
-                             return sink.write(bytes.data() + offset, length);
-                           });
+  res.set_content_provider(
+      bytes.size(), content_type,
+      [body = std::move(body), &bytes](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+        return sink.write(bytes.data() + offset, length);
+      });
 }
 
 }  // namespace linkwise::server

@@ -39,9 +39,9 @@ InstanceFilter filter_from(const QueryParams& query) {
 void add_catalog_routes(Router& router, Context& ctx) {
   router.add("GET", "/v1/instances", [&ctx](const httplib::Request& req, httplib::Response& res, const PathParams&) {
     if (auto cached = ctx.instance_queries.find(req.target)) return send_encoded(req, res, std::move(cached));
-    const QueryParams query(req, {"provider", "gpu", "min_gpus", "min_gpu_memory_gb", "fabric",
-                                  "min_nvlink_gbytes_per_s", "min_network_gbits_per_s", "rdma", "max_price",
-                                  "region", "sort", "limit", "offset"});
+    const QueryParams query(req,
+                            {"provider", "gpu", "min_gpus", "min_gpu_memory_gb", "fabric", "min_nvlink_gbytes_per_s",
+                             "min_network_gbits_per_s", "rdma", "max_price", "region", "sort", "limit", "offset"});
     const InstanceFilter filter = filter_from(query);
     const InstanceSort sort = InstanceSort::parse(query.text("sort").value_or("id"));
     const long long limit = query.integer("limit", 0, kMaxLimit).value_or(kDefaultLimit);
@@ -53,8 +53,8 @@ void add_catalog_routes(Router& router, Context& ctx) {
     const auto last = std::min<std::size_t>(matches.size(), first + static_cast<std::size_t>(limit));
     // excluded_unknown: instance field -> instances the filters hid only because that field is null.
     std::string body = R"({"total":)" + std::to_string(matches.size()) + R"(,"limit":)" + std::to_string(limit) +
-                       R"(,"offset":)" + std::to_string(offset) +
-                       R"(,"excluded_unknown":)" + nlohmann::json(found.excluded_unknown).dump() + R"(,"items":[)";
+                       R"(,"offset":)" + std::to_string(offset) + R"(,"excluded_unknown":)" +
+                       nlohmann::json(found.excluded_unknown).dump() + R"(,"items":[)";
     std::size_t size = body.size() + 2;
     for (std::size_t i = first; i < last; ++i) size += ctx.json_of(*matches[i])->identity().size() + 1;
     body.reserve(size);

@@ -18,7 +18,6 @@
 namespace linkwise::server {
 namespace {
 
-
 std::optional<MeasuredLinks> measured_from(const QueryParams& query, ReportStore& reports) {
   const auto id = query.integer("probe_report", 1, std::numeric_limits<std::int64_t>::max());
   if (!id) return std::nullopt;
@@ -58,20 +57,20 @@ void add_planner_routes(Router& router, Context& ctx) {
     });
   });
 
-  router.add("POST", "/v1/recommendations",
-             [&ctx](const httplib::Request& req, httplib::Response& res, const PathParams&) {
-               require_json_content_type(req);
-               answer(ctx, req, res, [&] {
-                 const QueryParams query(req, {"top", "probe_report", "per"});
-                 // The same default and bounds as the CLI's --top and Python's top= (search.hpp).
-                 const int top = static_cast<int>(
-                     query.integer("top", planner::kMinTop, planner::kMaxTop).value_or(planner::kDefaultTop));
-                 const planner::Grouping per = planner::parse_grouping(query.text("per").value_or(""), "per");
-                 const auto measured = measured_from(query, ctx.reports);
-                 const nlohmann::json workload = json_body(req);
-                 return planner::recommend_json(workload, ctx.catalog, top, measured ? &*measured : nullptr, per).dump();
-               });
-             });
+  router.add(
+      "POST", "/v1/recommendations", [&ctx](const httplib::Request& req, httplib::Response& res, const PathParams&) {
+        require_json_content_type(req);
+        answer(ctx, req, res, [&] {
+          const QueryParams query(req, {"top", "probe_report", "per"});
+          // The same default and bounds as the CLI's --top and Python's top= (search.hpp).
+          const int top =
+              static_cast<int>(query.integer("top", planner::kMinTop, planner::kMaxTop).value_or(planner::kDefaultTop));
+          const planner::Grouping per = planner::parse_grouping(query.text("per").value_or(""), "per");
+          const auto measured = measured_from(query, ctx.reports);
+          const nlohmann::json workload = json_body(req);
+          return planner::recommend_json(workload, ctx.catalog, top, measured ? &*measured : nullptr, per).dump();
+        });
+      });
 }
 
 }  // namespace linkwise::server

@@ -70,8 +70,8 @@ std::string Metrics::render() const {
     out += "linkwise_http_request_duration_seconds_bucket{route=\"" + route + "\",le=\"+Inf\"} " +
            std::to_string(histogram.count) + "\n";
     out += "linkwise_http_request_duration_seconds_sum{route=\"" + route + "\"} " + number(histogram.sum) + "\n";
-    out += "linkwise_http_request_duration_seconds_count{route=\"" + route + "\"} " +
-           std::to_string(histogram.count) + "\n";
+    out += "linkwise_http_request_duration_seconds_count{route=\"" + route + "\"} " + std::to_string(histogram.count) +
+           "\n";
   }
   for (const auto& [name, gauge] : gauges_) {
     out += "# HELP " + name + " " + gauge.help + "\n";

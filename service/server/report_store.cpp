@@ -17,15 +17,16 @@ StoredReport read_row(const Statement& row) {
     stored.report = nlohmann::json::parse(row.text(4));
     stored.validation = nlohmann::json::parse(row.text(5));
   } catch (const nlohmann::json::parse_error& e) {
-    throw Error(ErrorKind::io, "probe report " + std::to_string(stored.id) + " is damaged in the database: " + e.what());
+    throw Error(ErrorKind::io,
+                "probe report " + std::to_string(stored.id) + " is damaged in the database: " + e.what());
   }
   return stored;
 }
 
 }  // namespace
 
-StoredReport ReportStore::add(const std::string& instance_id, const std::string& key_name,
-                              const nlohmann::json& report, const nlohmann::json& validation) {
+StoredReport ReportStore::add(const std::string& instance_id, const std::string& key_name, const nlohmann::json& report,
+                              const nlohmann::json& validation) {
   StoredReport stored{0, instance_id, utc_now_rfc3339(), key_name, report, validation};
   std::lock_guard lock(db_.mutex());
   db_.transaction("storing a report", [&] {
@@ -60,9 +61,9 @@ ReportStore::Page ReportStore::list(const std::optional<std::string>& instance_i
     count.step();
     page.total = count.integer64(0);
   }
-  Statement select(db_.sql(), std::string("SELECT ") + kColumns + " FROM probe_reports" + where +
-                            " ORDER BY id LIMIT ?2 OFFSET ?3",
-                   "list reports");
+  Statement select(
+      db_.sql(), std::string("SELECT ") + kColumns + " FROM probe_reports" + where + " ORDER BY id LIMIT ?2 OFFSET ?3",
+      "list reports");
   if (instance_id) select.bind(1, *instance_id);
   select.bind(2, limit).bind(3, offset);
   while (select.step()) page.items.push_back(read_row(select));
@@ -71,7 +72,8 @@ ReportStore::Page ReportStore::list(const std::optional<std::string>& instance_i
 
 std::vector<StoredReport> ReportStore::all_for(const std::string& instance_id) {
   std::lock_guard lock(db_.mutex());
-  Statement select(db_.sql(), std::string("SELECT ") + kColumns + " FROM probe_reports WHERE instance_id = ? ORDER BY id",
+  Statement select(db_.sql(),
+                   std::string("SELECT ") + kColumns + " FROM probe_reports WHERE instance_id = ? ORDER BY id",
                    "read the reports of an instance");
   select.bind(1, instance_id);
   std::vector<StoredReport> reports;

@@ -15,9 +15,9 @@ namespace linkwise::server {
 
 struct StoredReport {
   std::int64_t id = 0;
-  std::string instance_id;  // the catalog instance type the report was measured on
-  std::string received_at;  // RFC 3339, UTC
-  std::string key_name;     // the API key that uploaded it (its name, never the key)
+  std::string instance_id;    // the catalog instance type the report was measured on
+  std::string received_at;    // RFC 3339, UTC
+  std::string key_name;       // the API key that uploaded it (its name, never the key)
   nlohmann::json report;      // as uploaded
   nlohmann::json validation;  // the check against the catalog's claims at upload time
 };

@@ -34,7 +34,8 @@ QueryParams::QueryParams(const httplib::Request& req, std::initializer_list<std:
   // cpp-httplib's own parse drops a repeated "name=value" and keeps only the text after the last
   // '=' of a value; the target as sent is split here instead.
   const auto question = req.target.find('?');
-  std::string_view query = question == std::string::npos ? std::string_view() : std::string_view(req.target).substr(question + 1);
+  std::string_view query =
+      question == std::string::npos ? std::string_view() : std::string_view(req.target).substr(question + 1);
   while (!query.empty()) {
     const auto amp = query.find('&');
     const std::string_view pair = query.substr(0, amp);
@@ -42,7 +43,9 @@ QueryParams::QueryParams(const httplib::Request& req, std::initializer_list<std:
     if (pair.empty()) continue;
     const auto eq = pair.find('=');
     std::string name = httplib::detail::decode_url(std::string(pair.substr(0, eq)), true);
-    std::string value = eq == std::string_view::npos ? std::string() : httplib::detail::decode_url(std::string(pair.substr(eq + 1)), true);
+    std::string value = eq == std::string_view::npos
+                            ? std::string()
+                            : httplib::detail::decode_url(std::string(pair.substr(eq + 1)), true);
     const std::string shown = clip(name);
     if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
       std::string accepted;
@@ -75,8 +78,8 @@ std::optional<long long> QueryParams::integer(std::string_view name, long long m
   const char* end = value->data() + value->size();
   auto [ptr, ec] = std::from_chars(value->data(), end, parsed);
   if (ec == std::errc() && ptr == end && (parsed < min || parsed > max)) {
-    throw_invalid(std::string(name), std::string(name) + ": expected an integer from " + std::to_string(min) +
-                                         " to " + std::to_string(max) + ", got \"" + clip(*value) + "\"");
+    throw_invalid(std::string(name), std::string(name) + ": expected an integer from " + std::to_string(min) + " to " +
+                                         std::to_string(max) + ", got \"" + clip(*value) + "\"");
   }
   if (ec != std::errc() || ptr != end) {
     throw_invalid(std::string(name), std::string(name) + ": expected an integer, got \"" + clip(*value) + "\"");
@@ -91,8 +94,8 @@ std::optional<double> QueryParams::number(std::string_view name) const {
   const char* end = value->data() + value->size();
   auto [ptr, ec] = std::from_chars(value->data(), end, parsed);
   if (ec != std::errc() || ptr != end || !std::isfinite(parsed)) {
-    throw_invalid(std::string(name), std::string(name) + ": expected a plain finite number (no unit), got \"" +
-                                         clip(*value) + "\"");
+    throw_invalid(std::string(name),
+                  std::string(name) + ": expected a plain finite number (no unit), got \"" + clip(*value) + "\"");
   }
   return parsed;
 }

@@ -29,7 +29,7 @@ class Router {
     const std::string* route = nullptr;  // the template that matched the path; null: unknown path
     const Handler* handler = nullptr;    // null with a route: the method is not allowed
     PathParams params;
-    std::string allowed;                 // "GET, HEAD" ... for the Allow header of a 405
+    std::string allowed;  // "GET, HEAD" ... for the Allow header of a 405
   };
   // HEAD is answered by the GET handler.
   Match match(std::string_view method, std::string_view path) const;

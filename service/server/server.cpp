@@ -64,7 +64,8 @@ void Server::Http::serve(std::shared_ptr<Connection> connection) {
           problem_for_status(head.status, head.detail, head.status == 431 ? "headers" : "Content-Length"));
       return;
     }
-    connection->begin_request(head.head_bytes + head.content_length, std::chrono::steady_clock::now() + limits_.body_timeout);
+    connection->begin_request(head.head_bytes + head.content_length,
+                              std::chrono::steady_clock::now() + limits_.body_timeout);
     const bool last = served + 1 >= keep_alive_max_count_ || svr_sock_ == INVALID_SOCKET;
     bool closed_by_handler = false;
     const bool ok = process_request(*connection, last, closed_by_handler, nullptr);
@@ -131,7 +132,8 @@ Server::Server(Context& ctx, ServerOptions options)
   http.set_payload_max_length(options_.max_body_bytes);
 
   http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    return pre_route(req, res) ? httplib::Server::HandlerResponse::Handled : httplib::Server::HandlerResponse::Unhandled;
+    return pre_route(req, res) ? httplib::Server::HandlerResponse::Handled
+                               : httplib::Server::HandlerResponse::Unhandled;
   });
 
   const auto handler = [this](const httplib::Request& req, httplib::Response& res) { dispatch(req, res); };
@@ -225,9 +227,9 @@ void Server::dispatch(const httplib::Request& req, httplib::Response& res) {
   current.route = match.route;
   if (!match.handler) {
     res.set_header("Allow", match.allowed);
-    write_problem(res, problem_for_status(405, req.method + " is not allowed on " + *match.route +
-                                                   "; allowed: " + match.allowed),
-                  req.path);
+    write_problem(
+        res, problem_for_status(405, req.method + " is not allowed on " + *match.route + "; allowed: " + match.allowed),
+        req.path);
     return;
   }
   try {
@@ -235,8 +237,9 @@ void Server::dispatch(const httplib::Request& req, httplib::Response& res) {
   } catch (const GateFull& full) {
     res = httplib::Response{};
     res.set_header("Retry-After", "1");
-    write_problem(res, problem_for_status(503, std::to_string(full.waiting) +
-                                                   " planner searches are already queued; retry after a second"),
+    write_problem(res,
+                  problem_for_status(503, std::to_string(full.waiting) +
+                                              " planner searches are already queued; retry after a second"),
                   req.path);
   } catch (const UnsupportedMediaType& e) {
     res = httplib::Response{};
@@ -244,7 +247,8 @@ void Server::dispatch(const httplib::Request& req, httplib::Response& res) {
   } catch (const Error& e) {
     res = httplib::Response{};
     const Problem problem = problem_from(e);
-    if (problem.status >= 500) std::cerr << "linkwise serve: " << req.method << ' ' << req.path << ": " << e.what() << "\n";
+    if (problem.status >= 500)
+      std::cerr << "linkwise serve: " << req.method << ' ' << req.path << ": " << e.what() << "\n";
     write_problem(res, problem, req.path);
   } catch (const nlohmann::json::exception& e) {
     // A value of the wrong JSON type reached code that reads it with get<>(): the client's fault.

@@ -8,7 +8,7 @@
 namespace linkwise::server::web {
 
 struct Asset {
-  std::string_view name;   // as asked for under /assets/ ("app.js"); "index.html" and "docs.html" too
+  std::string_view name;  // as asked for under /assets/ ("app.js"); "index.html" and "docs.html" too
   std::string_view bytes;
 };
 

@@ -37,7 +37,10 @@ void BM_LayoutEvaluation(benchmark::State& state) {
   const planner::PlannerConstants& k = planner::default_constants();
   const planner::PreparedModel m = planner::prepare_model(w.model, w.job);
   const planner::PreparedHardware p = planner::prepare_hardware(hw, w.job, k, nullptr, false);
-  struct Case { int nodes; planner::Layout layout; };
+  struct Case {
+    int nodes;
+    planner::Layout layout;
+  };
   std::vector<Case> cases;
   for (int nodes : {4, 8, 16, 32})
     for (int tp : {1, 2, 4, 8})
@@ -45,7 +48,11 @@ void BM_LayoutEvaluation(benchmark::State& state) {
         for (int zero : {0, 1, 3})
           for (auto rc : {planner::Recompute::none, planner::Recompute::selective, planner::Recompute::full}) {
             planner::Layout l;
-            l.tp = tp; l.pp = pp; l.dp = nodes * 8 / (tp * pp); l.zero = zero; l.recompute = rc;
+            l.tp = tp;
+            l.pp = pp;
+            l.dp = nodes * 8 / (tp * pp);
+            l.zero = zero;
+            l.recompute = rc;
             l.sequence_parallel = tp > 1;
             cases.push_back({nodes, l});
           }
@@ -88,16 +95,19 @@ void BM_RecommendLlama70BExhaustive(benchmark::State& state) {
     benchmark::DoNotOptimize(r.plans.data());
   }
   state.counters["layouts_evaluated"] = double(evaluated);
-  state.counters["layouts_per_s"] = benchmark::Counter(double(evaluated), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["layouts_per_s"] =
+      benchmark::Counter(double(evaluated), benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_RecommendLlama70BExhaustive)->Unit(benchmark::kMillisecond);
 
 // Mixture-of-experts over the whole catalog (issue 10's goal: under 20 ms): DeepSeek-V3 and
 // Qwen3-235B-A22B pre-training, with ep searched as one more layout dimension.
 void BM_RecommendMoe(benchmark::State& state, const char* preset) {
-  const nlohmann::json doc = {{"model", {{"preset", preset}}},
-                              {"job", {{"kind", "pretrain"}, {"seq_len", 4096}, {"global_batch", 1024}, {"tokens", 1e12}, {"precision", "fp8"}}},
-                              {"constraints", {{"max_nodes", 64}}}};
+  const nlohmann::json doc = {
+      {"model", {{"preset", preset}}},
+      {"job",
+       {{"kind", "pretrain"}, {"seq_len", 4096}, {"global_batch", 1024}, {"tokens", 1e12}, {"precision", "fp8"}}},
+      {"constraints", {{"max_nodes", 64}}}};
   run_search(state, doc);
 }
 BENCHMARK_CAPTURE(BM_RecommendMoe, deepseek_v3, "deepseek-v3")->Unit(benchmark::kMillisecond);
@@ -117,17 +127,18 @@ struct VariedWorkload {
 };
 
 std::vector<VariedWorkload> varied_workloads() {
-  const char* presets[] = {"llama3.1-8b", "llama3.1-70b", "llama3.1-405b", "llama2-7b",  "llama2-13b",
+  const char* presets[] = {"llama3.1-8b", "llama3.1-70b", "llama3.1-405b", "llama2-7b", "llama2-13b",
                            "llama2-70b",  "mistral-7b",   "qwen2.5-72b",   "gpt3-175b"};
   std::vector<VariedWorkload> out;
   for (int max_nodes : {8, 16, 32, 64})
     for (int seq_len : {2048, 4096, 8192})
       for (const char* preset : presets)
-        out.push_back({std::string(preset) + " seq_len " + std::to_string(seq_len) + " max_nodes " + std::to_string(max_nodes),
-                       std::string(R"({"model": {"preset": ")") + preset + R"("}, "job": {"kind": "pretrain", "seq_len": )" +
-                      std::to_string(seq_len) +
-                      R"(, "global_batch": 512, "tokens": 1e12, "precision": "bf16"}, "constraints": {"max_nodes": )" +
-                           std::to_string(max_nodes) + R"(, "objective": "cost"}})"});
+        out.push_back(
+            {std::string(preset) + " seq_len " + std::to_string(seq_len) + " max_nodes " + std::to_string(max_nodes),
+             std::string(R"({"model": {"preset": ")") + preset + R"("}, "job": {"kind": "pretrain", "seq_len": )" +
+                 std::to_string(seq_len) +
+                 R"(, "global_batch": 512, "tokens": 1e12, "precision": "bf16"}, "constraints": {"max_nodes": )" +
+                 std::to_string(max_nodes) + R"(, "objective": "cost"}})"});
   return out;
 }
 
@@ -156,7 +167,10 @@ void BM_RecommendTextVariedSlowest(benchmark::State& state) {
     const auto start = std::chrono::steady_clock::now();
     for (int r = 0; r < 5; ++r) benchmark::DoNotOptimize(answer(i));
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (s > slowest_s) { slowest_s = s; slowest = i; }
+    if (s > slowest_s) {
+      slowest_s = s;
+      slowest = i;
+    }
   }
   for (auto _ : state) benchmark::DoNotOptimize(answer(slowest));
   state.SetLabel(workloads[slowest].label);

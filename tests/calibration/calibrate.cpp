@@ -2,7 +2,8 @@
 // transcribed from MosaicML llm-foundry's benchmark tables, NVIDIA NeMo 24.07's performance page
 // and the Megatron-LM v1 README; see DATA.md).
 //
-//   linkwise_calibrate [--runs FILE] [--check-set FILE] [--data DIR] [--table] [--fit] [--fit-on all|half-a|half-b|mosaicml]
+//   linkwise_calibrate [--runs FILE] [--check-set FILE] [--data DIR] [--table] [--fit] [--fit-on
+//   all|half-a|half-b|mosaicml]
 //                      [--check MAX_FIT_MEDIAN MAX_HOLDOUT_MEDIAN]
 //
 // Every run is mapped to a workload on custom hardware (DGX-like nodes of the run's GPU, from
@@ -62,7 +63,7 @@ std::optional<Node> node_for(const std::string& gpu) {
   if (gpu.find("GB200") != std::string::npos) return Node{"GB200", 4, 1800, 1600, 72};
   if (gpu.find("B300") != std::string::npos) return Node{"B300-SXM-288GB", 8, 1800, 6400};
   if (gpu.find("B200") != std::string::npos) return Node{"B200-SXM-180GB", 8, 1800, 3200};  // DGX B200: 8 x 400 Gbit/s
-  if (gpu.find("H200") != std::string::npos) return Node{"H200-SXM-141GB", 8, 900, 3200};  // HGX H200, 8 x 400 Gbit/s
+  if (gpu.find("H200") != std::string::npos) return Node{"H200-SXM-141GB", 8, 900, 3200};   // HGX H200, 8 x 400 Gbit/s
   if (gpu.find("H100") != std::string::npos) return Node{"H100-SXM5-80GB", 8, 900, 3200};
   if (gpu.find("A100-80GB") != std::string::npos) return Node{"A100-SXM4-80GB", 8, 600, 1600};
   if (gpu.find("A100") != std::string::npos) return Node{"A100-SXM4-40GB", 8, 600, 1600};
@@ -101,14 +102,22 @@ std::string to_workload(const json& r, json& out) {
   const std::string task = r["task"].get<std::string>();
   if (measured <= 0 && !r["measured"].contains("iteration_time_ms")) return "no throughput";
 
-  json model = {{"layers", r["layers"]}, {"hidden", hidden}, {"heads", r["heads"]},
-                {"kv_heads", get_or(r, "kv_heads", r["heads"].get<int>())}, {"ffn_hidden", ffn},
-                {"vocab", vocab_for(r)}, {"gated_mlp", ffn != 4 * hidden}, {"name", r["model"]}};
+  json model = {{"layers", r["layers"]},
+                {"hidden", hidden},
+                {"heads", r["heads"]},
+                {"kv_heads", get_or(r, "kv_heads", r["heads"].get<int>())},
+                {"ffn_hidden", ffn},
+                {"vocab", vocab_for(r)},
+                {"gated_mlp", ffn != 4 * hidden},
+                {"name", r["model"]}};
   // Mixture-of-experts runs name the model by its preset (config.json shape, experts and MLA).
   if (r.contains("preset")) model = {{"preset", r["preset"]}};
   if (group == "mosaicml_llm_foundry") model["tied_embeddings"] = true;  // MPT ties its embeddings
-  json job = {{"kind", task == "sft" ? "finetune" : task == "lora" ? "lora" : "pretrain"},
-              {"seq_len", r["seq_len"]}, {"global_batch", global_batch}};
+  json job = {{"kind", task == "sft"    ? "finetune"
+                       : task == "lora" ? "lora"
+                                        : "pretrain"},
+              {"seq_len", r["seq_len"]},
+              {"global_batch", global_batch}};
   job["precision"] = precision_text.find("fp8") != std::string::npos    ? "fp8"
                      : precision_text.find("fp16") != std::string::npos ? "fp16"
                                                                         : "bf16";
@@ -116,7 +125,8 @@ std::string to_workload(const json& r, json& out) {
   std::string recompute = "none";
   bool sequence_parallel = false;
   // Megatron-LM before FlashAttention (2020-2022 papers and README): fused softmax, dropout on.
-  const bool pre_flash = group == "megatron_v1_2020" || group == "narayanan2021_a100" || group == "korthikanti2022_a100";
+  const bool pre_flash =
+      group == "megatron_v1_2020" || group == "narayanan2021_a100" || group == "korthikanti2022_a100";
   const bool megatron_core = group.rfind("nemo", 0) == 0 || group.rfind("megatron_bridge", 0) == 0;
   if (group == "mosaicml_llm_foundry") {
     zero = sharding.find("FULL_SHARD") != std::string::npos ? 3 : 2;
@@ -146,8 +156,8 @@ std::string to_workload(const json& r, json& out) {
   const std::string framework_text = get_or<std::string>(r, "framework", "");
   // Transformer Engine's fused norm and attention kernels (NeMo AutoModel) are not the eager op-by-op
   // block the planner's `fsdp` assumes without compile either: the same fused-block cost model.
-  if (framework_text.find("torch.compile") != std::string::npos || framework_text.find("Transformer Engine") != std::string::npos ||
-      get_or(r, "torch_compile", false))
+  if (framework_text.find("torch.compile") != std::string::npos ||
+      framework_text.find("Transformer Engine") != std::string::npos || get_or(r, "torch_compile", false))
     job["torch_compile"] = true;
   if (pre_flash) {
     job["flash_attention"] = false;
@@ -158,9 +168,16 @@ std::string to_workload(const json& r, json& out) {
   // torchtitan splits the local batch into as many micro-batches as pipeline stages unless told
   // otherwise (experimental.pipeline_parallel_microbatches defaults to the PP degree).
   const bool torchtitan = group.rfind("torchtitan", 0) == 0;
-  const int micro_batch = get_or(r, "micro_batch", pp > 1 ? (torchtitan ? std::max(1, global_batch / dp / pp) : 1) : global_batch / dp);
-  json layout = {{"tp", tp}, {"pp", pp}, {"cp", cp}, {"dp", dp}, {"micro_batch", micro_batch}, {"zero", zero},
-                 {"recompute", recompute}, {"sequence_parallel", sequence_parallel},
+  const int micro_batch =
+      get_or(r, "micro_batch", pp > 1 ? (torchtitan ? std::max(1, global_batch / dp / pp) : 1) : global_batch / dp);
+  json layout = {{"tp", tp},
+                 {"pp", pp},
+                 {"cp", cp},
+                 {"dp", dp},
+                 {"micro_batch", micro_batch},
+                 {"zero", zero},
+                 {"recompute", recompute},
+                 {"sequence_parallel", sequence_parallel},
                  {"virtual_stages", get_or(r, "vp", 1)}};
   if (get_or(r, "ep", 1) > 1) layout["ep"] = r["ep"];
   if (get_or(r, "etp", 1) > 1) layout["etp"] = r["etp"];
@@ -169,11 +186,13 @@ std::string to_workload(const json& r, json& out) {
   const int per_node = std::min(gpus, node->gpus_per_node);
   // A network the source states (per node) replaces the DGX reference's.
   const double network_gbits = get_or(r, "network_gbits_per_node", node->network_gbits);
-  json custom = {{"gpu_model", node->gpu_model}, {"gpu_count", per_node}, {"intra_node_fabric", "nvswitch"},
-                 {"nvlink_gbytes_per_s", node->nvlink}, {"network_type", "infiniband"},
-                 {"network_gbits_per_s", network_gbits}};
+  json custom = {{"gpu_model", node->gpu_model},    {"gpu_count", per_node},
+                 {"intra_node_fabric", "nvswitch"}, {"nvlink_gbytes_per_s", node->nvlink},
+                 {"network_type", "infiniband"},    {"network_gbits_per_s", network_gbits}};
   if (node->nvlink_domain_gpus > per_node) custom["nvlink_domain_gpus"] = node->nvlink_domain_gpus;
-  out = {{"model", model}, {"job", job}, {"hardware", {{"custom", custom}, {"nodes", (gpus + per_node - 1) / per_node}}},
+  out = {{"model", model},
+         {"job", job},
+         {"hardware", {{"custom", custom}, {"nodes", (gpus + per_node - 1) / per_node}}},
          {"layout", layout}};
   return {};
 }
@@ -183,8 +202,8 @@ double measured_tokens_per_gpu(const json& r) {
   if (m.contains("tokens_per_sec_per_gpu") && m["tokens_per_sec_per_gpu"].is_number())
     return m["tokens_per_sec_per_gpu"].get<double>();
   // Megatron-LM v1 reports iteration time: tokens per iteration / time / GPUs.
-  return r["global_batch_seqs"].get<double>() * r["seq_len"].get<double>() / (m["iteration_time_ms"].get<double>() / 1000.0) /
-         r["num_gpus"].get<double>();
+  return r["global_batch_seqs"].get<double>() * r["seq_len"].get<double>() /
+         (m["iteration_time_ms"].get<double>() / 1000.0) / r["num_gpus"].get<double>();
 }
 
 double predict(const Run& run, const planner::PlannerConstants& k, bool* fits = nullptr) {
@@ -228,7 +247,11 @@ double loss(const std::vector<Run>& runs, const planner::PlannerConstants& k, bo
 }
 
 void fit(const std::vector<Run>& runs, planner::PlannerConstants& k) {
-  struct Param { const char* name; double* value; double lo, hi; };
+  struct Param {
+    const char* name;
+    double* value;
+    double lo, hi;
+  };
   std::vector<Param> params = {
       // Bounds keep each constant physically plausible: cuBLAS GEMMs reach 50-95% of dense peak,
       // FlashAttention 2/3 30-75%, a layer launches tens of kernels of a few microseconds.
@@ -275,8 +298,10 @@ void fit(const std::vector<Run>& runs, planner::PlannerConstants& k) {
           const double old = *p.value;
           *p.value = std::clamp(old * dir, p.lo, p.hi);
           const double l = loss(runs, k);
-          if (l < best - 1e-9) { best = l; improved = true; }
-          else *p.value = old;
+          if (l < best - 1e-9) {
+            best = l;
+            improved = true;
+          } else *p.value = old;
         }
       }
       if (!improved) break;
@@ -290,7 +315,11 @@ void fit(const std::vector<Run>& runs, planner::PlannerConstants& k) {
 // The MoE constants alone, on the MoE fit set (--moe-fit-set), the dense constants held at their
 // shipped values: coordinate descent as fit() from fixed starts within physical bounds.
 void fit_moe(const std::vector<Run>& runs, planner::PlannerConstants& k) {
-  struct Param { const char* name; double* value; double lo, hi; };
+  struct Param {
+    const char* name;
+    double* value;
+    double lo, hi;
+  };
   std::vector<Param> params = {
       // Grouped GEMMs at half the dense ceiling for a smallest dimension of 64 to 4096: cuBLAS/CUTLASS
       // tiles are 64-256 wide, so a GEMM only a few tiles wide leaves SMs idle in its last wave.
@@ -313,14 +342,18 @@ void fit_moe(const std::vector<Run>& runs, planner::PlannerConstants& k) {
           const double old = *p.value;
           *p.value = std::clamp(old * dir, p.lo, p.hi);
           const double l = loss(runs, k, true);
-          if (l < best - 1e-9) { best = l; improved = true; }
-          else *p.value = old;
+          if (l < best - 1e-9) {
+            best = l;
+            improved = true;
+          } else *p.value = old;
         }
       }
       if (!improved) break;
     }
   }
-  std::printf("\nfitted MoE constants (loss %.4f = mean |log(pred/meas)| over the MoE fit set's GPU/precision groups):\n", best);
+  std::printf(
+      "\nfitted MoE constants (loss %.4f = mean |log(pred/meas)| over the MoE fit set's GPU/precision groups):\n",
+      best);
   for (const Param& p : params) std::printf("    c.%s = %.4g;\n", p.name, *p.value);
 }
 
@@ -329,7 +362,11 @@ void fit_moe(const std::vector<Run>& runs, planner::PlannerConstants& k) {
 // not stated: 2048 and 4096 both shown).
 void memory_report(const Catalog& catalog) {
   // 175B and 530B ran the interleaved schedule; 3 virtual stages reproduce their figures.
-  struct Case { const char* name; int layers, hidden, heads, pp, v, micro_batch; double states_gib, act_none_gib, act_seqsel_gib; };
+  struct Case {
+    const char* name;
+    int layers, hidden, heads, pp, v, micro_batch;
+    double states_gib, act_none_gib, act_seqsel_gib;
+  };
   const Case fig1[] = {{"22B", 48, 6144, 64, 1, 1, 4, 45.5625, 59.25, 9.5625},
                        {"175B", 96, 12288, 96, 8, 3, 1, 45.5625, 66.84375, 12.3515625},
                        {"530B", 105, 20480, 128, 35, 3, 1, 31.640625, 114.0234375, 23.076171875},
@@ -348,8 +385,15 @@ void memory_report(const Catalog& catalog) {
   std::printf("%-6s %-26s %9s %9s %7s\n", "model", "what", "published", "predicted", "error");
   for (const Case& c : fig1) {
     planner::ModelShape m;
-    m.name = c.name; m.layers = c.layers; m.hidden = c.hidden; m.heads = c.heads; m.kv_heads = c.heads;
-    m.ffn_hidden = 4 * c.hidden; m.vocab = 51200; m.dropout = true; m.tied_embeddings = true;
+    m.name = c.name;
+    m.layers = c.layers;
+    m.hidden = c.hidden;
+    m.heads = c.heads;
+    m.kv_heads = c.heads;
+    m.ffn_hidden = 4 * c.hidden;
+    m.vocab = 51200;
+    m.dropout = true;
+    m.tied_embeddings = true;
     planner::Job job;
     job.seq_len = 2048;
     job.global_batch = c.micro_batch * c.pp * 4;
@@ -357,7 +401,11 @@ void memory_report(const Catalog& catalog) {
     const auto pm = planner::prepare_model(m, job);
     const auto ph = planner::prepare_hardware(hw, job, k, nullptr, false);
     planner::Layout l;
-    l.tp = 8; l.pp = c.pp; l.virtual_stages = c.v; l.micro_batch = c.micro_batch; l.zero = 0;
+    l.tp = 8;
+    l.pp = c.pp;
+    l.virtual_stages = c.v;
+    l.micro_batch = c.micro_batch;
+    l.zero = 0;
     auto gib = [](double bytes) { return bytes / 1073741824.0; };
     planner::Estimate none, seqsel;
     planner::estimate_memory(pm, ph, l, k, none);
@@ -365,13 +413,22 @@ void memory_report(const Catalog& catalog) {
     l.recompute = planner::Recompute::selective;
     planner::estimate_memory(pm, ph, l, k, seqsel);
     const double states = gib(none.weights + none.gradients + none.optimizer);
-    std::printf("%-6s %-26s %9.2f %9.2f %+6.1f%%\n", c.name, "weights+grads+optimizer", c.states_gib, states, 100 * (states / c.states_gib - 1));
-    std::printf("%-6s %-26s %9.2f %9.2f %+6.1f%%\n", c.name, "activations, none", c.act_none_gib, gib(none.activations), 100 * (gib(none.activations) / c.act_none_gib - 1));
-    std::printf("%-6s %-26s %9.2f %9.2f %+6.1f%%\n", c.name, "activations, SP+selective", c.act_seqsel_gib, gib(seqsel.activations), 100 * (gib(seqsel.activations) / c.act_seqsel_gib - 1));
+    std::printf("%-6s %-26s %9.2f %9.2f %+6.1f%%\n", c.name, "weights+grads+optimizer", c.states_gib, states,
+                100 * (states / c.states_gib - 1));
+    std::printf("%-6s %-26s %9.2f %9.2f %+6.1f%%\n", c.name, "activations, none", c.act_none_gib, gib(none.activations),
+                100 * (gib(none.activations) / c.act_none_gib - 1));
+    std::printf("%-6s %-26s %9.2f %9.2f %+6.1f%%\n", c.name, "activations, SP+selective", c.act_seqsel_gib,
+                gib(seqsel.activations), 100 * (gib(seqsel.activations) / c.act_seqsel_gib - 1));
   }
-  struct Pr { const char* name; int tp, pp, dp, micro_batch; double measured_gb; };
-  const Pr pr482[] = {{"dp8 pp1 tp1 mbs2", 1, 1, 8, 2, 69.1}, {"dp4 pp1 tp2 mbs4", 2, 1, 4, 4, 55.7},
-                      {"dp4 pp2 tp1 mbs2", 1, 2, 4, 2, 49.8}, {"dp1 pp1 tp8 mbs4", 8, 1, 1, 4, 28.8}};
+  struct Pr {
+    const char* name;
+    int tp, pp, dp, micro_batch;
+    double measured_gb;
+  };
+  const Pr pr482[] = {{"dp8 pp1 tp1 mbs2", 1, 1, 8, 2, 69.1},
+                      {"dp4 pp1 tp2 mbs4", 2, 1, 4, 4, 55.7},
+                      {"dp4 pp2 tp1 mbs2", 1, 2, 4, 2, 49.8},
+                      {"dp1 pp1 tp8 mbs4", 8, 1, 1, 4, 28.8}};
   std::printf("\nmemory per GPU, GB: Megatron-LM PR 482 measured peaks (Llama 2 7B, distributed optimizer = ZeRO-1)\n");
   std::printf("%-18s %9s %12s %12s\n", "layout", "measured", "pred s=2048", "pred s=4096");
   for (const Pr& c : pr482) {
@@ -383,7 +440,11 @@ void memory_report(const Catalog& catalog) {
       const auto pm = planner::prepare_model(planner::preset("llama2-7b"), job);
       const auto ph = planner::prepare_hardware(hw, job, k, nullptr, false);
       planner::Layout l;
-      l.tp = c.tp; l.pp = c.pp; l.dp = c.dp; l.micro_batch = c.micro_batch; l.zero = 1;
+      l.tp = c.tp;
+      l.pp = c.pp;
+      l.dp = c.dp;
+      l.micro_batch = c.micro_batch;
+      l.zero = 1;
       planner::Estimate e;
       planner::estimate_memory(pm, ph, l, k, e);
       pred[i] = e.total / 1e9;
@@ -404,9 +465,11 @@ struct MemRun {
   double measured_bytes = 0;  // 0 for an OOM report
 };
 
-std::vector<MemRun> load_memory_runs(const std::string& path, const std::string& check_set_path, const Catalog& catalog) {
+std::vector<MemRun> load_memory_runs(const std::string& path, const std::string& check_set_path,
+                                     const Catalog& catalog) {
   std::vector<MemRun> out;
-  auto add = [&](const json& r, json workload, const std::string& group, bool fit, bool oom, double bytes, bool torch_reserved = false) {
+  auto add = [&](const json& r, json workload, const std::string& group, bool fit, bool oom, double bytes,
+                 bool torch_reserved = false) {
     MemRun run;
     run.torch_reserved = torch_reserved;
     run.id = r["id"].get<std::string>();
@@ -418,7 +481,8 @@ std::vector<MemRun> load_memory_runs(const std::string& path, const std::string&
       run.workload = planner::parse_workload(workload, catalog);
       // Benchmarks that force-balance the tokens over the experts (Megatron-Bridge's MoE rows) run
       // without the load imbalance the planner assumes by default: capacity 1.0, as the source states.
-      if (get_or(r, "force_balanced", false) && run.workload.model.moe.enabled()) run.workload.model.moe.capacity_factor = 1.0;
+      if (get_or(r, "force_balanced", false) && run.workload.model.moe.enabled())
+        run.workload.model.moe.capacity_factor = 1.0;
       // Token-dropping runs: the capacity factor the row states (or assumes, see its derived_fields).
       if (r.contains("capacity_factor") && r["capacity_factor"].is_number() && run.workload.model.moe.enabled())
         run.workload.model.moe.capacity_factor = r["capacity_factor"].get<double>();
@@ -434,19 +498,40 @@ std::vector<MemRun> load_memory_runs(const std::string& path, const std::string&
       const auto node = node_for(r["gpu"].get<std::string>());
       const int gpus = r["tp"].get<int>() * r["pp"].get<int>() * r["dp"].get<int>();
       const int per_node = std::min(gpus, node->gpus_per_node);
-      json model = {{"layers", r["layers"]}, {"hidden", r["hidden"]}, {"heads", r["heads"]}, {"kv_heads", r["heads"]},
-                    {"ffn_hidden", 4 * r["hidden"].get<int>()}, {"vocab", r["vocab"]}, {"gated_mlp", false},
-                    {"tied_embeddings", r["tied_embeddings"]}, {"dropout", r["dropout"]}, {"name", r["id"]}};
-      json job = {{"kind", "pretrain"}, {"seq_len", r["seq_len"]}, {"global_batch", r["global_batch"]},
-                  {"precision", r["precision"]}, {"flash_attention", r["flash_attention"]}, {"framework", r["framework"]}};
-      json layout = {{"tp", r["tp"]}, {"pp", r["pp"]}, {"dp", r["dp"]}, {"micro_batch", r["micro_batch"]}, {"zero", r["zero"]},
-                     {"recompute", r["recompute"]}, {"sequence_parallel", false}};
-      json custom = {{"gpu_model", node->gpu_model}, {"gpu_count", per_node}, {"intra_node_fabric", "nvswitch"},
-                     {"nvlink_gbytes_per_s", node->nvlink}, {"network_type", "infiniband"}, {"network_gbits_per_s", node->network_gbits}};
-      json w = {{"model", model}, {"job", job}, {"hardware", {{"custom", custom}, {"nodes", (gpus + per_node - 1) / per_node}}}, {"layout", layout}};
+      json model = {{"layers", r["layers"]},
+                    {"hidden", r["hidden"]},
+                    {"heads", r["heads"]},
+                    {"kv_heads", r["heads"]},
+                    {"ffn_hidden", 4 * r["hidden"].get<int>()},
+                    {"vocab", r["vocab"]},
+                    {"gated_mlp", false},
+                    {"tied_embeddings", r["tied_embeddings"]},
+                    {"dropout", r["dropout"]},
+                    {"name", r["id"]}};
+      json job = {{"kind", "pretrain"},
+                  {"seq_len", r["seq_len"]},
+                  {"global_batch", r["global_batch"]},
+                  {"precision", r["precision"]},
+                  {"flash_attention", r["flash_attention"]},
+                  {"framework", r["framework"]}};
+      json layout = {{"tp", r["tp"]},
+                     {"pp", r["pp"]},
+                     {"dp", r["dp"]},
+                     {"micro_batch", r["micro_batch"]},
+                     {"zero", r["zero"]},
+                     {"recompute", r["recompute"]},
+                     {"sequence_parallel", false}};
+      json custom = {{"gpu_model", node->gpu_model},    {"gpu_count", per_node},
+                     {"intra_node_fabric", "nvswitch"}, {"nvlink_gbytes_per_s", node->nvlink},
+                     {"network_type", "infiniband"},    {"network_gbits_per_s", node->network_gbits}};
+      json w = {{"model", model},
+                {"job", job},
+                {"hardware", {{"custom", custom}, {"nodes", (gpus + per_node - 1) / per_node}}},
+                {"layout", layout}};
       const bool oom = r["oom"].get<bool>();
       // nvidia-smi's MiB figures, written as "GB" in the source: read as GiB.
-      add(r, w, r["source_group"].get<std::string>(), r["set"] == "fit", oom, oom ? 0.0 : r["measured_gb"].get<double>() * 1073741824.0);
+      add(r, w, r["source_group"].get<std::string>(), r["set"] == "fit", oom,
+          oom ? 0.0 : r["measured_gb"].get<double>() * 1073741824.0);
     }
   }
   if (!check_set_path.empty()) {
@@ -467,7 +552,10 @@ std::vector<MemRun> load_memory_runs(const std::string& path, const std::string&
   return out;
 }
 
-struct MemPrediction { double total = 0; bool fits = false, tight = false; };
+struct MemPrediction {
+  double total = 0;
+  bool fits = false, tight = false;
+};
 
 MemPrediction predict_memory(const MemRun& run, const planner::PlannerConstants& k) {
   const planner::Workload& w = run.workload;
@@ -497,7 +585,11 @@ double memory_loss(const std::vector<MemRun>& runs, const planner::PlannerConsta
 }
 
 void fit_memory(const std::vector<MemRun>& runs, planner::PlannerConstants& k) {
-  struct Param { const char* name; double* value; double lo, hi; };
+  struct Param {
+    const char* name;
+    double* value;
+    double lo, hi;
+  };
   // NCCL: 4 MiB Simple + LL/LL128 buffers per channel per peer, 8-32 channels: 0.1-1 GB per
   // communicator; the caching allocator's reserve over live short-lived tensors 0-50%.
   std::vector<Param> params = {{"nccl_gb_per_communicator", &k.nccl_gb_per_communicator, 0.1, 1.0},
@@ -515,8 +607,10 @@ void fit_memory(const std::vector<MemRun>& runs, planner::PlannerConstants& k) {
           const double old = *p.value;
           *p.value = std::clamp(old * dir, p.lo, p.hi);
           const double l = memory_loss(runs, k);
-          if (l < best - 1e-9) { best = l; improved = true; }
-          else *p.value = old;
+          if (l < best - 1e-9) {
+            best = l;
+            improved = true;
+          } else *p.value = old;
         }
       if (!improved) break;
     }
@@ -526,12 +620,14 @@ void fit_memory(const std::vector<MemRun>& runs, planner::PlannerConstants& k) {
 }
 
 // Prints per-group memory errors and OOM verdicts; returns false when a check threshold fails.
-bool memory_report_runs(const std::vector<MemRun>& runs, const planner::PlannerConstants& k, bool table, double max_check_median,
-                        int max_oom_fits, double max_group_median, const std::map<std::string, double>& group_limits) {
+bool memory_report_runs(const std::vector<MemRun>& runs, const planner::PlannerConstants& k, bool table,
+                        double max_check_median, int max_oom_fits, double max_group_median,
+                        const std::map<std::string, double>& group_limits) {
   std::map<std::string, std::vector<double>> abs_err, signed_err;
   std::vector<double> fit_abs;
   int ooms = 0, oom_fits = 0, oom_tight = 0;
-  if (table) std::printf("\n%-64s %5s %9s %9s %7s %s\n", "memory run", "set", "measured", "predicted", "error", "verdict");
+  if (table)
+    std::printf("\n%-64s %5s %9s %9s %7s %s\n", "memory run", "set", "measured", "predicted", "error", "verdict");
   for (const MemRun& r : runs) {
     const MemPrediction p = predict_memory(r, k);
     const char* verdict = !p.fits ? "no" : p.tight ? "tight" : "fits";
@@ -539,7 +635,9 @@ bool memory_report_runs(const std::vector<MemRun>& runs, const planner::PlannerC
       ++ooms;
       oom_fits += p.fits && !p.tight;
       oom_tight += p.tight;
-      if (table) std::printf("%-64s %5s %9s %9.1f %7s %s\n", r.id.c_str(), r.fit_set ? "fit" : "check", "OOM", p.total / 1073741824.0, "", verdict);
+      if (table)
+        std::printf("%-64s %5s %9s %9.1f %7s %s\n", r.id.c_str(), r.fit_set ? "fit" : "check", "OOM",
+                    p.total / 1073741824.0, "", verdict);
       continue;
     }
     const double err = p.total / r.measured_bytes - 1.0;
@@ -549,22 +647,30 @@ bool memory_report_runs(const std::vector<MemRun>& runs, const planner::PlannerC
     abs_err[r.fit_set ? "ALL memory fit set" : "ALL memory check set"].push_back(std::fabs(err));
     if (r.fit_set) fit_abs.push_back(std::fabs(err));
     if (table)
-      std::printf("%-64s %5s %9.1f %9.1f %+6.1f%% %s\n", r.id.c_str(), r.fit_set ? "fit" : "check", r.measured_bytes / 1073741824.0,
-                  p.total / 1073741824.0, 100 * err, verdict);
+      std::printf("%-64s %5s %9.1f %9.1f %+6.1f%% %s\n", r.id.c_str(), r.fit_set ? "fit" : "check",
+                  r.measured_bytes / 1073741824.0, p.total / 1073741824.0, 100 * err, verdict);
   }
   std::printf("\n%-52s %4s %10s %10s\n", "peak memory per GPU (GiB)", "runs", "median|e|", "median e");
   for (const auto& [g, v] : abs_err)
-    std::printf("%-52s %4zu %9.1f%% %+9.1f%%\n", g.c_str(), v.size(), 100 * median(v), signed_err.count(g) ? 100 * median(signed_err[g]) : 0.0);
+    std::printf("%-52s %4zu %9.1f%% %+9.1f%%\n", g.c_str(), v.size(), 100 * median(v),
+                signed_err.count(g) ? 100 * median(signed_err[g]) : 0.0);
   std::sort(fit_abs.begin(), fit_abs.end());
   if (!fit_abs.empty())
-    std::printf("memory error band (p90 |e| on the fit set): %.3f (constants: %.3f)\n", fit_abs[size_t(0.9 * double(fit_abs.size() - 1))],
-                k.memory_error_band);
-  std::printf("published OOMs: %d; predicted fits %d, tight %d, no %d\n", ooms, oom_fits, oom_tight, ooms - oom_fits - oom_tight);
+    std::printf("memory error band (p90 |e| on the fit set): %.3f (constants: %.3f)\n",
+                fit_abs[size_t(0.9 * double(fit_abs.size() - 1))], k.memory_error_band);
+  std::printf("published OOMs: %d; predicted fits %d, tight %d, no %d\n", ooms, oom_fits, oom_tight,
+              ooms - oom_fits - oom_tight);
   bool ok = true;
   if (max_check_median >= 0) {
     const double m = median(abs_err["ALL memory check set"]);
-    if (!(m <= max_check_median)) { std::printf("FAIL: memory check-set median %.3f above %.3f\n", m, max_check_median); ok = false; }
-    if (oom_fits > max_oom_fits) { std::printf("FAIL: %d published OOM(s) predicted to fit\n", oom_fits); ok = false; }
+    if (!(m <= max_check_median)) {
+      std::printf("FAIL: memory check-set median %.3f above %.3f\n", m, max_check_median);
+      ok = false;
+    }
+    if (oom_fits > max_oom_fits) {
+      std::printf("FAIL: %d published OOM(s) predicted to fit\n", oom_fits);
+      ok = false;
+    }
   }
   if (max_group_median >= 0)
     for (const auto& [g, v] : abs_err) {  // every check-set source group, or its named ceiling
@@ -585,30 +691,48 @@ bool memory_report_runs(const std::vector<MemRun>& runs, const planner::PlannerC
 // thousands of GPUs (issue 11; Fernandez et al. 2024, arXiv 2411.13055: -37% per GPU from 128 to
 // 2048 H100 with FSDP). Returns false when the largest group's slowdown leaves [lo, hi].
 bool scale_report(const Catalog& catalog, const planner::PlannerConstants& k, double lo, double hi) {
-  struct Case { const char* name; int layers, hidden, heads, ffn; int seq, global_batch; };
+  struct Case {
+    const char* name;
+    int layers, hidden, heads, ffn;
+    int seq, global_batch;
+  };
   const Case cases[] = {{"Llama-2 7B, seq 4096, batch 1024", 32, 4096, 32, 11008, 4096, 1024},
                         {"Llama-2 13B, seq 4096, batch 1024", 40, 5120, 40, 13824, 4096, 1024},
                         {"GPT 1.3B, seq 2048, batch 1024", 24, 2048, 16, 8192, 2048, 1024}};
   bool ok = true;
   std::printf("\nZeRO-3 without model parallelism, A100-80GB, 200 Gbit/s per GPU, fixed global batch:\n");
-  std::printf("%-36s %6s %5s %10s %10s %9s %10s\n", "model", "GPUs", "mbs", "tok/s/GPU", "compute", "slowdown", "exposed dp");
+  std::printf("%-36s %6s %5s %10s %10s %9s %10s\n", "model", "GPUs", "mbs", "tok/s/GPU", "compute", "slowdown",
+              "exposed dp");
   double worst = 0;
   for (const Case& c : cases) {
     for (int gpus : {64, 128, 256, 512, 1024}) {
-      json model = {{"layers", c.layers}, {"hidden", c.hidden}, {"heads", c.heads}, {"kv_heads", c.heads}, {"ffn_hidden", c.ffn},
-                    {"vocab", 32000}, {"gated_mlp", c.ffn != 4 * c.hidden}, {"name", c.name}};
-      json job = {{"kind", "pretrain"}, {"seq_len", c.seq}, {"global_batch", c.global_batch}, {"precision", "bf16"}, {"framework", "fsdp"}};
-      json custom = {{"gpu_model", "A100-SXM4-80GB"}, {"gpu_count", 8}, {"intra_node_fabric", "nvswitch"}, {"nvlink_gbytes_per_s", 600},
-                     {"network_type", "infiniband"}, {"network_gbits_per_s", 1600}};
+      json model = {{"layers", c.layers},
+                    {"hidden", c.hidden},
+                    {"heads", c.heads},
+                    {"kv_heads", c.heads},
+                    {"ffn_hidden", c.ffn},
+                    {"vocab", 32000},
+                    {"gated_mlp", c.ffn != 4 * c.hidden},
+                    {"name", c.name}};
+      json job = {{"kind", "pretrain"},
+                  {"seq_len", c.seq},
+                  {"global_batch", c.global_batch},
+                  {"precision", "bf16"},
+                  {"framework", "fsdp"}};
+      json custom = {{"gpu_model", "A100-SXM4-80GB"},   {"gpu_count", 8},
+                     {"intra_node_fabric", "nvswitch"}, {"nvlink_gbytes_per_s", 600},
+                     {"network_type", "infiniband"},    {"network_gbits_per_s", 1600}};
       json layout = {{"tp", 1}, {"pp", 1}, {"dp", gpus}, {"micro_batch", 1}, {"zero", 3}, {"recompute", "full"}};
-      json w = {{"model", model}, {"job", job}, {"hardware", {{"custom", custom}, {"nodes", gpus / 8}}}, {"layout", layout}};
+      json w = {
+          {"model", model}, {"job", job}, {"hardware", {{"custom", custom}, {"nodes", gpus / 8}}}, {"layout", layout}};
       const planner::Workload wl = planner::parse_workload(w, catalog);
       const planner::Layout l = planner::complete_layout(wl, gpus);
-      const auto e = planner::estimate(planner::prepare_model(wl.model, wl.job), planner::prepare_hardware(*wl.hardware, wl.job, k, nullptr, false),
-                                       gpus / 8, l, k);
+      const auto e =
+          planner::estimate(planner::prepare_model(wl.model, wl.job),
+                            planner::prepare_hardware(*wl.hardware, wl.job, k, nullptr, false), gpus / 8, l, k);
       const double slowdown = e.step / e.compute;
-      std::printf("%-36s %6d %5d %10.0f %9.2fs %8.2fx %9.2fs\n", c.name, gpus, l.micro_batch, e.tokens_per_s / gpus, e.compute, slowdown,
-                  e.dp_exposed);
+      std::printf("%-36s %6d %5d %10.0f %9.2fs %8.2fx %9.2fs\n", c.name, gpus, l.micro_batch, e.tokens_per_s / gpus,
+                  e.compute, slowdown, e.dp_exposed);
       if (gpus == 1024) worst = std::max(worst, slowdown);
     }
   }
@@ -631,12 +755,13 @@ int main(int argc, char** argv) {
   std::string memory_runs_path = LINKWISE_CALIBRATION_DIR "/memory_runs.json";
   double max_memory_median = -1;
   int max_oom_fits = 0;
-  double max_memory_group_median = -1;  // --memory-groups: every memory check-set group's median |error|
+  double max_memory_group_median = -1;                // --memory-groups: every memory check-set group's median |error|
   std::map<std::string, double> memory_group_limits;  // --memory-group-limit NAME MAX: a named group's own ceiling
   std::string fit_on = "all";  // all | half-a | half-b (complementary halves of every source) | mosaicml
   double max_fit_median = -1, max_holdout_median = -1;
   double max_group_median = -1;  // --check-groups: every check-set source group's median |error|
-  std::map<std::string, double> group_limits;  // --group-limit NAME MAX: a named group's own ceiling (what is still off)
+  std::map<std::string, double>
+      group_limits;  // --group-limit NAME MAX: a named group's own ceiling (what is still off)
   bool scale = false;
   double scale_lo = -1, scale_hi = -1;
   for (int i = 1; i < argc; ++i) {
@@ -653,29 +778,28 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--memory-check") && i + 2 < argc) {
       max_memory_median = std::atof(argv[++i]);
       max_oom_fits = std::atoi(argv[++i]);
-    }
-    else if (!std::strcmp(argv[i], "--memory-groups") && i + 1 < argc) max_memory_group_median = std::atof(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--memory-groups") && i + 1 < argc) max_memory_group_median = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--memory-group-limit") && i + 2 < argc) {
       const std::string name = argv[++i];
       memory_group_limits["check: " + name] = std::atof(argv[++i]);
-    }
-    else if (!std::strcmp(argv[i], "--fit-on") && i + 1 < argc) fit_on = argv[++i];
+    } else if (!std::strcmp(argv[i], "--fit-on") && i + 1 < argc) fit_on = argv[++i];
     else if (!std::strcmp(argv[i], "--check-groups") && i + 1 < argc) max_group_median = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--group-limit") && i + 2 < argc) {
       const std::string name = argv[++i];
       group_limits["check: " + name] = std::atof(argv[++i]);
-    }
-    else if (!std::strcmp(argv[i], "--scale")) scale = true;
+    } else if (!std::strcmp(argv[i], "--scale")) scale = true;
     else if (!std::strcmp(argv[i], "--scale-check") && i + 2 < argc) {
       scale = true;
       scale_lo = std::atof(argv[++i]);
       scale_hi = std::atof(argv[++i]);
-    }
-    else if (!std::strcmp(argv[i], "--check") && i + 2 < argc) {
+    } else if (!std::strcmp(argv[i], "--check") && i + 2 < argc) {
       max_fit_median = std::atof(argv[++i]);
       max_holdout_median = std::atof(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: %s [--runs FILE] [--check-set FILE] [--moe-fit-set FILE] [--data DIR] [--table] [--fit] [--fit-moe] [--fit-on all|half-a|half-b|mosaicml] [--check FIT HOLDOUT]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--runs FILE] [--check-set FILE] [--moe-fit-set FILE] [--data DIR] [--table] [--fit] "
+                   "[--fit-moe] [--fit-on all|half-a|half-b|mosaicml] [--check FIT HOLDOUT]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -689,52 +813,61 @@ int main(int argc, char** argv) {
   if (!check_set_path.empty()) files.push_back({check_set_path, Set::check});
   if (!moe_fit_path.empty()) files.push_back({moe_fit_path, Set::moe_fit});
   for (const auto& [path, set] : files) {
-  const bool check_set = set == Set::check;
-  std::ifstream in(path);
-  if (!in) { std::fprintf(stderr, "cannot read %s\n", path.c_str()); return 2; }
-  const json doc = json::parse(in);
-  for (const json& r : doc["runs"]) {
-    json workload;
-    const std::string reason = to_workload(r, workload);
-    if (!reason.empty()) { ++unusable[reason]; continue; }
-    Run run;
-    run.id = r["id"].get<std::string>();
-    run.group = r["source_group"].get<std::string>();
-    run.subgroup = run.group + " " + workload["hardware"]["custom"]["gpu_model"].get<std::string>() + " " +
-                   workload["job"]["precision"].get<std::string>();
-    run.measured = measured_tokens_per_gpu(r);
-    // Halves: a fixed split of every source by a hash of the run id.
-    if (fit_on == "mosaicml") run.fit_set = run.group == "mosaicml_llm_foundry";
-    else if (fit_on == "half-a") run.fit_set = fnv1a(run.id) % 2 == 0;
-    else if (fit_on == "half-b") run.fit_set = fnv1a(run.id) % 2 == 1;
-    else run.fit_set = true;
-    if (check_set) {
-      run.fit_set = false;
-      run.group = "check: " + run.group;
-      run.subgroup = "check: " + run.subgroup;
+    const bool check_set = set == Set::check;
+    std::ifstream in(path);
+    if (!in) {
+      std::fprintf(stderr, "cannot read %s\n", path.c_str());
+      return 2;
     }
-    if (set == Set::moe_fit) {
-      run.fit_set = false;
-      run.moe_fit = true;
-      run.group = "moe fit: " + run.group;
-      run.subgroup = "moe fit: " + run.subgroup;
+    const json doc = json::parse(in);
+    for (const json& r : doc["runs"]) {
+      json workload;
+      const std::string reason = to_workload(r, workload);
+      if (!reason.empty()) {
+        ++unusable[reason];
+        continue;
+      }
+      Run run;
+      run.id = r["id"].get<std::string>();
+      run.group = r["source_group"].get<std::string>();
+      run.subgroup = run.group + " " + workload["hardware"]["custom"]["gpu_model"].get<std::string>() + " " +
+                     workload["job"]["precision"].get<std::string>();
+      run.measured = measured_tokens_per_gpu(r);
+      // Halves: a fixed split of every source by a hash of the run id.
+      if (fit_on == "mosaicml") run.fit_set = run.group == "mosaicml_llm_foundry";
+      else if (fit_on == "half-a") run.fit_set = fnv1a(run.id) % 2 == 0;
+      else if (fit_on == "half-b") run.fit_set = fnv1a(run.id) % 2 == 1;
+      else run.fit_set = true;
+      if (check_set) {
+        run.fit_set = false;
+        run.group = "check: " + run.group;
+        run.subgroup = "check: " + run.subgroup;
+      }
+      if (set == Set::moe_fit) {
+        run.fit_set = false;
+        run.moe_fit = true;
+        run.group = "moe fit: " + run.group;
+        run.subgroup = "moe fit: " + run.subgroup;
+      }
+      try {
+        run.workload = planner::parse_workload(workload, catalog);
+        // Benchmarks that force-balance the tokens over the experts (Megatron-Bridge's MoE rows) run
+        // without the load imbalance the planner assumes by default: capacity 1.0, as the source states.
+        if (get_or(r, "force_balanced", false) && run.workload.model.moe.enabled())
+          run.workload.model.moe.capacity_factor = 1.0;
+        // Token-dropping runs: the capacity factor the row states (or assumes, see its derived_fields).
+        if (r.contains("capacity_factor") && r["capacity_factor"].is_number() && run.workload.model.moe.enabled())
+          run.workload.model.moe.capacity_factor = r["capacity_factor"].get<double>();
+        planner::validate_layout(
+            run.workload,
+            planner::complete_layout(run.workload, *run.workload.nodes * run.workload.hardware->instance.gpu_count),
+            run.workload.hardware->instance.gpu_count, *run.workload.nodes);
+      } catch (const Error& e) {
+        ++unusable[std::string("invalid: ") + e.what()];
+        continue;
+      }
+      runs.push_back(std::move(run));
     }
-    try {
-      run.workload = planner::parse_workload(workload, catalog);
-      // Benchmarks that force-balance the tokens over the experts (Megatron-Bridge's MoE rows) run
-      // without the load imbalance the planner assumes by default: capacity 1.0, as the source states.
-      if (get_or(r, "force_balanced", false) && run.workload.model.moe.enabled()) run.workload.model.moe.capacity_factor = 1.0;
-      // Token-dropping runs: the capacity factor the row states (or assumes, see its derived_fields).
-      if (r.contains("capacity_factor") && r["capacity_factor"].is_number() && run.workload.model.moe.enabled())
-        run.workload.model.moe.capacity_factor = r["capacity_factor"].get<double>();
-      planner::validate_layout(run.workload, planner::complete_layout(run.workload, *run.workload.nodes * run.workload.hardware->instance.gpu_count),
-                               run.workload.hardware->instance.gpu_count, *run.workload.nodes);
-    } catch (const Error& e) {
-      ++unusable[std::string("invalid: ") + e.what()];
-      continue;
-    }
-    runs.push_back(std::move(run));
-  }
   }
 
   planner::PlannerConstants k = planner::default_constants();
@@ -754,14 +887,15 @@ int main(int argc, char** argv) {
       signed_err[g].push_back(err);
     }
     abs_err[r.moe_fit ? "ALL MoE fit set" : r.fit_set ? "ALL fit set" : "ALL held out"].push_back(std::fabs(err));
-    if (table) std::printf("%-62s %9.0f %9.0f %+6.1f%% %s\n", r.id.c_str(), r.measured, pred, 100 * err, fits ? "yes" : "NO");
+    if (table)
+      std::printf("%-62s %9.0f %9.0f %+6.1f%% %s\n", r.id.c_str(), r.measured, pred, 100 * err, fits ? "yes" : "NO");
   }
   std::printf("\n%-52s %4s %10s %10s %10s\n", "group (tokens/s per GPU)", "runs", "median|e|", "mean|e|", "median e");
   for (const auto& [g, v] : abs_err) {
     double mean = 0;
     for (double x : v) mean += x;
-    std::printf("%-52s %4zu %9.1f%% %9.1f%% %+9.1f%%\n", g.c_str(), v.size(), 100 * median(v), 100 * mean / double(v.size()),
-                signed_err.count(g) ? 100 * median(signed_err[g]) : 0.0);
+    std::printf("%-52s %4zu %9.1f%% %9.1f%% %+9.1f%%\n", g.c_str(), v.size(), 100 * median(v),
+                100 * mean / double(v.size()), signed_err.count(g) ? 100 * median(signed_err[g]) : 0.0);
   }
   std::printf("\n%zu runs used; %d predicted not to fit in memory; unusable:", runs.size(), not_fitting);
   for (const auto& [why, n] : unusable) std::printf(" %d (%s)", n, why.c_str());
@@ -773,7 +907,8 @@ int main(int argc, char** argv) {
   if (table || do_fit_memory || max_memory_median >= 0 || max_memory_group_median >= 0) {
     const std::vector<MemRun> mem = load_memory_runs(memory_runs_path, check_set_path, catalog);
     if (do_fit_memory) fit_memory(mem, k);
-    memory_ok = memory_report_runs(mem, k, table, max_memory_median, max_oom_fits, max_memory_group_median, memory_group_limits);
+    memory_ok = memory_report_runs(mem, k, table, max_memory_median, max_oom_fits, max_memory_group_median,
+                                   memory_group_limits);
   }
 
   if (bands) {
@@ -787,8 +922,8 @@ int main(int argc, char** argv) {
       const std::string prec = w.job.precision == planner::Precision::fp8 ? "fp8" : "16bit";
       const std::string fam = w.layout.zero.value_or(1) == 3 ? "fsdp" : "3d";
       const double ratio = r.measured / predict(r, k);
-      for (const std::string& key : {gen + "|" + prec + "|" + fam, gen + "|" + prec + "|*", gen + "|*|*", std::string("*|") + prec + "|*",
-                                     std::string("*|*|*")})
+      for (const std::string& key : {gen + "|" + prec + "|" + fam, gen + "|" + prec + "|*", gen + "|*|*",
+                                     std::string("*|") + prec + "|*", std::string("*|*|*")})
         by[key].push_back(ratio);
     }
     std::printf("\n// generation, precision, family, p10, p90, runs\n");
@@ -797,7 +932,8 @@ int main(int argc, char** argv) {
       auto q = [&](double f) { return v[size_t(std::lround(f * double(v.size() - 1)))]; };
       std::string a = key.substr(0, key.find('|')), rest = key.substr(key.find('|') + 1);
       std::string b = rest.substr(0, rest.find('|')), c = rest.substr(rest.find('|') + 1);
-      std::printf("{\"%s\", \"%s\", \"%s\", %.3f, %.3f, %zu},\n", a.c_str(), b.c_str(), c.c_str(), q(0.1), q(0.9), v.size());
+      std::printf("{\"%s\", \"%s\", \"%s\", %.3f, %.3f, %zu},\n", a.c_str(), b.c_str(), c.c_str(), q(0.1), q(0.9),
+                  v.size());
     }
   }
 

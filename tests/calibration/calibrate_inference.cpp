@@ -63,7 +63,9 @@ std::vector<Run> load_runs(const std::string& path, const Catalog& catalog) {
                       {"precision", r.at("precision")},
                       {"kv_cache_precision", r.at("kv_cache_precision")},
                       {"engine", r.at("engine")}};
-    const json custom = {{"gpu_model", gpu}, {"gpu_count", gpus}, {"intra_node_fabric", "nvswitch"},
+    const json custom = {{"gpu_model", gpu},
+                         {"gpu_count", gpus},
+                         {"intra_node_fabric", "nvswitch"},
                          {"nvlink_gbytes_per_s", nvlink_for(gpu)}};
     const json w = {{"model", {{"preset", r.at("model")}}},
                     {"job", job},
@@ -132,7 +134,10 @@ void fit(const std::vector<Run>& runs, Profiles& profiles, const planner::Planne
       p.step_overhead_s = profiles[planner::Engine::tensorrt_llm].step_overhead_s;
       p.blackwell_scale = profiles[planner::Engine::tensorrt_llm].blackwell_scale;
     }
-    struct Param { double* value; double lo, hi; };
+    struct Param {
+      double* value;
+      double lo, hi;
+    };
     std::vector<Param> params = {{&p.decode_hbm_fraction, 0.40, 0.95}};
     if (engine == planner::Engine::tensorrt_llm || rows >= 5) {
       params.push_back({&p.gemm_fraction, 0.30, 0.90});
@@ -140,7 +145,8 @@ void fit(const std::vector<Run>& runs, Profiles& profiles, const planner::Planne
     }
     bool blackwell_rows = false;
     for (const Run& r : runs)
-      blackwell_rows |= r.set == "fit" && r.engine == engine && r.workload.hardware->gpu.architecture == Architecture::blackwell;
+      blackwell_rows |=
+          r.set == "fit" && r.engine == engine && r.workload.hardware->gpu.architecture == Architecture::blackwell;
     if (blackwell_rows) params.push_back({&p.blackwell_scale, 0.40, 1.0});
     double best = loss(runs, engine, p, k);
     for (int round = 0; round < 6; ++round) {
@@ -150,15 +156,19 @@ void fit(const std::vector<Run>& runs, Profiles& profiles, const planner::Planne
         for (int i = 0; i <= steps; ++i) {
           *q.value = q.lo + (q.hi - q.lo) * i / steps;
           const double l = loss(runs, engine, p, k);
-          if (l < best - 1e-12) { best = l; best_value = *q.value; }
+          if (l < best - 1e-12) {
+            best = l;
+            best_value = *q.value;
+          }
         }
         *q.value = best_value;
       }
     }
-    std::printf("fit %-13s rows %2d  decode_hbm_fraction %.3f  gemm_fraction %.3f  step_overhead_s %.6f  blackwell_scale %.3f"
-                "  (mean |log err| %.4f)\n",
-                std::string(planner::to_string(engine)).c_str(), rows, p.decode_hbm_fraction, p.gemm_fraction,
-                p.step_overhead_s, p.blackwell_scale, best);
+    std::printf(
+        "fit %-13s rows %2d  decode_hbm_fraction %.3f  gemm_fraction %.3f  step_overhead_s %.6f  blackwell_scale %.3f"
+        "  (mean |log err| %.4f)\n",
+        std::string(planner::to_string(engine)).c_str(), rows, p.decode_hbm_fraction, p.gemm_fraction,
+        p.step_overhead_s, p.blackwell_scale, best);
   }
 }
 
@@ -179,10 +189,14 @@ int main(int argc, char** argv) {
     else if (a == "--data" && i + 1 < argc) data_dir = argv[++i];
     else if (a == "--table") table = true;
     else if (a == "--fit") do_fit = true;
-    else if (a == "--check" && i + 2 < argc) { max_fit = std::atof(argv[++i]); max_check = std::atof(argv[++i]); }
-    else if (a == "--check-groups" && i + 1 < argc) max_group = std::atof(argv[++i]);
+    else if (a == "--check" && i + 2 < argc) {
+      max_fit = std::atof(argv[++i]);
+      max_check = std::atof(argv[++i]);
+    } else if (a == "--check-groups" && i + 1 < argc) max_group = std::atof(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: %s [--runs FILE] [--data DIR] [--table] [--fit] [--check FIT CHECK] [--check-groups GROUP]\n", argv[0]);
+      std::fprintf(
+          stderr, "usage: %s [--runs FILE] [--data DIR] [--table] [--fit] [--check FIT CHECK] [--check-groups GROUP]\n",
+          argv[0]);
       return 2;
     }
   }
@@ -198,7 +212,9 @@ int main(int argc, char** argv) {
     for (const Run& r : runs) {
       const double pred = predict(r, profiles[planner::resolve(r.engine)], k);
       const double err = pred > 0 ? pred / r.measured - 1.0 : -1.0;
-      if (table) std::printf("%-5s %-52s measured %9.0f  predicted %9.0f  %+6.1f%%\n", r.set.c_str(), r.id.c_str(), r.measured, pred, 100 * err);
+      if (table)
+        std::printf("%-5s %-52s measured %9.0f  predicted %9.0f  %+6.1f%%\n", r.set.c_str(), r.id.c_str(), r.measured,
+                    pred, 100 * err);
       Group& g = groups[r.set + ": " + r.source];
       g.abs_err.push_back(std::fabs(err));
       g.signed_err.push_back(err);
@@ -210,18 +226,26 @@ int main(int argc, char** argv) {
     bool ok = true;
     for (const auto& [name, g] : groups) {
       const double m = median(g.abs_err);
-      std::printf("  %-50s %3zu rows  %5.1f%% (%+5.1f%%)\n", name.c_str(), g.abs_err.size(), 100 * m, 100 * median(g.signed_err));
+      std::printf("  %-50s %3zu rows  %5.1f%% (%+5.1f%%)\n", name.c_str(), g.abs_err.size(), 100 * m,
+                  100 * median(g.signed_err));
       if (max_group >= 0 && m > max_group) {
         std::printf("    FAIL: above %.0f%%\n", 100 * max_group);
         ok = false;
       }
     }
     const double mf = median(fit_all.abs_err), mc = median(check_all.abs_err);
-    std::printf("  %-50s %3zu rows  %5.1f%% (%+5.1f%%)\n", "fit set, all", fit_all.abs_err.size(), 100 * mf, 100 * median(fit_all.signed_err));
-    std::printf("  %-50s %3zu rows  %5.1f%% (%+5.1f%%)\n", "check set, all (never fit)", check_all.abs_err.size(), 100 * mc,
-                100 * median(check_all.signed_err));
-    if (max_fit >= 0 && mf > max_fit) { std::printf("FAIL: fit set median %.1f%% above %.0f%%\n", 100 * mf, 100 * max_fit); ok = false; }
-    if (max_check >= 0 && mc > max_check) { std::printf("FAIL: check set median %.1f%% above %.0f%%\n", 100 * mc, 100 * max_check); ok = false; }
+    std::printf("  %-50s %3zu rows  %5.1f%% (%+5.1f%%)\n", "fit set, all", fit_all.abs_err.size(), 100 * mf,
+                100 * median(fit_all.signed_err));
+    std::printf("  %-50s %3zu rows  %5.1f%% (%+5.1f%%)\n", "check set, all (never fit)", check_all.abs_err.size(),
+                100 * mc, 100 * median(check_all.signed_err));
+    if (max_fit >= 0 && mf > max_fit) {
+      std::printf("FAIL: fit set median %.1f%% above %.0f%%\n", 100 * mf, 100 * max_fit);
+      ok = false;
+    }
+    if (max_check >= 0 && mc > max_check) {
+      std::printf("FAIL: check set median %.1f%% above %.0f%%\n", 100 * mc, 100 * max_check);
+      ok = false;
+    }
     return ok ? 0 : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

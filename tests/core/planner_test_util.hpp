@@ -22,7 +22,9 @@ inline linkwise::Gpu a100_80() {
   g.fp16_dense_tflops = 312;
   g.nvlink_gbytes_per_s = 600;
   g.pcie_gen = 4;
-  g.sources["gpu"] = {"https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf", "2024-01-01", std::nullopt};
+  g.sources["gpu"] = {"https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
+                      "nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf",
+                      "2024-01-01", std::nullopt};
   return g;
 }
 
@@ -38,14 +40,15 @@ inline linkwise::Gpu h100_80() {
   g.fp8_dense_tflops = 1979;
   g.nvlink_gbytes_per_s = 900;
   g.pcie_gen = 5;
-  g.sources["gpu"] = {"https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet", "2024-01-01", std::nullopt};
+  g.sources["gpu"] = {"https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet", "2024-01-01",
+                      std::nullopt};
   return g;
 }
 
 // A node of `gpu`: 8 GPUs (1 with Fabric::none). `price` (USD/hour) and `network_gbits` are the
 // test's inputs, not catalog data: tests use them to rank and to bound, never as published figures.
-inline linkwise::Instance node(const linkwise::Gpu& gpu, std::string provider, std::string name, linkwise::Fabric fabric,
-                               double network_gbits, double price) {
+inline linkwise::Instance node(const linkwise::Gpu& gpu, std::string provider, std::string name,
+                               linkwise::Fabric fabric, double network_gbits, double price) {
   linkwise::Instance in;
   in.provider = provider;
   in.name = name;

@@ -26,8 +26,7 @@ Error load_error(const fs::path& data_dir) {
 }
 
 // Edits one instance record of `file` and returns the load error.
-Error instance_error(const std::string& file, const std::string& name,
-                     const std::function<void(ordered_json&)>& edit) {
+Error instance_error(const std::string& file, const std::string& name, const std::function<void(ordered_json&)>& edit) {
   ScratchDir dir;
   const fs::path data = data_dir_with(dir, file, [&](ordered_json& doc) { edit(record(doc, "instances", name)); });
   return load_error(data);
@@ -39,8 +38,7 @@ Error gpu_error(const std::string& id, const std::function<void(ordered_json&)>&
   return load_error(data);
 }
 
-void require_names(const Error& e, const std::string& file, const std::string& record_id,
-                   const std::string& field) {
+void require_names(const Error& e, const std::string& file, const std::string& record_id, const std::string& field) {
   INFO(e.what());
   CHECK(e.kind() == ErrorKind::invalid_input);
   CHECK_THAT(e.what(), Contains(file));
@@ -99,8 +97,8 @@ TEST_CASE("a wrong JSON type names file, record and field", "[catalog][load][bad
   require_names(e, "instances/azure.json", "azure:Standard_ND96asr_v4", "gpudirect_rdma");
   CHECK_THAT(e.what(), Contains("expected true, false or null, got the string \"yes\""));
 
-  const Error count = instance_error("instances/azure.json", "Standard_ND96asr_v4",
-                                     [](ordered_json& r) { r["gpu_count"] = 8.5; });
+  const Error count =
+      instance_error("instances/azure.json", "Standard_ND96asr_v4", [](ordered_json& r) { r["gpu_count"] = 8.5; });
   require_names(count, "instances/azure.json", "azure:Standard_ND96asr_v4", "gpu_count");
   CHECK_THAT(count.what(), Contains("expected an integer"));
 }
@@ -121,16 +119,16 @@ TEST_CASE("a unit written into a number is named as such", "[catalog][load][bad]
 }
 
 TEST_CASE("an unknown GPU id fails the load", "[catalog][load][bad]") {
-  const Error e = instance_error("instances/lambda.json", "gpu_8x_h100_sxm5",
-                                 [](ordered_json& r) { r["gpu_model"] = "H100"; });
+  const Error e =
+      instance_error("instances/lambda.json", "gpu_8x_h100_sxm5", [](ordered_json& r) { r["gpu_model"] = "H100"; });
   require_names(e, "instances/lambda.json", "lambda:gpu_8x_h100_sxm5", "gpu_model");
   CHECK_THAT(e.what(), Contains("unknown GPU id \"H100\""));
   CHECK_THAT(e.what(), Contains("\"H100-SXM5-80GB\""));  // the known ids are listed
 }
 
 TEST_CASE("a missing required field fails the load", "[catalog][load][bad]") {
-  const Error e = instance_error("instances/azure.json", "Standard_NC4as_T4_v3",
-                                 [](ordered_json& r) { r.erase("vcpus"); });
+  const Error e =
+      instance_error("instances/azure.json", "Standard_NC4as_T4_v3", [](ordered_json& r) { r.erase("vcpus"); });
   require_names(e, "instances/azure.json", "azure:Standard_NC4as_T4_v3", "vcpus");
   CHECK_THAT(e.what(), Contains("missing required field"));
 
@@ -148,9 +146,8 @@ TEST_CASE("duplicate ids fail the load", "[catalog][load][bad]") {
   CHECK_THAT(e.what(), Contains("duplicate id \"lambda:gpu_1x_a10\""));
 
   ScratchDir gpu_dir;
-  const fs::path gpu_data = data_dir_with(gpu_dir, "gpus.json", [](ordered_json& doc) {
-    doc["gpus"].push_back(record(doc, "gpus", "T4"));
-  });
+  const fs::path gpu_data =
+      data_dir_with(gpu_dir, "gpus.json", [](ordered_json& doc) { doc["gpus"].push_back(record(doc, "gpus", "T4")); });
   const Error gpu = load_error(gpu_data);
   require_names(gpu, "gpus.json", "T4", "id");
   CHECK_THAT(gpu.what(), Contains("duplicate id"));
@@ -206,8 +203,8 @@ TEST_CASE("unknown enum values list the accepted ones", "[catalog][load][bad]") 
   require_names(e, "instances/azure.json", "azure:Standard_ND96asr_v4", "intra_node_fabric");
   CHECK_THAT(e.what(), Contains("unknown value \"NVLink\"; accepted: \"nvswitch\", \"nvlink\", \"pcie\""));
 
-  const Error network = instance_error("instances/azure.json", "Standard_ND96asr_v4",
-                                       [](ordered_json& r) { r["network_type"] = "ib"; });
+  const Error network =
+      instance_error("instances/azure.json", "Standard_ND96asr_v4", [](ordered_json& r) { r["network_type"] = "ib"; });
   CHECK_THAT(network.what(), Contains("\"infiniband\""));
 
   const Error vendor = gpu_error("T4", [](ordered_json& r) { r["vendor"] = "NVIDIA"; });
@@ -232,22 +229,20 @@ TEST_CASE("missing source groups fail the load", "[catalog][load][bad]") {
 }
 
 TEST_CASE("unknown keys (typos) fail the load with a suggestion", "[catalog][load][bad]") {
-  const Error e = instance_error("instances/azure.json", "Standard_ND96asr_v4", [](ordered_json& r) {
-    r["netwrok_gbits_per_s"] = 1600;
-  });
+  const Error e = instance_error("instances/azure.json", "Standard_ND96asr_v4",
+                                 [](ordered_json& r) { r["netwrok_gbits_per_s"] = 1600; });
   require_names(e, "instances/azure.json", "azure:Standard_ND96asr_v4", "netwrok_gbits_per_s");
   CHECK_THAT(e.what(), Contains("unknown field (did you mean \"network_gbits_per_s\"?)"));
 
-  const Error source = instance_error("instances/azure.json", "Standard_ND96asr_v4", [](ordered_json& r) {
-    r["sources"]["gpu"]["date"] = "2024-01-01";
-  });
+  const Error source = instance_error("instances/azure.json", "Standard_ND96asr_v4",
+                                      [](ordered_json& r) { r["sources"]["gpu"]["date"] = "2024-01-01"; });
   require_names(source, "instances/azure.json", "azure:Standard_ND96asr_v4", "sources.gpu.date");
 }
 
 TEST_CASE("cross-field checks catch transcription mistakes", "[catalog][load][bad]") {
   SECTION("GPU memory differs from the GPU model's") {
-    const Error e = instance_error("instances/azure.json", "Standard_ND96asr_v4",
-                                   [](ordered_json& r) { r["gpu_memory_gb"] = 80; });
+    const Error e =
+        instance_error("instances/azure.json", "Standard_ND96asr_v4", [](ordered_json& r) { r["gpu_memory_gb"] = 80; });
     require_names(e, "instances/azure.json", "azure:Standard_ND96asr_v4", "gpu_memory_gb");
     CHECK_THAT(e.what(), Contains("\"A100-SXM4-40GB\" has 40 GB"));
   }
@@ -307,7 +302,8 @@ TEST_CASE("a number beyond the double range or deep nesting fails the load namin
   const Error range = load_error(data);
   CHECK(range.kind() == ErrorKind::invalid_input);
   CHECK_THAT(range.what(), Contains("gpus.json: a number is out of range"));
-  write_text(data / "gpus.json", "{\"schema_version\": 1, \"gpus\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
+  write_text(data / "gpus.json",
+             "{\"schema_version\": 1, \"gpus\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
   const Error deep = load_error(data);
   CHECK(deep.kind() == ErrorKind::invalid_input);
   CHECK_THAT(deep.what(), Contains("gpus.json: JSON nested deeper than"));
@@ -321,8 +317,7 @@ TEST_CASE("an unsupported data schema_version fails the load", "[catalog][load][
 }
 
 TEST_CASE("the error field is the record's path", "[catalog][load][bad]") {
-  const Error e = instance_error("instances/lambda.json", "gpu_1x_a10",
-                                 [](ordered_json& r) { r["gpu_count"] = 0; });
+  const Error e = instance_error("instances/lambda.json", "gpu_1x_a10", [](ordered_json& r) { r["gpu_count"] = 0; });
   CHECK(e.field() == "instances[4].gpu_count");
 }
 
@@ -438,8 +433,8 @@ TEST_CASE("the NVLink domain agrees with the fabric, the GPU count and the GPU's
                                    [](ordered_json& r) { r["nvlink_domain_gpus"] = 4; });
     require_names(e, "instances/azure.json", "azure:Standard_ND96asr_v4", "nvlink_domain_gpus");
     CHECK_THAT(e.what(), Contains("at least gpu_count (8)"));
-    CHECK_NOTHROW(load_with("instances/azure.json", "Standard_ND96asr_v4",
-                            [](ordered_json& r) { r["nvlink_domain_gpus"] = 8; }));
+    CHECK_NOTHROW(
+        load_with("instances/azure.json", "Standard_ND96asr_v4", [](ordered_json& r) { r["nvlink_domain_gpus"] = 8; }));
   }
   SECTION("beyond the instance only where the GPU's nvlink_domain_max_gpus is known") {
     const Error e = instance_error("instances/azure.json", "Standard_ND96isr_H100_v5",

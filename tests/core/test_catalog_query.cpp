@@ -84,8 +84,8 @@ TEST_CASE("each filter keeps exactly the matching instances", "[catalog][query]"
   }
   SECTION("min network (null never matches)") {
     filter.min_network_gbits_per_s = 1000;
-    CHECK(ids(filter) == Ids{"azure:Standard_ND96asr_v4", "azure:Standard_ND96isr_H100_v5",
-                             "azure:Standard_ND96isr_MI300X_v5"});
+    CHECK(ids(filter) ==
+          Ids{"azure:Standard_ND96asr_v4", "azure:Standard_ND96isr_H100_v5", "azure:Standard_ND96isr_MI300X_v5"});
   }
   SECTION("RDMA yes and no (unknown matches neither)") {
     filter.rdma = true;
@@ -116,7 +116,7 @@ TEST_CASE("sorting by a field, nulls last either way, ties by id", "[catalog][qu
   InstanceFilter all;
   const auto ascending = ids(all, InstanceSort::parse("price_usd_per_hour"));
   REQUIRE(ascending.size() == 13);
-  CHECK(ascending.front() == "azure:Standard_NC4as_T4_v3");  // 0.526 USD/h
+  CHECK(ascending.front() == "azure:Standard_NC4as_T4_v3");                      // 0.526 USD/h
   CHECK(ascending[ascending.size() - 2] == "azure:Standard_ND96isr_MI300X_v5");  // nulls last, by id
   CHECK(ascending.back() == "oci:BM.GPU.H100.8");
 
@@ -150,8 +150,9 @@ TEST_CASE("an unknown sort field is refused with the accepted list", "[catalog][
 TEST_CASE("lookups by id", "[catalog][query]") {
   CHECK(fixture().find_instance("lambda:gpu_1x_a10") != nullptr);
   CHECK(fixture().find_instance("gpu_1x_a10") == nullptr);
-  CHECK_THROWS_MATCHES(fixture().instance("aws:nope"), Error,
-                       Catch::Matchers::Predicate<Error>([](const Error& e) { return e.kind() == ErrorKind::not_found; }));
+  CHECK_THROWS_MATCHES(fixture().instance("aws:nope"), Error, Catch::Matchers::Predicate<Error>([](const Error& e) {
+                         return e.kind() == ErrorKind::not_found;
+                       }));
   CHECK_THROWS_AS(fixture().gpu("H100"), Error);
 }
 
@@ -340,8 +341,8 @@ TEST_CASE("the per-GPU price is derived and sortable", "[catalog][query]") {
   CHECK(by_gpu_price.back() == "oci:BM.GPU.H100.8");  // no price: last
   const auto descending = ids({}, InstanceSort::parse("-price_usd_per_gpu_hour"));
   CHECK(descending.front() == "azure:Standard_ND96isr_H100_v5");  // 12.29 per GPU
-  for (const char* field : {"nvlink_domain_gpus", "network_nics", "network_nic_gbits_per_s",
-                            "frontend_network_gbits_per_s"}) {
+  for (const char* field :
+       {"nvlink_domain_gpus", "network_nics", "network_nic_gbits_per_s", "frontend_network_gbits_per_s"}) {
     CHECK_NOTHROW(InstanceSort::parse(field));
   }
 }

@@ -56,7 +56,8 @@ TEST_CASE("CSV: quoted fields hold commas, doubled quotes and line breaks", "[ca
 
 TEST_CASE("CSV: malformed input names the line", "[catalog][csv]") {
   CHECK_THROWS_WITH(parse_csv("a,b\n1,\"open\n", "t.csv"), Contains("t.csv:2: a quoted field is not closed"));
-  CHECK_THROWS_WITH(parse_csv("a,b\n1,2\n3\n", "t.csv"), Contains("t.csv:3: expected 2 fields as in the header, got 1"));
+  CHECK_THROWS_WITH(parse_csv("a,b\n1,2\n3\n", "t.csv"),
+                    Contains("t.csv:3: expected 2 fields as in the header, got 1"));
   CHECK_THROWS_WITH(parse_csv("a,b\n1,x\"y\n", "t.csv"), Contains("t.csv:2: a quote inside an unquoted field"));
   CHECK_THROWS_WITH(parse_csv("a,b\n\"1\"x,2\n", "t.csv"), Contains("t.csv:2: unexpected 'x' after a closing quote"));
   CHECK_THROWS_AS(parse_csv("", "t.csv"), Error);
@@ -122,8 +123,8 @@ TEST_CASE("SkyPilot import: columns by name, zones, kept region and every skip r
 
 TEST_CASE("SkyPilot import never replaces a more recent price", "[catalog][skypilot]") {
   // The fixture's Lambda prices are dated 2026-09-20; a snapshot of 2025-01-01 is older.
-  const SkyPilotImportReport report = plan_skypilot_import(
-      fixture(), read_text(kLambdaCsv), "lambda.csv", SkyPilotImportOptions{"lambda", "2025-01-01", ""});
+  const SkyPilotImportReport report = plan_skypilot_import(fixture(), read_text(kLambdaCsv), "lambda.csv",
+                                                           SkyPilotImportOptions{"lambda", "2025-01-01", ""});
   CHECK(report.instances_matched == 0);
   CHECK(report.instances_kept_newer ==
         std::vector<std::string>{"lambda:gpu_8x_h100_sxm5", "lambda:gpu_1x_h100_sxm5", "lambda:gpu_8x_a100"});
@@ -143,7 +144,8 @@ TEST_CASE("SkyPilot import writes the database in one go", "[catalog][skypilot][
   ScratchDir dir;
   const fs::path db = dir.path() / "catalog.db";
   save_catalog(fixture(), db);
-  const SkyPilotImportReport report = import_skypilot(kLambdaCsv, db, SkyPilotImportOptions{"lambda", "2026-11-30", ""});
+  const SkyPilotImportReport report =
+      import_skypilot(kLambdaCsv, db, SkyPilotImportOptions{"lambda", "2026-11-30", ""});
   CHECK(report.instances_updated == 3);
 
   const Catalog after = Catalog::open(db);
@@ -182,7 +184,8 @@ TEST_CASE("coverage lists the file's GPU instance types the catalog lacks", "[ca
         report.catalog_not_in_file.end());
 }
 
-TEST_CASE("coverage: non-GPU accelerators, GCP's built-in GPUs and attached accelerators", "[catalog][skypilot][coverage]") {
+TEST_CASE("coverage: non-GPU accelerators, GCP's built-in GPUs and attached accelerators",
+          "[catalog][skypilot][coverage]") {
   // Test input in the column orders of SkyPilot's aws and gcp files (not real prices).
   const std::string aws =
       "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,AvailabilityZone\n"
@@ -233,14 +236,17 @@ TEST_CASE("SkyPilot import: nan, inf, zero and out-of-range numbers are unreadab
   const std::string header = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,SpotPrice\n";
   for (const std::string price : {"nan", "inf", "-inf", "1e999", "0", "-3"}) {
     const std::string csv = header + "gpu_8x_h100_sxm5,H100,8,208,1800," + price + ",us-east-1,\n";
-    const auto report = plan_skypilot_import(fixture(), csv, "test.csv", SkyPilotImportOptions{"lambda", "2026-11-30", ""});
+    const auto report =
+        plan_skypilot_import(fixture(), csv, "test.csv", SkyPilotImportOptions{"lambda", "2026-11-30", ""});
     INFO(price);
     CHECK(report.rows_used == 0);
     REQUIRE(report.skipped.size() == 1);
     CHECK(report.skipped[0].reason == kSkipBadValue);
     CHECK(report.changes.empty());
   }
-  const std::string huge = header + "gpu_8x_h100_sxm5,H100-" + std::string(400, '9') + "GB,8,208,1800,23.92,us-east-1,\n";
-  const auto report = plan_skypilot_import(fixture(), huge, "test.csv", SkyPilotImportOptions{"lambda", "2026-11-30", ""});
+  const std::string huge =
+      header + "gpu_8x_h100_sxm5,H100-" + std::string(400, '9') + "GB,8,208,1800,23.92,us-east-1,\n";
+  const auto report =
+      plan_skypilot_import(fixture(), huge, "test.csv", SkyPilotImportOptions{"lambda", "2026-11-30", ""});
   CHECK(report.rows_used == 1);  // no memory figure readable in the name: matched on family and count
 }

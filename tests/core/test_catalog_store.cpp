@@ -60,11 +60,9 @@ TEST_CASE("save then open gives back the same catalog", "[catalog][store]") {
   CHECK(reopened.gpus() == fixture().gpus());
   CHECK(reopened.instances() == fixture().instances());
   CHECK(files_in(dir.path()) == 1);  // no temporary file left behind
-  CHECK(query_text(db, "SELECT value FROM meta WHERE key = 'schema_version'") ==
-        std::to_string(kCatalogSchemaVersion));
+  CHECK(query_text(db, "SELECT value FROM meta WHERE key = 'schema_version'") == std::to_string(kCatalogSchemaVersion));
   // Queryable with plain SQL, columns named as the JSON fields.
-  CHECK(query_text(db, "SELECT id FROM instances WHERE gpu_model = 'MI300X'") ==
-        "azure:Standard_ND96isr_MI300X_v5");
+  CHECK(query_text(db, "SELECT id FROM instances WHERE gpu_model = 'MI300X'") == "azure:Standard_ND96isr_MI300X_v5");
   CHECK(query_text(db, "SELECT count(*) FROM instance_regions WHERE region = 'westus2'") == "4");
 }
 
@@ -98,9 +96,8 @@ TEST_CASE("a failed save leaves no file, and an existing file untouched", "[cata
     const fs::path db = dir.path() / "catalog.db";
     save_catalog(fixture(), db);
     const std::string before = read_text(db);
-    const fs::path data = data_dir_with(dir, "gpus.json", [](nlohmann::ordered_json& doc) {
-      doc["gpus"][0]["memory_gb"] = "80 GB";
-    });
+    const fs::path data =
+        data_dir_with(dir, "gpus.json", [](nlohmann::ordered_json& doc) { doc["gpus"][0]["memory_gb"] = "80 GB"; });
     CHECK_THROWS_AS(save_catalog(Catalog::load_data_dir(data), db), Error);
     CHECK(read_text(db) == before);
   }
@@ -110,8 +107,8 @@ TEST_CASE("a database from a newer linkwise is refused", "[catalog][store]") {
   ScratchDir dir;
   const fs::path db = dir.path() / "catalog.db";
   save_catalog(fixture(), db);
-  exec_sql(db, "UPDATE meta SET value = '" + std::to_string(kCatalogSchemaVersion + 1) +
-                   "' WHERE key = 'schema_version'");
+  exec_sql(db,
+           "UPDATE meta SET value = '" + std::to_string(kCatalogSchemaVersion + 1) + "' WHERE key = 'schema_version'");
   try {
     Catalog::open(db);
     FAIL("opened a newer schema");
@@ -263,8 +260,7 @@ TEST_CASE("a schema version 1 database is migrated when opened", "[catalog][stor
   )sql");
 
   const Catalog migrated = Catalog::open(db);
-  CHECK(query_text(db, "SELECT value FROM meta WHERE key = 'schema_version'") ==
-        std::to_string(kCatalogSchemaVersion));
+  CHECK(query_text(db, "SELECT value FROM meta WHERE key = 'schema_version'") == std::to_string(kCatalogSchemaVersion));
   const Instance& p5 = migrated.instance("aws:p5.48xlarge");
   CHECK(p5.network_gbits_per_s == 3200);
   CHECK_FALSE(p5.nvlink_domain_gpus);  // unknown until the next build from data/

@@ -136,11 +136,11 @@ TEST_CASE("plan and recommend share the reason vocabulary") {
   CHECK(p["fits"] == false);
   REQUIRE(p["why_not"].size() == p["why_not_reasons"].size());
   CHECK(p["why_not_reasons"] == json({"memory", "deadline"}));
-  const std::set<std::string> vocabulary = {"memory", "deadline", "budget", "network_unknown", "unpriced",
-                                            "latency_target", "constraint"};
-  for (auto r : {planner::Reason::memory, planner::Reason::deadline, planner::Reason::budget,
-                 planner::Reason::network_unknown, planner::Reason::unpriced, planner::Reason::latency_target,
-                 planner::Reason::constraint})
+  const std::set<std::string> vocabulary = {"memory",   "deadline",       "budget",    "network_unknown",
+                                            "unpriced", "latency_target", "constraint"};
+  for (auto r :
+       {planner::Reason::memory, planner::Reason::deadline, planner::Reason::budget, planner::Reason::network_unknown,
+        planner::Reason::unpriced, planner::Reason::latency_target, planner::Reason::constraint})
     CHECK(vocabulary.count(std::string(planner::to_string(r))) == 1);
 }
 
@@ -171,7 +171,7 @@ TEST_CASE("per instance and per GPU: the best plan of each group, ranked") {
   }
   CHECK(per["results"].size() == 3);  // all but the single 80 GB A100 (time: the unpriced one ranks too)
   CHECK(entry(per["rejected"], "lambda:gpu_1x_a100"));
-  CHECK(per["results"][0] ["instance"] == global["results"][0]["instance"]);
+  CHECK(per["results"][0]["instance"] == global["results"][0]["instance"]);
 
   const json by_gpu = planner::recommend_json(doc, catalog, 10, nullptr, planner::Grouping::gpu);
   std::set<std::string> gpus;
@@ -186,7 +186,8 @@ TEST_CASE("per instance and per GPU: the best plan of each group, ranked") {
 TEST_CASE("top has one range: 1 to 100") {
   const Catalog catalog = small_catalog();
   const planner::Workload w = planner::parse_workload(json::parse(R"({"model": {"preset": "llama3.1-8b"},
-     "job": {"kind": "finetune", "seq_len": 4096, "global_batch": 32, "tokens": 1e9}})"), catalog);
+     "job": {"kind": "finetune", "seq_len": 4096, "global_batch": 32, "tokens": 1e9}})"),
+                                                      catalog);
   CHECK(planner::kDefaultTop == 5);
   CHECK_NOTHROW(planner::search(w, catalog, planner::kMaxTop));
   CHECK_THROWS_AS(planner::search(w, catalog, planner::kMaxTop + 1), Error);
@@ -199,9 +200,11 @@ TEST_CASE("an unknown preset or instance inside a workload is an unknown referen
       {R"({"model": {"preset": "no-such-model"}, "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 8}})",
        "model.preset"},
       {R"({"model": {"preset": "llama3.1-8b"}, "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 8},
-          "hardware": {"instance": "aws:p9.nothing"}})", "hardware.instance"},
+          "hardware": {"instance": "aws:p9.nothing"}})",
+       "hardware.instance"},
       {R"({"model": {"preset": "llama3.1-8b"}, "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 8},
-          "constraints": {"instances": ["aws:p9.nothing"]}})", "constraints.instances"},
+          "constraints": {"instances": ["aws:p9.nothing"]}})",
+       "constraints.instances"},
   };
   for (const auto& [text, field] : cases) {
     INFO(text);

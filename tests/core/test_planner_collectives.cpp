@@ -27,7 +27,8 @@ TEST_CASE("small messages reach a fraction of the bus bandwidth") {
   CHECK(small_message_efficiency(k.nccl_half_bandwidth_bytes, k) == Approx(0.5));
   // The same bytes over 16x the ranks: smaller chunks, more steps, longer.
   const double bytes = 400e6;
-  CHECK(ring_all_gather_s(bytes, CommGroup{1024, 128, 180e9}, k) > 2 * ring_all_gather_s(bytes, CommGroup{64, 8, 180e9}, k));
+  CHECK(ring_all_gather_s(bytes, CommGroup{1024, 128, 180e9}, k) >
+        2 * ring_all_gather_s(bytes, CommGroup{64, 8, 180e9}, k));
 }
 
 TEST_CASE("FSDP prefetch hides a unit's gathers only behind the unit before it") {

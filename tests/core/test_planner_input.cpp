@@ -52,60 +52,91 @@ TEST_CASE("the good workload plans") {
 
 TEST_CASE("each bad input names its field") {
   json d;
-  d = good(); d["model"]["preset"] = "llama9-1t";
+  d = good();
+  d["model"]["preset"] = "llama9-1t";
   CHECK(failing_field(d, ErrorKind::unknown_reference) == "model.preset");
-  d = good(); d["hardware"]["instance"] = "aws:nope";
+  d = good();
+  d["hardware"]["instance"] = "aws:nope";
   CHECK(failing_field(d, ErrorKind::unknown_reference) == "hardware.instance");
-  d = good(); d["model"] = {{"layers", 0}, {"hidden", 4096}, {"heads", 32}};
+  d = good();
+  d["model"] = {{"layers", 0}, {"hidden", 4096}, {"heads", 32}};
   CHECK(failing_field(d) == "model.layers");
-  d = good(); d["model"] = {{"layers", 32}, {"hidden", -4096}, {"heads", 32}};
+  d = good();
+  d["model"] = {{"layers", 32}, {"hidden", -4096}, {"heads", 32}};
   CHECK(failing_field(d) == "model.hidden");
-  d = good(); d["job"]["seq_len"] = -1;
+  d = good();
+  d["job"]["seq_len"] = -1;
   CHECK(failing_field(d) == "job.seq_len");
-  d = good(); d["job"]["global_batch"] = 0;
+  d = good();
+  d["job"]["global_batch"] = 0;
   CHECK(failing_field(d) == "job.global_batch");
-  d = good(); d["job"]["kind"] = "distill";
+  d = good();
+  d["job"]["kind"] = "distill";
   CHECK(failing_field(d) == "job.kind");
-  d = good(); d["job"]["precision"] = "int3";
+  d = good();
+  d["job"]["precision"] = "int3";
   CHECK(failing_field(d) == "job.precision");
-  d = good(); d["layout"]["tp"] = 3;  // 64 heads
+  d = good();
+  d["layout"]["tp"] = 3;  // 64 heads
   CHECK(failing_field(d) == "layout.tp");
-  d = good(); d["layout"]["dp"] = 8;  // 8 x 4 x 1 x 8 = 256 != 128
+  d = good();
+  d["layout"]["dp"] = 8;  // 8 x 4 x 1 x 8 = 256 != 128
   CHECK(failing_field(d) == "layout.dp");
-  d = good(); d["layout"]["recompute"] = "some";
+  d = good();
+  d["layout"]["recompute"] = "some";
   CHECK(failing_field(d) == "layout.recompute");
-  d = good(); d["layout"]["zero"] = 4;
+  d = good();
+  d["layout"]["zero"] = 4;
   CHECK(failing_field(d) == "layout.zero");
-  d = good(); d["layout"]["micro_batch"] = 3;  // 512 / 4 = 128 not divisible by 3
+  d = good();
+  d["layout"]["micro_batch"] = 3;  // 512 / 4 = 128 not divisible by 3
   CHECK(failing_field(d) == "layout.micro_batch");
-  d = good(); d["layout"]["virtual_stages"] = 21;  // 80 / 4 = 20 layers per stage: 21 chunks cannot each hold one
+  d = good();
+  d["layout"]["virtual_stages"] = 21;  // 80 / 4 = 20 layers per stage: 21 chunks cannot each hold one
   CHECK(failing_field(d) == "layout.virtual_stages");
-  d = good(); d["job"]["framework"] = "jax";
+  d = good();
+  d["job"]["framework"] = "jax";
   CHECK(failing_field(d) == "job.framework");
-  d = good(); d["job"]["optimizer"] = "lion";
+  d = good();
+  d["job"]["optimizer"] = "lion";
   CHECK(failing_field(d) == "job.optimizer");
-  d = good(); d["job"]["offload"] = "optimizer_and_params";  // needs ZeRO-3
+  d = good();
+  d["job"]["offload"] = "optimizer_and_params";  // needs ZeRO-3
   CHECK(failing_field(d) == "job.offload");
-  d = good(); d["hardware"]["nodes"] = 0;
+  d = good();
+  d["hardware"]["nodes"] = 0;
   CHECK(failing_field(d) == "hardware.nodes");
-  d = good(); d["layout"]["tpp"] = 2;
+  d = good();
+  d["layout"]["tpp"] = 2;
   CHECK(failing_field(d) == "layout.tpp");
-  d = good(); d["job"]["precision"] = "fp8"; d["hardware"] = {{"instance", "lambda:gpu_1x_a100"}};
+  d = good();
+  d["job"]["precision"] = "fp8";
+  d["hardware"] = {{"instance", "lambda:gpu_1x_a100"}};
   d["layout"] = {{"tp", 1}, {"pp", 1}};
   CHECK(failing_field(d) == "job.precision");  // A100 has no fp8
-  d = good(); d["hardware"] = {{"instance", "lambda:gpu_1x_a100"}, {"nodes", 2}}; d["layout"] = {{"tp", 1}, {"pp", 1}};
+  d = good();
+  d["hardware"] = {{"instance", "lambda:gpu_1x_a100"}, {"nodes", 2}};
+  d["layout"] = {{"tp", 1}, {"pp", 1}};
   CHECK(failing_field(d) == "hardware.nodes");  // no network between nodes
-  d = good(); d["hardware"] = {{"custom", {{"gpu_model", "B300"}, {"gpu_count", 8}}}, {"nodes", 1}};
+  d = good();
+  d["hardware"] = {{"custom", {{"gpu_model", "B300"}, {"gpu_count", 8}}}, {"nodes", 1}};
   CHECK(failing_field(d, ErrorKind::unknown_reference) == "hardware.custom.gpu_model");
-  d = good(); d["hardware"] = {{"custom", {{"gpu_model", "H100-SXM5-80GB"}, {"gpu_count", 8}, {"intra_node_fabric", "warp"}}}, {"nodes", 16}};
+  d = good();
+  d["hardware"] = {{"custom", {{"gpu_model", "H100-SXM5-80GB"}, {"gpu_count", 8}, {"intra_node_fabric", "warp"}}},
+                   {"nodes", 16}};
   CHECK(failing_field(d) == "hardware.custom.intra_node_fabric");
-  d = good(); d["constraints"] = {{"objective", "fun"}};
+  d = good();
+  d["constraints"] = {{"objective", "fun"}};
   CHECK(failing_field(d) == "constraints.objective");
-  d = good(); d["job"].erase("tokens"); d["constraints"] = {{"deadline_hours", 100}};
+  d = good();
+  d["job"].erase("tokens");
+  d["constraints"] = {{"deadline_hours", 100}};
   CHECK(failing_field(d) == "job.tokens");  // a deadline needs the job's size
-  d = good(); d.erase("layout");
+  d = good();
+  d.erase("layout");
   CHECK(failing_field(d) == "layout.tp");  // plan needs a layout
-  d = good(); d["job"] = {{"kind", "inference"}, {"prompt_len", 100}};
+  d = good();
+  d["job"] = {{"kind", "inference"}, {"prompt_len", 100}};
   CHECK(failing_field(d) == "job.output_len");
 }
 

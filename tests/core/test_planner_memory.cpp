@@ -10,7 +10,8 @@ using namespace linkwise::planner;
 
 namespace {
 
-Estimate memory_of(const ModelShape& shape, const Job& job, const Layout& l, const Hardware& hw = planner_test::dgx(planner_test::a100_80())) {
+Estimate memory_of(const ModelShape& shape, const Job& job, const Layout& l,
+                   const Hardware& hw = planner_test::dgx(planner_test::a100_80())) {
   const PlannerConstants& k = default_constants();
   const PreparedHardware p = prepare_hardware(hw, job, k, nullptr, false);
   Estimate e;
@@ -63,7 +64,8 @@ TEST_CASE("ZeRO stages shard model states over DP as in the ZeRO paper's 7.5B, 6
     return e.weights + e.gradients + e.optimizer;
   };
   const double psi = m.total_params();
-  // ZeRO paper Figure 1: baseline (2 + 2 + K) psi, P_os 4 psi + K psi / Nd, P_os+g 2 psi + 14 psi / Nd, P_os+g+p 16 psi / Nd.
+  // ZeRO paper Figure 1: baseline (2 + 2 + K) psi, P_os 4 psi + K psi / Nd, P_os+g 2 psi + 14 psi / Nd, P_os+g+p 16 psi
+  // / Nd.
   CHECK(states(0) == Approx(16 * psi));
   CHECK(states(1) == Approx(4 * psi + 12 * psi / 64));
   CHECK(states(2) == Approx(2 * psi + 14 * psi / 64));
@@ -81,7 +83,7 @@ TEST_CASE("KV cache bytes: 2 x layers x KV heads x head size x bytes x tokens x 
   l.tp = 8;  // one KV head per GPU
   const Estimate e = memory_of(m, job, l);
   CHECK(e.kv_cache == Approx(2.0 * 80 * 1 * 128 * 2 * 4096 * 8));  // 1.34 GB
-  l.tp = 2;  // four KV heads per GPU
+  l.tp = 2;                                                        // four KV heads per GPU
   CHECK(memory_of(m, job, l).kv_cache == Approx(4.0 * 2.0 * 80 * 128 * 2 * 4096 * 8));
   l.tp = 16;  // more GPUs than KV heads: heads are replicated, not split further
   CHECK(memory_of(m, job, l).kv_cache == Approx(2.0 * 80 * 1 * 128 * 2 * 4096 * 8));
@@ -111,18 +113,23 @@ TEST_CASE("activations follow Korthikanti et al. 2022 (arXiv 2205.05198) Table 2
 
   l.sequence_parallel = true;
   const double sp_selective = per_layer_activations(m, job, l);
-  CHECK(sp_selective == Approx(sbh * 34 / t));  // TP + SP + selective
+  CHECK(sp_selective == Approx(sbh * 34 / t));                 // TP + SP + selective
   CHECK(sp_selective / none == Approx(0.1849).epsilon(0.01));  // Figure 7: 18.49% for 175B
 
   l.sequence_parallel = false;
   l.recompute = Recompute::full;
   CHECK(per_layer_activations(m, job, l) == Approx(2 * sbh));  // full recompute keeps the layer input
-  CHECK(2 * sbh / none == Approx(0.0871).epsilon(0.01));        // Figure 7: 8.71%
+  CHECK(2 * sbh / none == Approx(0.0871).epsilon(0.01));       // Figure 7: 8.71%
 
   // 22B of Figure 7 (a = 64, h = 6144): SP alone 66.84%, selective alone 49.42%, both 16.18%.
   ModelShape m22;
-  m22.layers = 48; m22.hidden = 6144; m22.heads = 64; m22.kv_heads = 64; m22.ffn_hidden = 4 * 6144;
-  m22.vocab = 51200; m22.dropout = true;
+  m22.layers = 48;
+  m22.hidden = 6144;
+  m22.heads = 64;
+  m22.kv_heads = 64;
+  m22.ffn_hidden = 4 * 6144;
+  m22.vocab = 51200;
+  m22.dropout = true;
   l = Layout{};
   l.tp = 8;
   const double base = per_layer_activations(m22, job, l);
@@ -156,7 +163,8 @@ TEST_CASE("capacity is the nominal binary size minus the reserve") {
   CHECK_FALSE(e.fits);  // 16 bytes x 6.7 B parameters does not fit on one 80 GB GPU
 }
 
-TEST_CASE("framework accounting: Megatron-Core's fp32 main gradients, DeepSpeed's bf16 optimizer, optimizers, offload") {
+TEST_CASE(
+    "framework accounting: Megatron-Core's fp32 main gradients, DeepSpeed's bf16 optimizer, optimizers, offload") {
   const ModelShape m = preset("llama2-7b");
   Layout l;
   l.dp = 8;
@@ -216,7 +224,8 @@ TEST_CASE("layer-selective checkpointing keeps all activations of the layers it 
   CHECK(half == Approx(0.5 * none + 0.5 * full).epsilon(1e-9));
 }
 
-TEST_CASE("torchtitan's op-level selective AC keeps the odd matmuls' and SDPA's outputs, Megatron's drops only attention") {
+TEST_CASE(
+    "torchtitan's op-level selective AC keeps the odd matmuls' and SDPA's outputs, Megatron's drops only attention") {
   const ModelShape m = preset("llama3.1-8b");
   Layout l;
   l.dp = 8;

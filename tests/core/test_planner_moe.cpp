@@ -38,13 +38,16 @@ Instance tray(const Gpu& gpu, const std::string& name, int domain, double price)
 }  // namespace
 
 TEST_CASE("MoE presets: total and active parameters match the published figures") {
-  struct Case { const char* name; double total_b, active_b, tolerance; };
+  struct Case {
+    const char* name;
+    double total_b, active_b, tolerance;
+  };
   // Published: DeepSeek-V3 report (671B / 37B), Mixtral paper (46.7B / 12.9B), Mistral (141B / 39B),
   // Qwen3 report Table 2, Meta's Llama 4 cards (text weights), OpenAI's gpt-oss card (active
   // parameters there exclude the input embedding; ours count it: gpt-oss within 15%).
   const Case cases[] = {
-      {"deepseek-v3", 671, 37, 0.02},      {"mixtral-8x7b", 46.7, 12.9, 0.01}, {"mixtral-8x22b", 141, 39, 0.01},
-      {"qwen3-30b-a3b", 30.5, 3.3, 0.03},  {"qwen3-235b-a22b", 235, 22, 0.02}, {"llama4-scout", 109, 17, 0.02},
+      {"deepseek-v3", 671, 37, 0.02},     {"mixtral-8x7b", 46.7, 12.9, 0.01}, {"mixtral-8x22b", 141, 39, 0.01},
+      {"qwen3-30b-a3b", 30.5, 3.3, 0.03}, {"qwen3-235b-a22b", 235, 22, 0.02}, {"llama4-scout", 109, 17, 0.02},
       {"llama4-maverick", 400, 17, 0.02},
   };
   for (const Case& c : cases) {
@@ -71,7 +74,8 @@ TEST_CASE("MoE presets: total and active parameters match the published figures"
 }
 
 TEST_CASE("the moe and attention objects: errors name the field") {
-  const json base = json::parse(R"({"model": {"layers": 8, "hidden": 1024, "heads": 8, "vocab": 32000, "gated_mlp": true,
+  const json base =
+      json::parse(R"({"model": {"layers": 8, "hidden": 1024, "heads": 8, "vocab": 32000, "gated_mlp": true,
       "moe": {"experts": 8, "top_k": 2, "expert_ffn_hidden": 2048}},
       "job": {"kind": "pretrain", "seq_len": 2048, "global_batch": 16},
       "hardware": {"instance": "aws:p5.48xlarge"}, "layout": {"tp": 1, "pp": 1, "ep": 8}})");
@@ -93,21 +97,23 @@ TEST_CASE("the moe and attention objects: errors name the field") {
   CHECK(with("/model/attention", json{{"kind", "sliding"}}) == "model.attention.kind");
   CHECK(with("/model/attention", json{{"kind", "gqa"}, {"head_dim", 0}}) == "model.attention.head_dim");
   CHECK(with("/model/experts", 8) == "model.experts");
-  CHECK(with("/layout/ep", 3) == "layout.ep");    // does not divide the experts
-  CHECK(with("/layout/ep", 16) == "layout.ep");   // more than the experts
+  CHECK(with("/layout/ep", 3) == "layout.ep");   // does not divide the experts
+  CHECK(with("/layout/ep", 16) == "layout.ep");  // more than the experts
   CHECK(with("/layout/etp", 3) == "layout.etp");
   CHECK(with("/layout/ep", 0) == "layout.ep");
   CHECK(with("/job/kv_cache_precision", "fp8") == "job.kv_cache_precision");  // training job
-  CHECK(with("/job/precision", "fp4") == "job.precision");  // H100: no FP4 tensor cores
+  CHECK(with("/job/precision", "fp4") == "job.precision");                    // H100: no FP4 tensor cores
   // preset plus shapes, ep on a dense model
   CHECK(field_of(json::parse(R"({"model": {"preset": "deepseek-v3", "moe": {"experts": 8}}, "job": {"kind": "pretrain",
       "seq_len": 2048, "global_batch": 16}, "hardware": {"instance": "aws:p5.48xlarge"}, "layout": {"tp": 1, "pp": 1}})")) ==
         "model.moe");
   CHECK(field_of(json::parse(R"({"model": {"preset": "llama3.1-8b"}, "job": {"kind": "pretrain", "seq_len": 2048,
-      "global_batch": 16}, "hardware": {"instance": "aws:p5.48xlarge"}, "layout": {"tp": 1, "pp": 1, "ep": 2}})")) == "layout.ep");
+      "global_batch": 16}, "hardware": {"instance": "aws:p5.48xlarge"}, "layout": {"tp": 1, "pp": 1, "ep": 2}})")) ==
+        "layout.ep");
   // ep x etp must divide tp x cp x dp
   CHECK(field_of(json::parse(R"({"model": {"preset": "mixtral-8x7b"}, "job": {"kind": "pretrain", "seq_len": 2048,
-      "global_batch": 16}, "hardware": {"instance": "aws:p5.48xlarge"}, "layout": {"tp": 2, "pp": 4, "ep": 4}})")) == "layout.ep");
+      "global_batch": 16}, "hardware": {"instance": "aws:p5.48xlarge"}, "layout": {"tp": 2, "pp": 4, "ep": 4}})")) ==
+        "layout.ep");
   // nvlink_domain_gpus on custom hardware
   CHECK(field_of(json::parse(R"({"model": {"preset": "mixtral-8x7b"}, "job": {"kind": "pretrain", "seq_len": 2048,
       "global_batch": 16}, "hardware": {"custom": {"gpu_model": "GB200", "gpu_count": 4, "intra_node_fabric": "nvswitch",
@@ -317,8 +323,8 @@ TEST_CASE("DeepSeek-V3 pre-training on 2048 H800 with its published layout: GPU-
   const planner::Plan megatron = planner::plan(planner::parse_workload(doc, real_catalog()));
   CHECK_FALSE(megatron.fits);
   CHECK(p.memory_gb.optimizer == Approx(megatron.memory_gb.optimizer * 8.0 / 12.0).epsilon(1e-9));  // BF16 moments
-  CHECK(p.memory_gb.gradients == Approx(megatron.memory_gb.gradients).epsilon(1e-9));             // fp32 gradients kept
-  CHECK(p.memory_gb.weights == Approx(megatron.memory_gb.weights).epsilon(1e-9));                 // DualPipe's two copies
+  CHECK(p.memory_gb.gradients == Approx(megatron.memory_gb.gradients).epsilon(1e-9));  // fp32 gradients kept
+  CHECK(p.memory_gb.weights == Approx(megatron.memory_gb.weights).epsilon(1e-9));      // DualPipe's two copies
   CHECK(p.memory_gb.activations < 0.4 * megatron.memory_gb.activations);
   // The recomputation costs a little time, never saves any compute: compared with the grouped
   // GEMMs' shape loss off for both, since hai-llm's DeepGEMM grouped GEMMs have none (time_model.cpp).
@@ -327,8 +333,8 @@ TEST_CASE("DeepSeek-V3 pre-training on 2048 H800 with its published layout: GPU-
   const auto compute_s = [&](const json& d) {
     const planner::Workload w = planner::parse_workload(d, real_catalog());
     const planner::Layout l = planner::complete_layout(w, 2048);
-    return planner::estimate(planner::prepare_model(w.model, w.job), planner::prepare_hardware(*w.hardware, w.job, k, nullptr, false),
-                             256, l, k)
+    return planner::estimate(planner::prepare_model(w.model, w.job),
+                             planner::prepare_hardware(*w.hardware, w.job, k, nullptr, false), 256, l, k)
         .compute;
   };
   json hai = doc;
@@ -452,7 +458,8 @@ TEST_CASE("hai-llm keeps what DeepSeek-V3's report says it keeps, term by term")
   planner::estimate_memory(planner::prepare_model(m, job), ph, l, k, standard);
   planner::estimate_memory(planner::prepare_model(m, hai), ph, l, k, saved);
   const double h = m.hidden, ffn = m.ffn_hidden, tokens = 4096;
-  CHECK(standard.activations - saved.activations == Approx(m.layers * tokens * (4 * h + 0.5 * h + 4 * ffn)).epsilon(1e-9));
+  CHECK(standard.activations - saved.activations ==
+        Approx(m.layers * tokens * (4 * h + 0.5 * h + 4 * ffn)).epsilon(1e-9));
   // BF16 AdamW moments: 8 bytes of optimizer state per parameter instead of 12, fp32 gradients kept.
   CHECK(saved.optimizer == Approx(standard.optimizer * 8.0 / 12.0).epsilon(1e-12));
   CHECK(saved.gradients == Approx(standard.gradients).epsilon(1e-12));

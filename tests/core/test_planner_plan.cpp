@@ -21,7 +21,8 @@ json read(const std::filesystem::path& p) {
 TEST_CASE("every example in data/examples plans (or recommends) with the contract's fields") {
   const Catalog catalog = Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
   int examples = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(LINKWISE_TEST_DATA_DIR) / "examples")) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::filesystem::path(LINKWISE_TEST_DATA_DIR) / "examples")) {
     if (entry.path().extension() != ".json") continue;
     INFO(entry.path().string());
     ++examples;
@@ -38,7 +39,8 @@ TEST_CASE("every example in data/examples plans (or recommends) with the contrac
                             "hardware_tflops_per_gpu", "mfu", "job_hours", "cost_usd", "usd_per_million_tokens",
                             "bottleneck", "bandwidth_source", "layout", "instance", "nodes", "gpus", "warnings"})
       CHECK(p.contains(key));
-    for (const char* key : {"weights", "gradients", "optimizer", "activations", "kv_cache", "overhead", "total", "capacity"})
+    for (const char* key :
+         {"weights", "gradients", "optimizer", "activations", "kv_cache", "overhead", "total", "capacity"})
       CHECK(p["memory_gb"].contains(key));
     for (const char* key : {"compute", "tp_comm", "pp_comm", "pp_bubble", "dp_comm", "exposed_comm"})
       CHECK(p["time_s"].contains(key));
@@ -116,13 +118,16 @@ TEST_CASE("Llama-3.1-405B's 126 layers plan with PP 16 and interleaving (uneven 
   CHECK(warned);
 }
 
-TEST_CASE("recompute_layer_fraction: the share of layers recomputed sets the extra forward work, and needs recompute full") {
+TEST_CASE(
+    "recompute_layer_fraction: the share of layers recomputed sets the extra forward work, and needs recompute full") {
   const Catalog catalog = Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
   json doc = json::parse(R"({"model": {"preset": "llama2-13b"},
     "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 256, "precision": "bf16", "framework": "fsdp"},
     "hardware": {"instance": "aws:p4de.24xlarge", "nodes": 16},
     "layout": {"tp": 1, "pp": 1, "dp": 128, "micro_batch": 2, "zero": 3, "recompute": "full"}})");
-  auto hardware_over_model = [&](const json& p) { return p["hardware_tflops_per_gpu"].get<double>() / p["model_tflops_per_gpu"].get<double>(); };
+  auto hardware_over_model = [&](const json& p) {
+    return p["hardware_tflops_per_gpu"].get<double>() / p["model_tflops_per_gpu"].get<double>();
+  };
   const json full = planner::plan_json(doc, catalog);
   doc["layout"]["recompute_layer_fraction"] = 0.5;
   const json half = planner::plan_json(doc, catalog);
@@ -144,7 +149,8 @@ TEST_CASE("recompute_layer_fraction: the share of layers recomputed sets the ext
   CHECK_THROWS_AS(planner::plan_json(doc, catalog), Error);
 }
 
-TEST_CASE("eager PyTorch stacks pay for RMSNorm, RoPE and SwiGLU op by op unless job.torch_compile; fused stacks do not") {
+TEST_CASE(
+    "eager PyTorch stacks pay for RMSNorm, RoPE and SwiGLU op by op unless job.torch_compile; fused stacks do not") {
   const Catalog catalog = Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
   json doc = json::parse(R"({"model": {"preset": "llama3.1-8b"},
     "job": {"kind": "pretrain", "seq_len": 8192, "global_batch": 128, "precision": "bf16", "framework": "torchtitan"},
@@ -160,7 +166,9 @@ TEST_CASE("eager PyTorch stacks pay for RMSNorm, RoPE and SwiGLU op by op unless
   // backward, x1 more for op-SAC's recompute: ~1.8 MB at ~2.7 TB/s against ~4 us of compute.
   CHECK(eager > compiled * 1.05);
   CHECK(eager < compiled * 1.25);
-  CHECK(step("megatron-core", false) == Approx(step("megatron-core", true)).epsilon(1e-12));  // fused kernels either way
-  doc["model"] = json::parse(R"({"layers": 24, "hidden": 2048, "heads": 16, "ffn_hidden": 8192, "vocab": 50257, "gated_mlp": false})");
+  CHECK(step("megatron-core", false) ==
+        Approx(step("megatron-core", true)).epsilon(1e-12));  // fused kernels either way
+  doc["model"] = json::parse(
+      R"({"layers": 24, "hidden": 2048, "heads": 16, "ffn_hidden": 8192, "vocab": 50257, "gated_mlp": false})");
   CHECK(step("fsdp", false) == Approx(step("fsdp", true)).epsilon(1e-12));  // MPT-like blocks: what the fit's runs ran
 }

@@ -20,13 +20,30 @@ std::vector<Case> cases() {
   for (int zero : {0, 1, 2, 3})
     for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) {
       Layout a;  // 4 nodes: tp 8, pp 2, dp 2
-      a.tp = 8; a.pp = 2; a.dp = 2; a.zero = zero; a.recompute = rc; a.sequence_parallel = true; a.micro_batch = 1;
+      a.tp = 8;
+      a.pp = 2;
+      a.dp = 2;
+      a.zero = zero;
+      a.recompute = rc;
+      a.sequence_parallel = true;
+      a.micro_batch = 1;
       out.push_back({"llama3.1-70b", 4, a});
       Layout b;  // 2 nodes: tp 2, pp 1, dp 8 (TP inside, DP across)
-      b.tp = 2; b.pp = 1; b.dp = 8; b.zero = zero; b.recompute = rc; b.micro_batch = 2;
+      b.tp = 2;
+      b.pp = 1;
+      b.dp = 8;
+      b.zero = zero;
+      b.recompute = rc;
+      b.micro_batch = 2;
       out.push_back({"llama3.1-8b", 2, b});
       Layout c;  // 2 nodes: tp 4, pp 4, dp 1, interleaved
-      c.tp = 4; c.pp = 4; c.dp = 1; c.zero = zero; c.recompute = rc; c.virtual_stages = 2; c.micro_batch = 1;
+      c.tp = 4;
+      c.pp = 4;
+      c.dp = 1;
+      c.zero = zero;
+      c.recompute = rc;
+      c.virtual_stages = 2;
+      c.micro_batch = 1;
       out.push_back({"llama2-13b", 2, c});
     }
   return out;
@@ -41,7 +58,8 @@ Job pretrain() {
 
 Estimate run(const Case& c, const linkwise::planner::Hardware& hw, const Job& job = pretrain()) {
   const PlannerConstants& k = default_constants();
-  return estimate(prepare_model(preset(c.preset), job), prepare_hardware(hw, job, k, nullptr, false), c.nodes, c.layout, k);
+  return estimate(prepare_model(preset(c.preset), job), prepare_hardware(hw, job, k, nullptr, false), c.nodes, c.layout,
+                  k);
 }
 
 }  // namespace
@@ -112,7 +130,9 @@ TEST_CASE("more GPUs never raise per-GPU weight memory") {
         for (int nodes : {1, 2, 4, 8}) {
           if (tp * pp > nodes * 8) continue;
           Layout l;
-          l.tp = tp; l.pp = pp; l.zero = zero;
+          l.tp = tp;
+          l.pp = pp;
+          l.zero = zero;
           l.dp = nodes * 8 / (tp * pp);
           const Case c{"llama3.1-70b", nodes, l};
           const double weights = run(c, hw).weights;

@@ -41,7 +41,8 @@ std::string failing_field(const json& doc) {
 
 }  // namespace
 
-TEST_CASE("serving engines: a lower decode bandwidth fraction makes decode slower by about its ratio", "[planner][serving]") {
+TEST_CASE("serving engines: a lower decode bandwidth fraction makes decode slower by about its ratio",
+          "[planner][serving]") {
   const Catalog catalog = serving_catalog();
   const json trt = planner::plan_json(serve(64, "tensorrt-llm"), catalog);
   const json vllm = planner::plan_json(serve(64, "vllm"), catalog);
@@ -71,7 +72,8 @@ TEST_CASE("max-throughput mode fills the engine's KV pool to within one request"
   const double per_replica = static_cast<double>(concurrent) / dp;
   REQUIRE(per_replica >= 1);
   // vLLM may take gpu_memory_utilization of the card; its pool leaves less than one more request.
-  const double limit = planner::engine_profile(planner::Engine::vllm).memory_fraction * p["memory_gb"]["capacity"].get<double>();
+  const double limit =
+      planner::engine_profile(planner::Engine::vllm).memory_fraction * p["memory_gb"]["capacity"].get<double>();
   const double total = p["memory_gb"]["total"].get<double>();
   const double per_request = p["memory_gb"]["kv_cache"].get<double>() / per_replica;
   if (per_replica < planner::engine_profile(planner::Engine::vllm).max_batch) {
@@ -87,7 +89,8 @@ TEST_CASE("max-throughput mode fills the engine's KV pool to within one request"
 
   // SGLang (no batch cap): the pool alone bounds it, to within one request.
   const json s = planner::plan_json(serve("max", "sglang"), catalog);
-  const double s_limit = planner::engine_profile(planner::Engine::sglang).memory_fraction * s["memory_gb"]["capacity"].get<double>();
+  const double s_limit =
+      planner::engine_profile(planner::Engine::sglang).memory_fraction * s["memory_gb"]["capacity"].get<double>();
   const double s_per_request = s["memory_gb"]["kv_cache"].get<double>() / (s["concurrent"].get<double>() / dp);
   CHECK(s["memory_gb"]["total"].get<double>() <= s_limit * (1 + 1e-9));
   CHECK(s["memory_gb"]["total"].get<double>() + s_per_request > s_limit);
@@ -137,7 +140,8 @@ TEST_CASE("QLoRA pays the NF4 dequantisation of every base weight per GEMM pass"
   // bytes at bitsandbytes' fraction of H100's 3350 GB/s.
   const double h = 4096, ffn = 11008;
   const double layer = 4 * h * h + 3 * h * ffn + 2 * h;
-  const double expected = 2 * 2 * 32 * layer * planner::kNf4DequantBytesPerWeight / (3350e9 * planner::kNf4DequantHbmFraction);
+  const double expected =
+      2 * 2 * 32 * layer * planner::kNf4DequantBytesPerWeight / (3350e9 * planner::kNf4DequantHbmFraction);
   CHECK(dequant == Approx(expected).epsilon(0.01));
   // Full recompute dequantises once more per micro-batch.
   doc["layout"]["recompute"] = "full";
@@ -167,10 +171,11 @@ TEST_CASE("QLoRA's dequantisation time lands on LitGPT's measured extra time per
   }();
   const Catalog catalog({a100}, {planner_test::node(a100, "lambda", "gpu_1x_a100", Fabric::none, 0, 1.3)});
   auto extra_s = [&](const std::string& preset) {
-    const json doc = {{"model", {{"preset", preset}}},
-                      {"job", {{"kind", "lora"}, {"seq_len", 512}, {"global_batch", 1}, {"tokens", 1e6}, {"lora_base", "4bit"}}},
-                      {"hardware", {{"instance", "lambda:gpu_1x_a100"}, {"nodes", 1}}},
-                      {"layout", {{"tp", 1}, {"pp", 1}, {"micro_batch", 1}, {"recompute", "none"}}}};
+    const json doc = {
+        {"model", {{"preset", preset}}},
+        {"job", {{"kind", "lora"}, {"seq_len", 512}, {"global_batch", 1}, {"tokens", 1e6}, {"lora_base", "4bit"}}},
+        {"hardware", {{"instance", "lambda:gpu_1x_a100"}, {"nodes", 1}}},
+        {"layout", {{"tp", 1}, {"pp", 1}, {"micro_batch", 1}, {"recompute", "none"}}}};
     return planner::plan_json(doc, catalog)["time_s"]["dequant"].get<double>();
   };
   CHECK(extra_s("llama2-7b") == Approx((3.68 - 2.36) * 60 / 1000).epsilon(0.03));   // fit: 79 ms

@@ -42,9 +42,9 @@ TEST_CASE("measured_links ignores probes that did not run", "[probe][measured]")
 TEST_CASE("multi-node all-reduce counts as inter-node", "[probe][measured]") {
   auto report = testing::synthetic_report();
   report.probes.push_back({"nccl-multi-node", "synthetic", ProbeStatus::ok, std::nullopt, 1.0, {}});
-  report.probes.back().results.push_back(Result::make(
-      std::string(metric::nccl_busbw), Unit::gbytes_per_s, Counting::one_direction, 1u << 30,
-      {{"collective", "all-reduce"}, {"ranks", "16"}, {"nodes", "2"}}, testing::around(45)));
+  report.probes.back().results.push_back(
+      Result::make(std::string(metric::nccl_busbw), Unit::gbytes_per_s, Counting::one_direction, 1u << 30,
+                   {{"collective", "all-reduce"}, {"ranks", "16"}, {"nodes", "2"}}, testing::around(45)));
   const auto links = measured_links(report);
   CHECK(links.inter_node_allreduce_busbw_gbytes_per_s == Approx(45));
   CHECK(links.intra_node_allreduce_busbw_gbytes_per_s == Approx(360));

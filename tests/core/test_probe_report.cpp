@@ -138,9 +138,8 @@ TEST_CASE("bad reports fail naming the field", "[probe][report]") {
 
 TEST_CASE("a latency has no counting convention", "[probe][report]") {
   ProbeReport report = testing::synthetic_report();
-  report.probes[2].results.push_back(Result::make(std::string(metric::p2p_latency), Unit::microseconds,
-                                                  std::nullopt, std::nullopt, {{"src", "0"}, {"dst", "1"}},
-                                                  {2.1, 2.0, 2.2}));
+  report.probes[2].results.push_back(Result::make(std::string(metric::p2p_latency), Unit::microseconds, std::nullopt,
+                                                  std::nullopt, {{"src", "0"}, {"dst", "1"}}, {2.1, 2.0, 2.2}));
   json doc = to_json(report);
   CHECK(parse_report(doc).probes[2].results.back().stats.median == Approx(2.1));
   doc["probes"][2]["results"].back()["counting"] = "one-direction";

@@ -24,7 +24,7 @@ TEST_CASE("stats of an odd number of samples", "[probe][stats]") {
   CHECK(s.stddev == Approx(std::sqrt(2.5)));  // sample standard deviation, n - 1
   CHECK(s.p5 == Approx(1.2));                 // 1 + 0.05 * 4 * (2 - 1)
   CHECK(s.p95 == Approx(4.8));
-  CHECK(s.spread == Approx(4.0 / 3.0));       // (max - min) / median
+  CHECK(s.spread == Approx(4.0 / 3.0));  // (max - min) / median
 }
 
 TEST_CASE("stats of an even number of samples interpolate the median", "[probe][stats]") {
@@ -63,8 +63,8 @@ TEST_CASE("stats reject no samples and non-finite samples, naming the field", "[
 }
 
 TEST_CASE("busbw factors per collective are nccl-tests'", "[probe][busbw]") {
-  CHECK(busbw_factor(Collective::all_reduce, 8) == Approx(1.75));     // 2(n-1)/n
-  CHECK(busbw_factor(Collective::all_gather, 8) == Approx(0.875));    // (n-1)/n
+  CHECK(busbw_factor(Collective::all_reduce, 8) == Approx(1.75));   // 2(n-1)/n
+  CHECK(busbw_factor(Collective::all_gather, 8) == Approx(0.875));  // (n-1)/n
   CHECK(busbw_factor(Collective::reduce_scatter, 8) == Approx(0.875));
   CHECK(busbw_factor(Collective::all_to_all, 8) == Approx(0.875));
   CHECK(busbw_factor(Collective::broadcast, 8) == 1);

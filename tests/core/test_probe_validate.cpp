@@ -41,14 +41,15 @@ Instance instance(std::string provider, std::string name, std::string gpu_model,
   i.nvlink_gbytes_per_s = nvlink;
   i.network_type = NetworkType::efa;
   i.network_gbits_per_s = network;
-  for (const char* group : {"gpu", "interconnect", "network"}) i.sources[group] = {"test input", "2026-01-01", std::nullopt};
+  for (const char* group : {"gpu", "interconnect", "network"})
+    i.sources[group] = {"test input", "2026-01-01", std::nullopt};
   return i;
 }
 
 std::vector<Gpu> test_gpus() {
   return {gpu("H100-SXM5-80GB", 80, 3350, 900, 5), gpu("H100-PCIE-80GB", 80, 2000, std::nullopt, 5),
           gpu("A100-SXM4-40GB", 40, 1555, 600, 4), gpu("A100-SXM4-80GB", 80, 2039, 600, 4),
-          gpu("L4", 24, 300, std::nullopt, 4),      gpu("L40S", 48, 864, std::nullopt, 4)};
+          gpu("L4", 24, 300, std::nullopt, 4),     gpu("L40S", 48, 864, std::nullopt, 4)};
 }
 
 Catalog one_h100_instance() {
@@ -56,9 +57,9 @@ Catalog one_h100_instance() {
 }
 
 Catalog two_h100_instances() {
-  return Catalog(test_gpus(), {instance("aws", "p5.48xlarge", "H100-SXM5-80GB", 8, Fabric::nvswitch, 900, 3200),
-                               instance("lambda", "gpu_8x_h100_sxm5", "H100-SXM5-80GB", 8, Fabric::nvswitch, 900,
-                                        std::nullopt)});
+  return Catalog(test_gpus(),
+                 {instance("aws", "p5.48xlarge", "H100-SXM5-80GB", 8, Fabric::nvswitch, 900, 3200),
+                  instance("lambda", "gpu_8x_h100_sxm5", "H100-SXM5-80GB", 8, Fabric::nvswitch, 900, std::nullopt)});
 }
 
 const ClaimVerdict& claim(const Validation& v, const std::string& name) {
@@ -210,9 +211,9 @@ TEST_CASE("without NCCL, behind NVSwitch, a peer copy stands in", "[probe][valid
 TEST_CASE("the network claim from a multi-node all-reduce", "[probe][validate]") {
   ProbeReport report = testing::synthetic_report();
   report.probes.push_back({"nccl-multi-node", "synthetic", ProbeStatus::ok, std::nullopt, 1.0, {}});
-  report.probes.back().results.push_back(Result::make(
-      std::string(metric::nccl_busbw), Unit::gbytes_per_s, Counting::one_direction, 1u << 30,
-      {{"collective", "all-reduce"}, {"ranks", "16"}, {"nodes", "2"}}, testing::around(350)));
+  report.probes.back().results.push_back(
+      Result::make(std::string(metric::nccl_busbw), Unit::gbytes_per_s, Counting::one_direction, 1u << 30,
+                   {{"collective", "all-reduce"}, {"ranks", "16"}, {"nodes", "2"}}, testing::around(350)));
   const Validation v = validate(report, one_h100_instance(), std::nullopt);
   const auto& network = claim(v, "network");
   CHECK(network.verdict == Verdict::meets);
@@ -250,10 +251,13 @@ TEST_CASE("host-only MPI reports: the network claim, and GPU claims cannot be ch
 TEST_CASE("GPU model from the CUDA device name", "[probe][validate]") {
   const Catalog catalog = one_h100_instance();
   const std::uint64_t gib = 1ull << 30;
-  CHECK(gpu_model_from_name("NVIDIA H100 80GB HBM3", 79 * gib, catalog) == std::optional<std::string>("H100-SXM5-80GB"));
+  CHECK(gpu_model_from_name("NVIDIA H100 80GB HBM3", 79 * gib, catalog) ==
+        std::optional<std::string>("H100-SXM5-80GB"));
   CHECK(gpu_model_from_name("NVIDIA H100 PCIe", 79 * gib, catalog) == std::optional<std::string>("H100-PCIE-80GB"));
-  CHECK(gpu_model_from_name("NVIDIA A100-SXM4-40GB", 39 * gib, catalog) == std::optional<std::string>("A100-SXM4-40GB"));
-  CHECK(gpu_model_from_name("NVIDIA A100-SXM4-80GB", 79 * gib, catalog) == std::optional<std::string>("A100-SXM4-80GB"));
+  CHECK(gpu_model_from_name("NVIDIA A100-SXM4-40GB", 39 * gib, catalog) ==
+        std::optional<std::string>("A100-SXM4-40GB"));
+  CHECK(gpu_model_from_name("NVIDIA A100-SXM4-80GB", 79 * gib, catalog) ==
+        std::optional<std::string>("A100-SXM4-80GB"));
   CHECK(gpu_model_from_name("NVIDIA L4", 22 * gib, catalog) == std::optional<std::string>("L4"));
   CHECK(gpu_model_from_name("NVIDIA L40S", 44 * gib, catalog) == std::optional<std::string>("L40S"));
   CHECK_FALSE(gpu_model_from_name("Tesla T4", 15 * gib, catalog));
@@ -298,7 +302,8 @@ TEST_CASE("the fleet verdict is the median report's share against the threshold"
   const FleetValidation fleet = validate_fleet(two_good_one_low, catalog, std::nullopt, true);
   CHECK(fleet.instance_id == "aws:p5.48xlarge");
   CHECK(fleet.reports == 3);
-  const auto nvlink = std::find_if(fleet.claims.begin(), fleet.claims.end(), [](auto& c) { return c.claim.claim == "nvlink"; });
+  const auto nvlink =
+      std::find_if(fleet.claims.begin(), fleet.claims.end(), [](auto& c) { return c.claim.claim == "nvlink"; });
   REQUIRE(nvlink != fleet.claims.end());
   CHECK(nvlink->meets == 2);
   CHECK(nvlink->below == 1);
@@ -321,12 +326,14 @@ TEST_CASE("the fleet verdict is the median report's share against the threshold"
     CHECK(c["count"] == 3);
   }
   // The network claim: no report measured it.
-  const auto network = std::find_if(fleet.claims.begin(), fleet.claims.end(), [](auto& c) { return c.claim.claim == "network"; });
+  const auto network =
+      std::find_if(fleet.claims.begin(), fleet.claims.end(), [](auto& c) { return c.claim.claim == "network"; });
   REQUIRE(network != fleet.claims.end());
   CHECK(network->verdict == Verdict::cannot_check);
 }
 
-TEST_CASE("the fleet verdict from stored validations leaves synthetic reports out unless asked", "[probe][validate][fleet]") {
+TEST_CASE("the fleet verdict from stored validations leaves synthetic reports out unless asked",
+          "[probe][validate][fleet]") {
   const Catalog catalog = one_h100_instance();
   const ProbeReport report = testing::synthetic_report();
   const Validation v = validate(report, catalog, std::nullopt);

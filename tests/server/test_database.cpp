@@ -76,7 +76,8 @@ TEST_CASE("a file with the older service_schema table is adopted with its keys",
       CREATE TABLE probe_reports (id INTEGER PRIMARY KEY AUTOINCREMENT, instance_id TEXT NOT NULL,
                                   received_at TEXT NOT NULL, key_name TEXT NOT NULL, report TEXT NOT NULL,
                                   validation TEXT NOT NULL);
-    )sql", "write a file as the older linkwise did");
+    )sql",
+             "write a file as the older linkwise did");
   }
   server::Database db(file.path());
   const auto keys = server::KeyStore(db).list();

@@ -32,15 +32,15 @@ using Sources = std::map<std::string, SourceRef>;
 enum class Architecture { volta, turing, ampere, ada, hopper, blackwell, cdna3, cdna4 };
 
 struct Gpu {
-  std::string id;            // "H100-SXM5-80GB"
-  std::string vendor;        // "nvidia", "amd"
+  std::string id;                                    // "H100-SXM5-80GB"
+  std::string vendor;                                // "nvidia", "amd"
   Architecture architecture = Architecture::hopper;  // JSON "hopper"
-  double memory_gb = 0;      // nominal, as on the spec sheet (binary: see units.hpp)
+  double memory_gb = 0;                              // nominal, as on the spec sheet (binary: see units.hpp)
   double hbm_gbytes_per_s = 0;
   std::optional<double> bf16_dense_tflops;  // dense tensor-core peak, no sparsity; null where none or unpublished
   std::optional<double> fp16_dense_tflops;
   std::optional<double> fp8_dense_tflops;
-  std::optional<double> fp4_dense_tflops;  // NVFP4/MXFP4; null where the GPU has no FP4 tensor cores
+  std::optional<double> fp4_dense_tflops;     // NVFP4/MXFP4; null where the GPU has no FP4 tensor cores
   std::optional<double> nvlink_gbytes_per_s;  // per GPU, both directions added; null without NVLink
   std::optional<int> nvlink_generation;
   // The most GPUs one NVLink (or Infinity Fabric) domain can join at full per-GPU bandwidth, as the
@@ -70,10 +70,10 @@ std::vector<std::string_view> network_type_names();
 std::vector<std::string_view> architecture_names();
 
 struct Instance {
-  std::string id;          // "aws:p5.48xlarge" = provider + ":" + name
-  std::string provider;    // "aws", "gcp", "azure", "oci", "lambda", "coreweave", ...
-  std::string name;        // as the provider spells it
-  std::string gpu_model;   // a Gpu::id
+  std::string id;         // "aws:p5.48xlarge" = provider + ":" + name
+  std::string provider;   // "aws", "gcp", "azure", "oci", "lambda", "coreweave", ...
+  std::string name;       // as the provider spells it
+  std::string gpu_model;  // a Gpu::id
   int gpu_count = 0;
   double gpu_memory_gb = 0;  // per GPU, nominal
   std::optional<int> vcpus;
@@ -128,7 +128,7 @@ void to_json(nlohmann::ordered_json& out, const Instance& instance);
 // catalog matches) is an error with a suggestion, never an empty answer.
 struct InstanceFilter {
   std::optional<std::string> provider;  // case-insensitive
-  std::optional<std::string> gpu;  // a GPU id, or a family: "H100" matches every H100 variant
+  std::optional<std::string> gpu;       // a GPU id, or a family: "H100" matches every H100 variant
   std::optional<int> min_gpus;
   std::optional<double> min_gpu_memory_gb;
   std::optional<Fabric> fabric;

@@ -24,7 +24,8 @@
 namespace linkwise::planner {
 
 // JSON in, JSON out (REST service and Python).
-nlohmann::json plan_json(const nlohmann::json& workload, const Catalog& catalog, const MeasuredLinks* measured = nullptr);
+nlohmann::json plan_json(const nlohmann::json& workload, const Catalog& catalog,
+                         const MeasuredLinks* measured = nullptr);
 // {"results": [plan + "rank" + "why"...], "evaluated": N, "feasible": M, "objective": ..., "search": {...}}
 // "rejected": per instance type with no qualifying plan, its reasons (search.hpp: Rejection);
 // per: the best plan per instance type or GPU model instead of the global top K.

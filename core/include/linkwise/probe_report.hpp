@@ -37,9 +37,9 @@ inline constexpr int kReportSchemaVersion = 1;
 struct Stats {
   int count = 0;
   double median = 0, min = 0, max = 0, mean = 0;
-  double stddev = 0;          // sample standard deviation (n - 1); 0 for a single sample
-  double p5 = 0, p95 = 0;     // percentiles, linear interpolation between closest ranks
-  double spread = 0;          // (max - min) / median: how much the run wandered
+  double stddev = 0;       // sample standard deviation (n - 1); 0 for a single sample
+  double p5 = 0, p95 = 0;  // percentiles, linear interpolation between closest ranks
+  double spread = 0;       // (max - min) / median: how much the run wandered
 };
 
 // Throws invalid_input naming `field` when `samples` is empty or holds a non-finite value.
@@ -56,7 +56,7 @@ using linkwise::Collective;
 std::string_view to_string(Collective collective) noexcept;  // "all-reduce", ...
 Collective parse_collective(std::string_view text, std::string_view field = "collective");
 
-double busbw_factor(Collective collective, int ranks);  // throws invalid_input when ranks < 1
+double busbw_factor(Collective collective, int ranks);    // throws invalid_input when ranks < 1
 double algbw_gbytes_per_s(double bytes, double seconds);  // throws invalid_input when seconds <= 0
 double busbw_gbytes_per_s(Collective collective, int ranks, double bytes, double seconds);
 
@@ -81,17 +81,17 @@ Counting parse_counting(std::string_view text, std::string_view field = "countin
 
 // Metric names the probes write and validate / measured_links read: one spelling, here.
 namespace metric {
-inline constexpr std::string_view h2d = "h2d";                      // GB/s, one-direction
-inline constexpr std::string_view d2h = "d2h";                      // GB/s, one-direction
-inline constexpr std::string_view h2d_d2h = "h2d+d2h";              // GB/s, both-directions-added
-inline constexpr std::string_view device_copy = "device-copy";      // GB/s, read+write
-inline constexpr std::string_view device_read = "device-read";      // GB/s, read
-inline constexpr std::string_view device_write = "device-write";    // GB/s, write
-inline constexpr std::string_view device_triad = "device-triad";    // GB/s, read+write
-inline constexpr std::string_view p2p_bandwidth = "p2p-bandwidth";  // GB/s, per labels.direction
-inline constexpr std::string_view p2p_latency = "p2p-latency";      // us
-inline constexpr std::string_view nccl_algbw = "nccl-algbw";        // GB/s, one-direction
-inline constexpr std::string_view nccl_busbw = "nccl-busbw";        // GB/s, one-direction
+inline constexpr std::string_view h2d = "h2d";                           // GB/s, one-direction
+inline constexpr std::string_view d2h = "d2h";                           // GB/s, one-direction
+inline constexpr std::string_view h2d_d2h = "h2d+d2h";                   // GB/s, both-directions-added
+inline constexpr std::string_view device_copy = "device-copy";           // GB/s, read+write
+inline constexpr std::string_view device_read = "device-read";           // GB/s, read
+inline constexpr std::string_view device_write = "device-write";         // GB/s, write
+inline constexpr std::string_view device_triad = "device-triad";         // GB/s, read+write
+inline constexpr std::string_view p2p_bandwidth = "p2p-bandwidth";       // GB/s, per labels.direction
+inline constexpr std::string_view p2p_latency = "p2p-latency";           // us
+inline constexpr std::string_view nccl_algbw = "nccl-algbw";             // GB/s, one-direction
+inline constexpr std::string_view nccl_busbw = "nccl-busbw";             // GB/s, one-direction
 inline constexpr std::string_view mpi_bandwidth = "mpi-host-bandwidth";  // GB/s
 inline constexpr std::string_view mpi_latency = "mpi-host-latency";      // us, half round trip
 }  // namespace metric
@@ -121,7 +121,7 @@ std::string_view to_string(ProbeStatus status) noexcept;
 
 // One probe's run: its results, or why it did not run.
 struct ProbeRun {
-  std::string name;         // a registry name: "host-device", "nccl", ...
+  std::string name;  // a registry name: "host-device", "nccl", ...
   std::string description;
   ProbeStatus status = ProbeStatus::ok;
   std::optional<std::string> reason;  // required unless ok: "needs 2 GPUs, found 1"
@@ -130,18 +130,18 @@ struct ProbeRun {
 };
 
 struct GpuInfo {
-  int index = 0;                         // CUDA device ordinal
-  std::string name;                      // "NVIDIA H100 80GB HBM3"
-  std::optional<std::string> uuid;       // "GPU-xxxxxxxx-..."
-  std::optional<std::string> pci_bus_id;  // "0000:18:00.0"
-  std::optional<int> numa_node;           // from /sys; null when the system reports none
+  int index = 0;                                  // CUDA device ordinal
+  std::string name;                               // "NVIDIA H100 80GB HBM3"
+  std::optional<std::string> uuid;                // "GPU-xxxxxxxx-..."
+  std::optional<std::string> pci_bus_id;          // "0000:18:00.0"
+  std::optional<int> numa_node;                   // from /sys; null when the system reports none
   std::optional<std::string> compute_capability;  // "9.0"
   std::optional<std::uint64_t> memory_bytes;
   std::optional<std::uint64_t> l2_bytes;
   std::optional<int> sm_count;
-  std::optional<int> pcie_link_gen;        // current link, from /sys or NVML
+  std::optional<int> pcie_link_gen;  // current link, from /sys or NVML
   std::optional<int> pcie_link_width;
-  std::optional<int> pcie_max_link_gen;    // what the device and slot support
+  std::optional<int> pcie_max_link_gen;  // what the device and slot support
   std::optional<int> pcie_max_link_width;
   std::optional<double> sm_clock_mhz;      // maximum SM clock
   std::optional<double> memory_clock_mhz;  // maximum memory clock
@@ -162,13 +162,13 @@ struct Environment {
   std::optional<std::string> cuda_runtime_version;
   std::optional<std::string> nccl_version;
   std::optional<std::string> mpi_library_version;
-  std::optional<bool> virtual_machine;      // cpuid hypervisor bit or DMI
-  std::optional<std::string> hypervisor;    // "KVM", "Amazon EC2", ...
-  std::optional<std::string> dmi_sys_vendor;    // /sys/class/dmi/id/sys_vendor
-  std::optional<std::string> dmi_product_name;  // /sys/class/dmi/id/product_name
-  std::optional<std::string> cloud_provider;    // "aws", when the DMI data names one
-  std::optional<std::string> cloud_instance_type;  // "p4d.24xlarge" (AWS writes it in DMI)
-  std::vector<GpuInfo> gpus;                    // this node's GPUs (rank 0's node)
+  std::optional<bool> virtual_machine;                       // cpuid hypervisor bit or DMI
+  std::optional<std::string> hypervisor;                     // "KVM", "Amazon EC2", ...
+  std::optional<std::string> dmi_sys_vendor;                 // /sys/class/dmi/id/sys_vendor
+  std::optional<std::string> dmi_product_name;               // /sys/class/dmi/id/product_name
+  std::optional<std::string> cloud_provider;                 // "aws", when the DMI data names one
+  std::optional<std::string> cloud_instance_type;            // "p4d.24xlarge" (AWS writes it in DMI)
+  std::vector<GpuInfo> gpus;                                 // this node's GPUs (rank 0's node)
   std::optional<std::vector<std::vector<bool>>> p2p_access;  // [i][j]: i can access j's memory
 };
 
@@ -207,23 +207,23 @@ std::string_view to_string(Verdict verdict) noexcept;  // "meets", "below", "can
 struct ClaimVerdict {
   std::string claim;  // "nvlink", "network", "hbm", "pcie"
   Verdict verdict = Verdict::cannot_check;
-  std::optional<double> claimed;          // the catalog figure, in claimed_unit
-  std::string claimed_unit;               // "GB/s", "Gbit/s", "PCIe gen"
-  std::string claim_convention;           // how the catalog counts it
-  std::optional<double> expected;         // claimed figure in the measurement's unit and counting
-  std::optional<double> measured;         // in "GB/s"/"Gbit/s" as expected
-  std::string unit;                       // unit of expected and measured
-  std::optional<double> efficiency;       // measured / expected
-  double min_efficiency = 0;              // a healthy system reaches at least this
-  std::string measurement;                // which result was used
-  std::string reason;                     // why this verdict, in words
+  std::optional<double> claimed;     // the catalog figure, in claimed_unit
+  std::string claimed_unit;          // "GB/s", "Gbit/s", "PCIe gen"
+  std::string claim_convention;      // how the catalog counts it
+  std::optional<double> expected;    // claimed figure in the measurement's unit and counting
+  std::optional<double> measured;    // in "GB/s"/"Gbit/s" as expected
+  std::string unit;                  // unit of expected and measured
+  std::optional<double> efficiency;  // measured / expected
+  double min_efficiency = 0;         // a healthy system reaches at least this
+  std::string measurement;           // which result was used
+  std::string reason;                // why this verdict, in words
 };
 
 struct InstanceMatch {
   std::optional<std::string> instance_id;  // null when the instance could not be named
   std::optional<std::string> gpu_model;    // catalog GPU id, when known
-  std::string detected_by;  // "option", "cloud-metadata", "gpu-name-and-count", "none"
-  std::string reason;       // how, or why not
+  std::string detected_by;                 // "option", "cloud-metadata", "gpu-name-and-count", "none"
+  std::string reason;                      // how, or why not
   // When several catalog instances have the report's GPU and count: their ids. A claim they all
   // share (the same NVLink figure and fabric, the same network figure) is checked without --instance.
   std::vector<std::string> candidates;
@@ -237,29 +237,27 @@ struct Validation {
 
 // The efficiency thresholds, one per claim (README "Probes" says where each comes from).
 struct Thresholds {
-  double nvlink_busbw = 0.70;     // NCCL all-reduce busbw / NVLink one-direction per GPU
-  double nvlink_copy = 0.70;      // copy-engine peer copy / NVLink one-direction (no NCCL result)
-  double network_busbw = 0.70;    // inter-node all-reduce busbw / network one-direction
-  double network_mpi = 0.70;      // MPI host pair bandwidth / network one-direction
-  double hbm_copy = 0.80;         // device copy (read+write) / HBM peak
-  double pcie_h2d = 0.70;         // pinned H2D / PCIe one-direction (x16 assumed)
+  double nvlink_busbw = 0.70;   // NCCL all-reduce busbw / NVLink one-direction per GPU
+  double nvlink_copy = 0.70;    // copy-engine peer copy / NVLink one-direction (no NCCL result)
+  double network_busbw = 0.70;  // inter-node all-reduce busbw / network one-direction
+  double network_mpi = 0.70;    // MPI host pair bandwidth / network one-direction
+  double hbm_copy = 0.80;       // device copy (read+write) / HBM peak
+  double pcie_h2d = 0.70;       // pinned H2D / PCIe one-direction (x16 assumed)
 };
 
 // Names the catalog GPU from a CUDA device name and its memory ("NVIDIA H100 80GB HBM3", 80 GiB)
 // or nullopt when none or several fit.
-std::optional<std::string> gpu_model_from_name(std::string_view cuda_name,
-                                               std::optional<std::uint64_t> memory_bytes,
+std::optional<std::string> gpu_model_from_name(std::string_view cuda_name, std::optional<std::uint64_t> memory_bytes,
                                                const Catalog& catalog);
 
 // PCIe one-direction bandwidth of a link: link_physics.hpp.
 using linkwise::pcie_gbytes_per_s;
 
 // `instance_id` (--instance) names the instance; throws not_found when the catalog lacks it.
-Validation validate(const ProbeReport& report, const Catalog& catalog,
-                    std::optional<std::string> instance_id, const Thresholds& thresholds = {});
+Validation validate(const ProbeReport& report, const Catalog& catalog, std::optional<std::string> instance_id,
+                    const Thresholds& thresholds = {});
 nlohmann::json to_json(const Validation& validation);
-nlohmann::json validate_json(const ProbeReport& report, const Catalog& catalog,
-                             std::optional<std::string> instance_id);
+nlohmann::json validate_json(const ProbeReport& report, const Catalog& catalog, std::optional<std::string> instance_id);
 
 // ---------------------------------------------------------------------------------------------
 // The fleet verdict: the catalog's claims for one instance type against every report of it.
@@ -273,17 +271,17 @@ nlohmann::json validate_json(const ProbeReport& report, const Catalog& catalog,
 nlohmann::json stored_validation(const ProbeReport& report, const Validation& validation);
 
 struct FleetClaim {
-  ClaimVerdict claim;  // the claim's fixed facts (claimed figure, units, threshold, expected)
-  std::vector<double> measured;  // in claim.unit, one per report that measured it
-  std::vector<double> shares;    // measured / expected
+  ClaimVerdict claim;                          // the claim's fixed facts (claimed figure, units, threshold, expected)
+  std::vector<double> measured;                // in claim.unit, one per report that measured it
+  std::vector<double> shares;                  // measured / expected
   int meets = 0, below = 0, cannot_check = 0;  // the reports' own verdicts
   Verdict verdict = Verdict::cannot_check;     // the fleet's
 };
 
 struct FleetValidation {
   std::string instance_id;
-  int reports = 0;               // counted in the verdict
-  int synthetic_reports = 0;     // stored synthetic reports, counted only when included
+  int reports = 0;            // counted in the verdict
+  int synthetic_reports = 0;  // stored synthetic reports, counted only when included
   bool synthetic_included = false;
   std::vector<FleetClaim> claims;
 };

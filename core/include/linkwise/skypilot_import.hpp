@@ -39,11 +39,11 @@ struct SkyPilotImportOptions {
 };
 
 struct SkippedRow {
-  std::size_t line = 0;       // 1-based line in the file
+  std::size_t line = 0;  // 1-based line in the file
   std::string instance_type;
   std::string region;
-  std::string reason;         // one of the kSkip* categories
-  std::string detail;         // e.g. "file: A100-80GB x8, catalog: A100-SXM4-40GB x8"
+  std::string reason;  // one of the kSkip* categories
+  std::string detail;  // e.g. "file: A100-80GB x8, catalog: A100-SXM4-40GB x8"
 };
 
 inline constexpr std::string_view kSkipUnknownType = "unknown instance type";
@@ -62,11 +62,11 @@ struct InstancePriceChange {
 struct SkyPilotImportReport {
   std::size_t rows_read = 0;
   std::size_t rows_used = 0;
-  std::size_t instances_matched = 0;  // catalog instances of the provider found in the file
-  std::size_t instances_updated = 0;  // of those, the ones whose figures changed
-  std::vector<InstancePriceChange> changes;          // one per matched instance, catalog order
-  std::vector<std::string> instances_not_in_file;    // catalog instances of the provider, unmatched
-  std::vector<std::string> instances_kept_newer;     // in the file, but their price is more recent
+  std::size_t instances_matched = 0;               // catalog instances of the provider found in the file
+  std::size_t instances_updated = 0;               // of those, the ones whose figures changed
+  std::vector<InstancePriceChange> changes;        // one per matched instance, catalog order
+  std::vector<std::string> instances_not_in_file;  // catalog instances of the provider, unmatched
+  std::vector<std::string> instances_kept_newer;   // in the file, but their price is more recent
   std::vector<SkippedRow> skipped;
   std::map<std::string, std::size_t> skipped_by_reason;
 };
@@ -93,20 +93,20 @@ SkyPilotImportReport import_skypilot(const std::filesystem::path& csv_path, cons
 
 struct SkyPilotTypeOffer {
   std::string instance_type;
-  std::string accelerator;                   // AcceleratorName as written; empty for GCP's built-in GPUs
-  std::string accelerator_count;             // AcceleratorCount as written ("8.0"); empty if none
-  std::size_t regions = 0;                   // distinct regions of its rows
+  std::string accelerator;                       // AcceleratorName as written; empty for GCP's built-in GPUs
+  std::string accelerator_count;                 // AcceleratorCount as written ("8.0"); empty if none
+  std::size_t regions = 0;                       // distinct regions of its rows
   std::optional<double> min_price_usd_per_hour;  // cheapest on-demand Price of its rows, if any
-  std::size_t line = 0;                      // its first row's line
+  std::size_t line = 0;                          // its first row's line
 };
 
 struct SkyPilotCoverageReport {
   std::string provider;
   std::size_t rows_read = 0;
-  std::size_t gpu_types = 0;                   // distinct GPU instance types in the file
-  std::size_t covered = 0;                     // of those, in the catalog
-  std::vector<SkyPilotTypeOffer> missing;      // the rest, by instance type
-  std::vector<std::string> non_gpu_types;      // instance types with a non-GPU accelerator
+  std::size_t gpu_types = 0;                       // distinct GPU instance types in the file
+  std::size_t covered = 0;                         // of those, in the catalog
+  std::vector<SkyPilotTypeOffer> missing;          // the rest, by instance type
+  std::vector<std::string> non_gpu_types;          // instance types with a non-GPU accelerator
   std::vector<std::string> attached_accelerators;  // AcceleratorNames of rows without an InstanceType
   std::vector<std::string> catalog_not_in_file;    // catalog ids of the provider the file does not name
 };

@@ -22,7 +22,8 @@ double ring_latency_s(const CommGroup& g, double passes, const PlannerConstants&
   if (g.n <= 1) return 0.0;
   const double nodes = std::clamp(g.nodes, 1.0, g.n);
   const double steps = g.n - 1, inter = nodes - 1;
-  return k.nccl_base_latency_s + passes * ((steps - inter) * k.nccl_hop_latency_nvlink_s + inter * k.nccl_hop_latency_net_s);
+  return k.nccl_base_latency_s +
+         passes * ((steps - inter) * k.nccl_hop_latency_nvlink_s + inter * k.nccl_hop_latency_net_s);
 }
 
 double small_message_efficiency(double chunk_bytes, const PlannerConstants& k) noexcept {
@@ -55,13 +56,16 @@ double all_reduce_best_s(double bytes, const CommGroup& g, const PlannerConstant
   return ring;
 }
 
-Zero3Time zero3_micro_batch(const Zero3Units& u, const CommGroup& dp, const CommGroup& edp, const PlannerConstants& k) noexcept {
+Zero3Time zero3_micro_batch(const Zero3Units& u, const CommGroup& dp, const CommGroup& edp,
+                            const PlannerConstants& k) noexcept {
   Zero3Time t;
   const double units = std::max(1.0, u.units);
   // One unit's collectives: its weights gathered (dense over DP x CP, experts over the expert-DP
   // group), its gradients reduce-scattered.
-  const double gather = ring_all_gather_s(u.weight_bytes / units, dp, k) + ring_all_gather_s(u.expert_bytes / units, edp, k);
-  const double reduce = ring_all_gather_s(u.grad_bytes / units, dp, k) + ring_all_gather_s(u.expert_bytes / units, edp, k);
+  const double gather =
+      ring_all_gather_s(u.weight_bytes / units, dp, k) + ring_all_gather_s(u.expert_bytes / units, edp, k);
+  const double reduce =
+      ring_all_gather_s(u.grad_bytes / units, dp, k) + ring_all_gather_s(u.expert_bytes / units, edp, k);
   if (gather <= 0 && reduce <= 0) return t;
   t.comm = units * (2.0 * gather + reduce);
   // Prefetch one unit ahead: the gather of unit i + 1 runs during the compute of unit i (the
@@ -69,9 +73,9 @@ Zero3Time zero3_micro_batch(const Zero3Units& u, const CommGroup& dp, const Comm
   // backward's gather and the previous unit's reduce-scatter share the backward of a unit.
   const double fwd = k.zero3_overlap * u.forward_s / units;
   const double bwd = k.zero3_overlap * u.backward_s / units;
-  t.exposed = gather                                        // the first unit's gather
-              + (units - 1) * std::max(0.0, gather - fwd)   // forward, prefetched
-              + units * std::max(0.0, gather + reduce - bwd) // backward: re-gather and reduce-scatter
+  t.exposed = gather                                          // the first unit's gather
+              + (units - 1) * std::max(0.0, gather - fwd)     // forward, prefetched
+              + units * std::max(0.0, gather + reduce - bwd)  // backward: re-gather and reduce-scatter
               + 0.0;
   // The last reduce-scatter runs after the last backward: exposed unless already counted above.
   t.exposed += std::min(reduce, bwd);

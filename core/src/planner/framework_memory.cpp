@@ -70,11 +70,13 @@ double optimizer_state_bytes(Optimizer o, Framework f) noexcept {
 
 bool fsdp_family(const PreparedModel& m, const Layout& l) noexcept {
   if (l.zero == 3) return true;
-  return m.framework == Framework::fsdp || m.framework == Framework::torchtitan || m.framework == Framework::hf_accelerate;
+  return m.framework == Framework::fsdp || m.framework == Framework::torchtitan ||
+         m.framework == Framework::hf_accelerate;
 }
 
 StateBytes model_state_bytes(const PreparedModel& m, const Layout& l, double zero_group) noexcept {
-  const double sw = l.zero >= 3 ? zero_group : 1.0, sg = l.zero >= 2 ? zero_group : 1.0, so = l.zero >= 1 ? zero_group : 1.0;
+  const double sw = l.zero >= 3 ? zero_group : 1.0, sg = l.zero >= 2 ? zero_group : 1.0,
+               so = l.zero >= 1 ? zero_group : 1.0;
   const double opt = optimizer_state_bytes(m.optimizer, m.framework);
   StateBytes b{2.0 / sw, 2.0 / sg, opt / so};
   const bool fp16 = m.precision == Precision::fp16;
@@ -139,7 +141,8 @@ MemoryOverhead framework_overhead(const PreparedModel& m, const PreparedHardware
   // The caching allocator: nvidia-smi shows reserved segments, which exceed the live tensors by the
   // fragmentation of the short-lived ones (activations, logits, gathered weights) and a little of
   // the long-lived ones.
-  o.allocator = k.allocator_dynamic_fraction * (dynamic_bytes + o.buffers - held) + k.allocator_static_fraction * (static_bytes + held);
+  o.allocator = k.allocator_dynamic_fraction * (dynamic_bytes + o.buffers - held) +
+                k.allocator_static_fraction * (static_bytes + held);
   o.total = o.context + o.nccl + o.buffers + o.allocator;
   return o;
 }

@@ -1,8 +1,8 @@
 // The JSON contract of plan and recommend (shared by CLI --json, REST and Python).
 #include <nlohmann/json.hpp>
 
-#include "linkwise/planner.hpp"
 #include "../json_fields.hpp"
+#include "linkwise/planner.hpp"
 
 namespace linkwise::planner {
 
@@ -85,8 +85,9 @@ nlohmann::json to_json(const Plan& p) {
                      {"step_time_s", range(p.step_time_interval)},
                      {"tokens_per_s", range(p.tokens_per_s_interval)},
                      {"cost_usd", p.cost_usd_interval ? range(*p.cost_usd_interval) : nlohmann::json(nullptr)},
-                     {"usd_per_million_tokens",
-                      p.usd_per_million_tokens_interval ? range(*p.usd_per_million_tokens_interval) : nlohmann::json(nullptr)},
+                     {"usd_per_million_tokens", p.usd_per_million_tokens_interval
+                                                    ? range(*p.usd_per_million_tokens_interval)
+                                                    : nlohmann::json(nullptr)},
                      {"basis", p.interval_basis},
                      {"widened", p.interval_widened}};
   if (p.kind == JobKind::inference) {

@@ -53,8 +53,8 @@ LayerActivationBytes layer_activation_bytes(const PreparedModel& m) {
   // kept on every TP rank, counted here as sharded: a few percent of the layer).
   const double qkv = m.mla ? 2 * m.heads * m.qk_head_dim * 2 + 2 * m.o_width + 2 * (m.q_lora + m.kv_lora + m.rope_dim)
                            : 2 * m.q_width + 4 * m.kv_width;
-  const double attention_out = 2 * m.o_width;           // input of the output projection
-  a.per_ffn = m.gated ? 6.0 : 4.0;                      // gate, up, product | fc1 out, activation out
+  const double attention_out = 2 * m.o_width;  // input of the output projection
+  a.per_ffn = m.gated ? 6.0 : 4.0;             // gate, up, product | fc1 out, activation out
   a.routed_input = 2.0;
   a.mlp = a.per_ffn * m.ffn;
   a.sharded = qkv + a.core + attention_out + a.mlp;
@@ -99,16 +99,17 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
   // the first and last share the deficit (Megatron-Core's first/last-stage layer counts, DeepSpeed's
   // 'type:transformer|embedding' partition), which makes room for the embedding and the loss.
   const double deficit = l.pp > 1 ? pp * layers_per_stage - m.layers : 0.0;
-  const double first_layers = layers_per_stage - std::ceil(deficit / 2), last_layers = layers_per_stage - std::floor(deficit / 2);
+  const double first_layers = layers_per_stage - std::ceil(deficit / 2),
+               last_layers = layers_per_stage - std::floor(deficit / 2);
   // Dense parts split over TP (a MoE layer's attention, shared experts and router among them), per
   // layer of the stage on average; the routed experts over the expert grid: E / ep experts per GPU,
   // each split etp ways.
   const double stage_layer_params = (st.dense * m.layer_params + st.moe * m.moe_base_params) / layers_per_stage;
-  const double params_per_gpu =
-      std::max(first_layers * stage_layer_params + embedding_matrices * m.embedding_params,
-               l.pp > 2 ? layers_per_stage * stage_layer_params : 0.0) / tp;
+  const double params_per_gpu = std::max(first_layers * stage_layer_params + embedding_matrices * m.embedding_params,
+                                         l.pp > 2 ? layers_per_stage * stage_layer_params : 0.0) /
+                                tp;
   const double expert_params_per_gpu = st.moe * (m.experts / l.ep) * m.expert_params / l.etp;
-  const double zero_group = dp * cp;  // Megatron shards optimizer states over DP x CP
+  const double zero_group = dp * cp;                               // Megatron shards optimizer states over DP x CP
   const double expert_zero_group = m.moe ? double(l.edp()) : 1.0;  // experts: over the expert-DP group
 
   out.weights = out.gradients = out.optimizer = out.activations = out.kv_cache = 0;
@@ -122,14 +123,16 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     const double kv_full = kv_bytes_per_token * (m.prompt_len + m.output_len);  // one sequence at its end
     // What one running sequence holds in the engine's pool: its whole length where the engine
     // reserves it at admission, else (paged, on demand) the mean over its life in a steady stream.
-    const double kv_held = m.engine.reserves_full_length ? kv_full : kv_bytes_per_token * (m.prompt_len + m.output_len / 2.0);
+    const double kv_held =
+        m.engine.reserves_full_length ? kv_full : kv_bytes_per_token * (m.prompt_len + m.output_len / 2.0);
     const double logits_per_sequence = m.vocab / tp * 4.0;  // fp32 logits of the last position
     // One engine step's working set: the prefill tokens it carries (chunked to the engine's token
     // budget; several prompts share a step), one layer at a time, nothing kept across layers.
     const LayerActivationBytes a = layer_activation_bytes(m);
     const double core_scores = m.flash ? 0.0 : a.core;  // score matrices per token, when materialised
-    const double step_tokens = m.concurrent_max ? m.engine.max_step_tokens
-                                                : std::min(m.engine.max_step_tokens, std::max(1.0, m.concurrent / dp) * m.prompt_len);
+    const double step_tokens =
+        m.concurrent_max ? m.engine.max_step_tokens
+                         : std::min(m.engine.max_step_tokens, std::max(1.0, m.concurrent / dp) * m.prompt_len);
     double per_token = a.replicated + (a.sharded - a.core + core_scores) / tp;
     if (m.moe) {
       const MoeRows r = moe_rows(m, step_tokens, tp, l);
@@ -140,10 +143,11 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     // The sequences one engine holds: its KV pool (the memory the engine may take, less weights,
     // activations and the framework's overhead) over one sequence's share, within its batch limit.
     const MemoryOverhead base = framework_overhead(m, hw, l, k, m.layer_params / tp, /*stage_params_local=*/0.0,
-                                                     /*grads_local_bytes=*/0.0, out.weights, step_activations);
+                                                   /*grads_local_bytes=*/0.0, out.weights, step_activations);
     const double others = out.weights + step_activations + base.total;
-    const double pool = m.engine.memory_fraction_of_whole_card ? m.engine.memory_fraction * hw.capacity_bytes - others
-                                                               : m.engine.memory_fraction * (hw.capacity_bytes - others);
+    const double pool = m.engine.memory_fraction_of_whole_card
+                            ? m.engine.memory_fraction * hw.capacity_bytes - others
+                            : m.engine.memory_fraction * (hw.capacity_bytes - others);
     // (each sequence's logits are short-lived: the allocator's share of them counts too)
     const double per_sequence = kv_held + logits_per_sequence * (1.0 + k.allocator_dynamic_fraction);
     double max_sequences = pool > 0 ? std::floor(pool / per_sequence) : 0.0;
@@ -176,8 +180,7 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     // Activations of one micro-batch through one layer.
     const double tokens = l.micro_batch * m.seq_len / cp;
     const LayerActivationBytes a = layer_activation_bytes(m);
-    const double per_token_none =
-        l.sequence_parallel ? (a.replicated + a.sharded) / tp : a.replicated + a.sharded / tp;
+    const double per_token_none = l.sequence_parallel ? (a.replicated + a.sharded) / tp : a.replicated + a.sharded / tp;
     double per_token_kept = per_token_none;
     // A MoE layer keeps, instead of the dense MLP's intermediates: the shared experts' (split over
     // TP), the router's fp32 logits, and for each routed copy its input row and the expert's
@@ -187,7 +190,8 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
       const MoeRows r = moe_rows(m, tokens, tp, l);
       const double shared = a.per_ffn * m.shared_ffn;
       const double routed = r.busiest / tokens * (a.routed_input * m.hidden + a.per_ffn * m.expert_ffn / l.etp);
-      moe_per_token_none = per_token_none + (shared - a.mlp) / tp + 4.0 * m.experts / (l.sequence_parallel ? tp : 1.0) + routed;
+      moe_per_token_none =
+          per_token_none + (shared - a.mlp) / tp + 4.0 * m.experts / (l.sequence_parallel ? tp : 1.0) + routed;
     }
     double moe_per_token_kept = moe_per_token_none;
     double working_set = 0;  // one layer recomputed during backward (full recompute)
@@ -201,7 +205,8 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
                            (2.0 * m.q_width + 2.0 * m.kv_width + 2.0 * m.o_width + 4.0 * m.heads + 2.0 * m.ffn) / tp +
                            (m.gated ? 2.0 * m.hidden : 0.0) + (l.tp > 1 ? 4.0 * m.hidden / tp : 0.0);
       per_token_kept = std::min(per_token_none, saved);
-      moe_per_token_kept = std::min(moe_per_token_none, saved * moe_per_token_none / per_token_none);  // MoE: in proportion
+      moe_per_token_kept =
+          std::min(moe_per_token_none, saved * moe_per_token_none / per_token_none);  // MoE: in proportion
       working_set = std::max(per_token_none - per_token_kept, moe_per_token_none - moe_per_token_kept) * tokens;
     } else if (l.recompute == Recompute::selective) {
       per_token_kept -= a.core / tp;

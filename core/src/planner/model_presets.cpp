@@ -5,11 +5,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../json_fields.hpp"
 #include "linkwise/enum_names.hpp"
 #include "linkwise/error.hpp"
 #include "linkwise/planner/model.hpp"
 #include "linkwise/planner/workload.hpp"
-#include "../json_fields.hpp"
 
 namespace linkwise::planner {
 
@@ -33,7 +33,8 @@ double ModelShape::attention_params() const {
     // kv_b (kv_lora x heads (nope + v)); o (heads v x h).
     const double q = q_lora_rank > 0 ? h * q_lora_rank + q_lora_rank + double(q_lora_rank) * n * qk_head_dim()
                                      : h * n * qk_head_dim();
-    const double kv = h * (kv_lora_rank + rope_head_dim) + kv_lora_rank + double(kv_lora_rank) * n * (head_dim() + v_head_dim());
+    const double kv =
+        h * (kv_lora_rank + rope_head_dim) + kv_lora_rank + double(kv_lora_rank) * n * (head_dim() + v_head_dim());
     return q + kv + n * v_head_dim() * h;
   }
   const double q_width = n * head_dim();
@@ -73,8 +74,8 @@ double ModelShape::kv_elements_per_token_layer() const {
 
 namespace {
 
-ModelShape make(std::string name, int layers, int hidden, int heads, int kv_heads, int ffn, int vocab,
-                bool gated, bool tied, bool dropout, std::string source) {
+ModelShape make(std::string name, int layers, int hidden, int heads, int kv_heads, int ffn, int vocab, bool gated,
+                bool tied, bool dropout, std::string source) {
   ModelShape m;
   m.name = std::move(name);
   m.layers = layers;
@@ -112,76 +113,77 @@ ModelShape moe(ModelShape m, int experts, int top_k, int shared, int expert_ffn,
 const std::vector<ModelShape>& presets() {
   static const std::vector<ModelShape> all = [] {
     std::vector<ModelShape> v = {
-      make("gpt3-175b", 96, 12288, 96, 96, 49152, 50257, false, true, true,
-           "Brown et al. 2020, 'Language Models are Few-Shot Learners' (arXiv 2005.14165) Table 2.1; "
-           "GPT-2 BPE vocabulary of 50257"),
-      make("llama2-7b", 32, 4096, 32, 32, 11008, 32000, true, false, false,
-           "huggingface.co/meta-llama/Llama-2-7b-hf config.json; Touvron et al. 2023 (arXiv 2307.09288)"),
-      make("llama2-13b", 40, 5120, 40, 40, 13824, 32000, true, false, false,
-           "huggingface.co/meta-llama/Llama-2-13b-hf config.json"),
-      make("llama2-70b", 80, 8192, 64, 8, 28672, 32000, true, false, false,
-           "huggingface.co/meta-llama/Llama-2-70b-hf config.json"),
-      make("llama3.1-8b", 32, 4096, 32, 8, 14336, 128256, true, false, false,
-           "huggingface.co/meta-llama/Llama-3.1-8B config.json; Llama 3 Herd paper (arXiv 2407.21783) Table 3"),
-      make("llama3.1-70b", 80, 8192, 64, 8, 28672, 128256, true, false, false,
-           "huggingface.co/meta-llama/Llama-3.1-70B config.json; arXiv 2407.21783 Table 3"),
-      make("llama3.1-405b", 126, 16384, 128, 8, 53248, 128256, true, false, false,
-           "huggingface.co/meta-llama/Llama-3.1-405B config.json; arXiv 2407.21783 Table 3"),
-      make("llama3.3-70b", 80, 8192, 64, 8, 28672, 128256, true, false, false,
-           "huggingface.co/meta-llama/Llama-3.3-70B-Instruct config.json"),
-      make("mistral-7b", 32, 4096, 32, 8, 14336, 32000, true, false, false,
-           "huggingface.co/mistralai/Mistral-7B-v0.1 config.json; Jiang et al. 2023 (arXiv 2310.06825) Table 1"),
-      make("mistral-large-2", 88, 12288, 96, 8, 28672, 32768, true, false, false,
-           "huggingface.co/mistralai/Mistral-Large-Instruct-2407 config.json (head_dim 128 = 12288 / 96)"),
-      make("qwen2.5-7b", 28, 3584, 28, 4, 18944, 152064, true, false, false,
-           "huggingface.co/Qwen/Qwen2.5-7B config.json; Qwen2.5 technical report (arXiv 2412.15115) Table 1"),
-      make("qwen2.5-32b", 64, 5120, 40, 8, 27648, 152064, true, false, false,
-           "huggingface.co/Qwen/Qwen2.5-32B config.json; arXiv 2412.15115 Table 1"),
-      make("qwen2.5-72b", 80, 8192, 64, 8, 29568, 152064, true, false, false,
-           "huggingface.co/Qwen/Qwen2.5-72B config.json; Qwen2.5 technical report (arXiv 2412.15115) Table 1"),
-      head_dim(make("qwen3-32b", 64, 5120, 64, 8, 25600, 151936, true, false, false,
-                    "huggingface.co/Qwen/Qwen3-32B config.json (head_dim 128); Qwen3 technical report (arXiv 2505.09388) Table 1"),
-               128),
-      head_dim(make("gemma3-27b", 62, 5376, 32, 16, 21504, 262208, true, true, false,
-                    "huggingface.co/google/gemma-3-27b-pt config.json text_config (head_dim 128, GeGLU, tied "
-                    "embeddings); text model only, local/global attention windows not modelled"),
-               128),
-      // Mixture-of-experts.
-      moe(make("mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, true, false, false,
-               "huggingface.co/mistralai/Mixtral-8x7B-v0.1 config.json (8 local experts, 2 per token); "
-               "Jiang et al. 2024 (arXiv 2401.04088): 47B total, 13B active"),
-          8, 2, 0, 14336, 0, 1),
-      moe(make("mixtral-8x22b", 56, 6144, 48, 8, 16384, 32000, true, false, false,
-               "huggingface.co/mistralai/Mixtral-8x22B-v0.1 config.json (8 experts, 2 per token); "
-               "mistral.ai/news/mixtral-8x22b: 141B total, 39B active"),
-          8, 2, 0, 16384, 0, 1),
-      moe(make("qwen3-30b-a3b", 48, 2048, 32, 4, 6144, 151936, true, false, false,
-               "huggingface.co/Qwen/Qwen3-30B-A3B config.json (head_dim 128, 128 experts, 8 per token, "
-               "moe_intermediate_size 768); arXiv 2505.09388 Table 2: 30.5B total, 3.3B active"),
-          128, 8, 0, 768, 0, 1),
-      moe(make("qwen3-235b-a22b", 94, 4096, 64, 4, 12288, 151936, true, false, false,
-               "huggingface.co/Qwen/Qwen3-235B-A22B config.json (head_dim 128, 128 experts, 8 per token, "
-               "moe_intermediate_size 1536); arXiv 2505.09388 Table 2: 235B total, 22B active"),
-          128, 8, 0, 1536, 0, 1),
-      moe(make("llama4-scout", 48, 5120, 40, 8, 16384, 202048, true, false, false,
-               "huggingface.co/meta-llama/Llama-4-Scout-17B-16E config.json text_config (16 experts, 1 per "
-               "token + 1 shared, intermediate_size 8192, every layer MoE); 109B total, 17B active; text model only"),
-          16, 1, 1, 8192, 0, 1),
-      moe(make("llama4-maverick", 48, 5120, 40, 8, 16384, 202048, true, false, false,
-               "huggingface.co/meta-llama/Llama-4-Maverick-17B-128E config.json text_config (128 experts, 1 per "
-               "token + 1 shared, intermediate_size 8192, interleave_moe_layer_step 2, dense layers "
-               "intermediate_size_mlp 16384); 400B total, 17B active; text model only"),
-          128, 1, 1, 8192, 0, 2),
-      moe(make("gpt-oss-20b", 24, 2880, 64, 8, 2880, 201088, true, false, false,
-               "huggingface.co/openai/gpt-oss-20b config.json (head_dim 64, 32 experts, 4 per token, "
-               "intermediate_size 2880); OpenAI gpt-oss model card (arXiv 2508.10925) Table 1: 21B total, "
-               "3.6B active; sliding-window layers and attention sinks not modelled"),
-          32, 4, 0, 2880, 0, 1),
-      moe(make("gpt-oss-120b", 36, 2880, 64, 8, 2880, 201088, true, false, false,
-               "huggingface.co/openai/gpt-oss-120b config.json (head_dim 64, 128 experts, 4 per token, "
-               "intermediate_size 2880); OpenAI gpt-oss model card (arXiv 2508.10925) Table 1: 117B total, "
-               "5.1B active; sliding-window layers and attention sinks not modelled"),
-          128, 4, 0, 2880, 0, 1),
+        make("gpt3-175b", 96, 12288, 96, 96, 49152, 50257, false, true, true,
+             "Brown et al. 2020, 'Language Models are Few-Shot Learners' (arXiv 2005.14165) Table 2.1; "
+             "GPT-2 BPE vocabulary of 50257"),
+        make("llama2-7b", 32, 4096, 32, 32, 11008, 32000, true, false, false,
+             "huggingface.co/meta-llama/Llama-2-7b-hf config.json; Touvron et al. 2023 (arXiv 2307.09288)"),
+        make("llama2-13b", 40, 5120, 40, 40, 13824, 32000, true, false, false,
+             "huggingface.co/meta-llama/Llama-2-13b-hf config.json"),
+        make("llama2-70b", 80, 8192, 64, 8, 28672, 32000, true, false, false,
+             "huggingface.co/meta-llama/Llama-2-70b-hf config.json"),
+        make("llama3.1-8b", 32, 4096, 32, 8, 14336, 128256, true, false, false,
+             "huggingface.co/meta-llama/Llama-3.1-8B config.json; Llama 3 Herd paper (arXiv 2407.21783) Table 3"),
+        make("llama3.1-70b", 80, 8192, 64, 8, 28672, 128256, true, false, false,
+             "huggingface.co/meta-llama/Llama-3.1-70B config.json; arXiv 2407.21783 Table 3"),
+        make("llama3.1-405b", 126, 16384, 128, 8, 53248, 128256, true, false, false,
+             "huggingface.co/meta-llama/Llama-3.1-405B config.json; arXiv 2407.21783 Table 3"),
+        make("llama3.3-70b", 80, 8192, 64, 8, 28672, 128256, true, false, false,
+             "huggingface.co/meta-llama/Llama-3.3-70B-Instruct config.json"),
+        make("mistral-7b", 32, 4096, 32, 8, 14336, 32000, true, false, false,
+             "huggingface.co/mistralai/Mistral-7B-v0.1 config.json; Jiang et al. 2023 (arXiv 2310.06825) Table 1"),
+        make("mistral-large-2", 88, 12288, 96, 8, 28672, 32768, true, false, false,
+             "huggingface.co/mistralai/Mistral-Large-Instruct-2407 config.json (head_dim 128 = 12288 / 96)"),
+        make("qwen2.5-7b", 28, 3584, 28, 4, 18944, 152064, true, false, false,
+             "huggingface.co/Qwen/Qwen2.5-7B config.json; Qwen2.5 technical report (arXiv 2412.15115) Table 1"),
+        make("qwen2.5-32b", 64, 5120, 40, 8, 27648, 152064, true, false, false,
+             "huggingface.co/Qwen/Qwen2.5-32B config.json; arXiv 2412.15115 Table 1"),
+        make("qwen2.5-72b", 80, 8192, 64, 8, 29568, 152064, true, false, false,
+             "huggingface.co/Qwen/Qwen2.5-72B config.json; Qwen2.5 technical report (arXiv 2412.15115) Table 1"),
+        head_dim(make("qwen3-32b", 64, 5120, 64, 8, 25600, 151936, true, false, false,
+                      "huggingface.co/Qwen/Qwen3-32B config.json (head_dim 128); Qwen3 technical report (arXiv "
+                      "2505.09388) Table 1"),
+                 128),
+        head_dim(make("gemma3-27b", 62, 5376, 32, 16, 21504, 262208, true, true, false,
+                      "huggingface.co/google/gemma-3-27b-pt config.json text_config (head_dim 128, GeGLU, tied "
+                      "embeddings); text model only, local/global attention windows not modelled"),
+                 128),
+        // Mixture-of-experts.
+        moe(make("mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, true, false, false,
+                 "huggingface.co/mistralai/Mixtral-8x7B-v0.1 config.json (8 local experts, 2 per token); "
+                 "Jiang et al. 2024 (arXiv 2401.04088): 47B total, 13B active"),
+            8, 2, 0, 14336, 0, 1),
+        moe(make("mixtral-8x22b", 56, 6144, 48, 8, 16384, 32000, true, false, false,
+                 "huggingface.co/mistralai/Mixtral-8x22B-v0.1 config.json (8 experts, 2 per token); "
+                 "mistral.ai/news/mixtral-8x22b: 141B total, 39B active"),
+            8, 2, 0, 16384, 0, 1),
+        moe(make("qwen3-30b-a3b", 48, 2048, 32, 4, 6144, 151936, true, false, false,
+                 "huggingface.co/Qwen/Qwen3-30B-A3B config.json (head_dim 128, 128 experts, 8 per token, "
+                 "moe_intermediate_size 768); arXiv 2505.09388 Table 2: 30.5B total, 3.3B active"),
+            128, 8, 0, 768, 0, 1),
+        moe(make("qwen3-235b-a22b", 94, 4096, 64, 4, 12288, 151936, true, false, false,
+                 "huggingface.co/Qwen/Qwen3-235B-A22B config.json (head_dim 128, 128 experts, 8 per token, "
+                 "moe_intermediate_size 1536); arXiv 2505.09388 Table 2: 235B total, 22B active"),
+            128, 8, 0, 1536, 0, 1),
+        moe(make("llama4-scout", 48, 5120, 40, 8, 16384, 202048, true, false, false,
+                 "huggingface.co/meta-llama/Llama-4-Scout-17B-16E config.json text_config (16 experts, 1 per "
+                 "token + 1 shared, intermediate_size 8192, every layer MoE); 109B total, 17B active; text model only"),
+            16, 1, 1, 8192, 0, 1),
+        moe(make("llama4-maverick", 48, 5120, 40, 8, 16384, 202048, true, false, false,
+                 "huggingface.co/meta-llama/Llama-4-Maverick-17B-128E config.json text_config (128 experts, 1 per "
+                 "token + 1 shared, intermediate_size 8192, interleave_moe_layer_step 2, dense layers "
+                 "intermediate_size_mlp 16384); 400B total, 17B active; text model only"),
+            128, 1, 1, 8192, 0, 2),
+        moe(make("gpt-oss-20b", 24, 2880, 64, 8, 2880, 201088, true, false, false,
+                 "huggingface.co/openai/gpt-oss-20b config.json (head_dim 64, 32 experts, 4 per token, "
+                 "intermediate_size 2880); OpenAI gpt-oss model card (arXiv 2508.10925) Table 1: 21B total, "
+                 "3.6B active; sliding-window layers and attention sinks not modelled"),
+            32, 4, 0, 2880, 0, 1),
+        moe(make("gpt-oss-120b", 36, 2880, 64, 8, 2880, 201088, true, false, false,
+                 "huggingface.co/openai/gpt-oss-120b config.json (head_dim 64, 128 experts, 4 per token, "
+                 "intermediate_size 2880); OpenAI gpt-oss model card (arXiv 2508.10925) Table 1: 117B total, "
+                 "5.1B active; sliding-window layers and attention sinks not modelled"),
+            128, 4, 0, 2880, 0, 1),
     };
     for (ModelShape& m : v)
       if (m.name.rfind("qwen3-", 0) == 0 || m.name.rfind("llama4-", 0) == 0) m.head_dim_explicit = 128;
@@ -291,8 +293,8 @@ void reject_unknown_in(const nlohmann::json& obj, const std::string& prefix, std
   }
 }
 
-std::optional<long long> int_field(const nlohmann::json& obj, const char* key, const std::string& prefix, long long minimum,
-                                   long long maximum) {
+std::optional<long long> int_field(const nlohmann::json& obj, const char* key, const std::string& prefix,
+                                   long long minimum, long long maximum) {
   const nlohmann::json* v = json_fields::member_or_null(obj, key);
   if (!v) return std::nullopt;
   return json_fields::integer_in(*v, prefix + "." + key, minimum, maximum);
@@ -303,7 +305,8 @@ void parse_attention(const nlohmann::json& a, ModelShape& m) {
   if (!a.is_object()) json_fields::fail("model.attention", "an object", a);
   reject_unknown_in(a, "model.attention",
                     {"kind", "kv_heads", "head_dim", "kv_lora_rank", "q_lora_rank", "rope_head_dim", "v_head_dim"});
-  const std::string kind = json_fields::member_or_null(a, "kind") ? json_fields::string(a["kind"], "model.attention.kind") : "gqa";
+  const std::string kind =
+      json_fields::member_or_null(a, "kind") ? json_fields::string(a["kind"], "model.attention.kind") : "gqa";
   m.attention = parse_enum(kAttentionNames, kind, "model.attention.kind");
   if (const auto v = int_field(a, "head_dim", "model.attention", 1, limits::kHeadDim)) m.head_dim_explicit = int(*v);
   if (const auto v = int_field(a, "kv_heads", "model.attention", 1, limits::kHeads)) {
@@ -319,7 +322,8 @@ void parse_attention(const nlohmann::json& a, ModelShape& m) {
                     std::string("model.attention.") + key + " is for kind mla (multi-head latent attention)");
   if (mla) {
     const auto kv_lora = int_field(a, "kv_lora_rank", "model.attention", 1, limits::kLatentRank);
-    if (!kv_lora) throw_invalid("model.attention.kv_lora_rank", "model.attention.kv_lora_rank is required for kind mla");
+    if (!kv_lora)
+      throw_invalid("model.attention.kv_lora_rank", "model.attention.kv_lora_rank is required for kind mla");
     m.kv_lora_rank = int(*kv_lora);
     m.q_lora_rank = int(int_field(a, "q_lora_rank", "model.attention", 1, limits::kLatentRank).value_or(0));
     m.rope_head_dim = int(int_field(a, "rope_head_dim", "model.attention", 1, limits::kHeadDim).value_or(0));
@@ -330,8 +334,9 @@ void parse_attention(const nlohmann::json& a, ModelShape& m) {
 // model.moe: experts, top_k, shared_experts, expert_ffn_hidden, dense_layers, moe_every, router, capacity_factor.
 void parse_moe(const nlohmann::json& o, ModelShape& m) {
   if (!o.is_object()) json_fields::fail("model.moe", "an object", o);
-  reject_unknown_in(o, "model.moe", {"experts", "top_k", "shared_experts", "expert_ffn_hidden", "dense_layers", "moe_every",
-                                     "router", "capacity_factor"});
+  reject_unknown_in(o, "model.moe",
+                    {"experts", "top_k", "shared_experts", "expert_ffn_hidden", "dense_layers", "moe_every", "router",
+                     "capacity_factor"});
   MoeShape& e = m.moe;
   for (const char* key : {"experts", "top_k", "expert_ffn_hidden"})
     if (!json_fields::member_or_null(o, key))
@@ -349,8 +354,8 @@ void parse_moe(const nlohmann::json& o, ModelShape& m) {
     throw_invalid("model.moe.dense_layers", "model.moe.dense_layers (" + std::to_string(e.dense_layers) +
                                                 ") leaves no MoE layer among the model's " + std::to_string(m.layers));
   if (m.moe_layers() < 1)
-    throw_invalid("model.moe.moe_every", "model.moe.moe_every (" + std::to_string(e.moe_every) +
-                                             ") leaves no MoE layer after the dense ones");
+    throw_invalid("model.moe.moe_every",
+                  "model.moe.moe_every (" + std::to_string(e.moe_every) + ") leaves no MoE layer after the dense ones");
   if (const auto* r = json_fields::member_or_null(o, "router")) {
     e.router = json_fields::string(*r, "model.moe.router");
     if (e.router != "softmax" && e.router != "sigmoid")
@@ -366,16 +371,18 @@ void parse_moe(const nlohmann::json& o, ModelShape& m) {
 ModelShape parse_model(const nlohmann::json& model) {
   if (!model.is_object())
     throw_invalid("model", "model must be an object: {\"preset\": ...}, {\"params_b\": ...} or explicit shapes");
-  static constexpr const char* kShapeFields[] = {"layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
-                                                 "gated_mlp", "tied_embeddings", "dropout", "attention", "moe"};
+  static constexpr const char* kShapeFields[] = {"layers",     "hidden",    "heads",     "kv_heads",
+                                                 "ffn_hidden", "vocab",     "gated_mlp", "tied_embeddings",
+                                                 "dropout",    "attention", "moe"};
   for (auto it = model.begin(); it != model.end(); ++it) {
     const std::string& key = it.key();
     const bool known = key == "preset" || key == "params_b" || key == "name" ||
                        std::find(std::begin(kShapeFields), std::end(kShapeFields), key) != std::end(kShapeFields);
     if (!known)
-      throw_invalid("model." + key, "unknown field 'model." + key +
-                                        "'; expected preset, params_b, name or the shapes layers, hidden, heads, kv_heads, "
-                                        "ffn_hidden, vocab, gated_mlp, tied_embeddings, dropout, attention, moe");
+      throw_invalid("model." + key,
+                    "unknown field 'model." + key +
+                        "'; expected preset, params_b, name or the shapes layers, hidden, heads, kv_heads, "
+                        "ffn_hidden, vocab, gated_mlp, tied_embeddings, dropout, attention, moe");
   }
   if (const auto* p = json_fields::member_or_null(model, "preset")) {
     for (const auto& [key, value] : model.items())
@@ -399,7 +406,8 @@ ModelShape parse_model(const nlohmann::json& model) {
     const double params_b = json_fields::number_in(*p, "model.params_b", 0, 1e5, false);
     const int vocab = model.contains("vocab") ? shape_int(model, "vocab", shape_limits::kVocab) : 32000;
     ModelShape m = shape_from_params(params_b, vocab);
-    if (const auto* name = json_fields::member_or_null(model, "name")) m.name = json_fields::string(*name, "model.name");
+    if (const auto* name = json_fields::member_or_null(model, "name"))
+      m.name = json_fields::string(*name, "model.name");
     return m;
   }
   ModelShape m;
@@ -410,14 +418,16 @@ ModelShape parse_model(const nlohmann::json& model) {
   m.layers = shape_int(model, "layers", shape_limits::kLayers);
   m.hidden = shape_int(model, "hidden", shape_limits::kHidden);
   m.heads = shape_int(model, "heads", shape_limits::kHeads);
-  m.kv_heads = json_fields::member_or_null(model, "kv_heads") ? shape_int(model, "kv_heads", shape_limits::kHeads) : m.heads;
+  m.kv_heads =
+      json_fields::member_or_null(model, "kv_heads") ? shape_int(model, "kv_heads", shape_limits::kHeads) : m.heads;
   if (const auto* a = json_fields::member_or_null(model, "attention")) {
     if (a->is_object() && a->contains("kv_heads") && json_fields::member_or_null(model, "kv_heads"))
       throw_invalid("model.attention.kv_heads", "give kv_heads once: model.kv_heads or model.attention.kv_heads");
     parse_attention(*a, m);
     if (m.attention != AttentionKind::gqa) {
       if (json_fields::member_or_null(model, "kv_heads") && m.attention == AttentionKind::mla)
-        throw_invalid("model.kv_heads", "model.kv_heads is for gqa; mla caches a latent (model.attention.kv_lora_rank)");
+        throw_invalid("model.kv_heads",
+                      "model.kv_heads is for gqa; mla caches a latent (model.attention.kv_lora_rank)");
       m.kv_heads = m.heads;  // mha; mla: every head has its own K and V after the up-projection
     }
   }
@@ -432,8 +442,7 @@ ModelShape parse_model(const nlohmann::json& model) {
   if (m.head_dim_explicit == 0 && m.hidden % m.heads != 0)
     throw_invalid("model.heads", "model.hidden (" + std::to_string(m.hidden) + ") must be divisible by model.heads (" +
                                      std::to_string(m.heads) + "), or give model.attention.head_dim");
-  if (m.heads % m.kv_heads != 0)
-    throw_invalid("model.kv_heads", "model.heads must be a multiple of model.kv_heads");
+  if (m.heads % m.kv_heads != 0) throw_invalid("model.kv_heads", "model.heads must be a multiple of model.kv_heads");
   if (const auto* o = json_fields::member_or_null(model, "moe")) parse_moe(*o, m);
   const auto* name = json_fields::member_or_null(model, "name");
   m.name = name ? json_fields::string(*name, "model.name") : std::string("custom");

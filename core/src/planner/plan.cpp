@@ -48,24 +48,29 @@ std::string bottleneck_words(const Workload& w, HardwareRef hw, int nodes, const
   const double step = e.step;
   if (w.job.kind == JobKind::inference) {
     if (e.ep_exposed > 0.3 * step)
-      return ep_words(hw, l, e, p) + " (latency-bound at decode): " + percent(e.ep_exposed, step) + " of each decode step";
-    if (e.tp_exposed > 0.3 * step)
-      return "tensor-parallel all-reduces over " + intra_words(hw) + " (latency-bound at decode): " + percent(e.tp_exposed, step) +
+      return ep_words(hw, l, e, p) + " (latency-bound at decode): " + percent(e.ep_exposed, step) +
              " of each decode step";
+    if (e.tp_exposed > 0.3 * step)
+      return "tensor-parallel all-reduces over " + intra_words(hw) +
+             " (latency-bound at decode): " + percent(e.tp_exposed, step) + " of each decode step";
     return "HBM bandwidth: each decode step streams " + fmt("%.1f", units::bytes_to_gb(e.weights)) +
            " GB of weights and " + fmt("%.1f", units::bytes_to_gb(e.kv_cache)) + " GB of KV cache per GPU";
   }
-  struct Part { double seconds; std::string words; };
+  struct Part {
+    double seconds;
+    std::string words;
+  };
   const bool dp_network = nodes > 1 && l.tp * l.cp * l.dp > hw.instance.gpu_count &&
                           !inside_nvlink_domain(p, double(l.tp) * l.cp * l.dp, double(nodes) * hw.instance.gpu_count);
   const std::string dp_link = dp_network ? network_words(hw) : intra_words(hw);
-  const std::string dp_what = l.zero == 3 ? "ZeRO-3 weight gathers and gradient reduce-scatters" : "data-parallel gradient reduction";
+  const std::string dp_what =
+      l.zero == 3 ? "ZeRO-3 weight gathers and gradient reduce-scatters" : "data-parallel gradient reduction";
   Part parts[] = {
       {e.dp_exposed, dp_what + " over " + dp_link},
       {e.tp_exposed, "tensor-parallel collectives (tp=" + std::to_string(l.tp) + ") over " +
-                         (l.tp <= hw.instance.gpu_count ? intra_words(hw)
+                         (l.tp <= hw.instance.gpu_count                                          ? intra_words(hw)
                           : inside_nvlink_domain(p, l.tp, double(nodes) * hw.instance.gpu_count) ? domain_words(p)
-                                                                                                  : network_words(hw))},
+                                                                                                 : network_words(hw))},
       {e.ep_exposed, ep_words(hw, l, e, p)},
       {e.pp_bubble, "pipeline bubble (pp=" + std::to_string(l.pp) + ", " + fmt("%.0f", e.micro_batches) +
                         " micro-batches, " + std::to_string(l.virtual_stages) + " virtual stages)"},
@@ -104,23 +109,26 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
   plan.raw = e;
 
   using units::bytes_to_gb;
-  plan.memory_gb = {bytes_to_gb(e.weights),  bytes_to_gb(e.gradients), bytes_to_gb(e.optimizer),
-                    bytes_to_gb(e.activations), bytes_to_gb(e.kv_cache), bytes_to_gb(e.overhead),
-                    bytes_to_gb(e.total), bytes_to_gb(e.capacity)};
+  plan.memory_gb = {bytes_to_gb(e.weights),     bytes_to_gb(e.gradients), bytes_to_gb(e.optimizer),
+                    bytes_to_gb(e.activations), bytes_to_gb(e.kv_cache),  bytes_to_gb(e.overhead),
+                    bytes_to_gb(e.total),       bytes_to_gb(e.capacity)};
   plan.fits = e.fits;
   plan.memory_verdict = !e.fits ? "no" : e.tight ? "tight" : "fits";
   plan.memory_error_band = k.memory_error_band;
   plan.memory_margin_gb = bytes_to_gb(e.capacity - e.total);
   if (e.tight)
-    plan.warnings.push_back(fmt("memory is tight: %.1f GB to spare is inside the memory model's measured error band ", plan.memory_margin_gb) +
+    plan.warnings.push_back(fmt("memory is tight: %.1f GB to spare is inside the memory model's measured error band ",
+                                plan.memory_margin_gb) +
                             fmt("(+-%.0f%% of the total): the job may run out of memory", 100 * k.memory_error_band));
   if (!e.fits)
     plan.why_not.push_back(fmt("needs %.1f GB per GPU, ", plan.memory_gb.total) +
                            fmt("%.1f GB available", plan.memory_gb.capacity) +
-                           fmt(" (%.0f GB nominal minus the reserve)", hw.instance.gpu_memory_gb > 0 ? hw.instance.gpu_memory_gb : hw.gpu.memory_gb));
+                           fmt(" (%.0f GB nominal minus the reserve)",
+                               hw.instance.gpu_memory_gb > 0 ? hw.instance.gpu_memory_gb : hw.gpu.memory_gb));
   if (!e.fits) plan.why_not_reasons.push_back(Reason::memory);
   plan.step_time_s = e.step;
-  plan.time_s = {e.compute, e.tp_comm, e.cp_comm, e.pp_comm, e.pp_bubble, e.dp_comm, e.ep_comm, e.exposed_comm, e.dequant};
+  plan.time_s = {e.compute, e.tp_comm, e.cp_comm,      e.pp_comm, e.pp_bubble,
+                 e.dp_comm, e.ep_comm, e.exposed_comm, e.dequant};
   plan.tokens_per_s = e.tokens_per_s;
   const double gpus = plan.gpus;
   plan.model_tflops_per_gpu = e.model_flops_per_step / e.step / gpus / units::kFlopsPerTflop;
@@ -142,7 +150,8 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
     if (w.job.concurrent_max && e.sequences < 1) plan.why_not_reasons.push_back(Reason::memory);
     if (!w.job.concurrent_max && e.sequences > e.max_sequences)
       plan.warnings.push_back("job.concurrent exceeds what " + std::string(to_string(resolve(w.job.engine))) +
-                              "'s KV pool holds per replica at its defaults (" + fmt("%.0f sequences", e.max_sequences) +
+                              "'s KV pool holds per replica at its defaults (" +
+                              fmt("%.0f sequences", e.max_sequences) +
                               "): it would queue or preempt requests; \"concurrent\": \"max\" plans at that limit");
     if (w.job.latency_target_ms) {
       plan.meets_latency_target = e.tpot * 1000.0 <= *w.job.latency_target_ms;
@@ -164,7 +173,8 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
   if (c.deadline_hours && plan.job_hours) {
     plan.meets_deadline = *plan.job_hours <= *c.deadline_hours;
     if (!*plan.meets_deadline)
-      plan.why_not.push_back(fmt("takes %.1f h, ", *plan.job_hours) + fmt("over the %.1f h deadline", *c.deadline_hours));
+      plan.why_not.push_back(fmt("takes %.1f h, ", *plan.job_hours) +
+                             fmt("over the %.1f h deadline", *c.deadline_hours));
     if (!*plan.meets_deadline) plan.why_not_reasons.push_back(Reason::deadline);
   }
   if (c.budget_usd && plan.cost_usd) {
@@ -179,7 +189,8 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
   plan.inter_node_gbytes_per_s_per_gpu = p.nic_per_gpu / units::kBytesPerGB;
 
   if (l.tp > hw.instance.gpu_count && !inside_nvlink_domain(p, l.tp, plan.gpus))
-    plan.warnings.push_back("tensor parallelism (tp=" + std::to_string(l.tp) + ") spans nodes: its collectives run on the network");
+    plan.warnings.push_back("tensor parallelism (tp=" + std::to_string(l.tp) +
+                            ") spans nodes: its collectives run on the network");
   if (w.model.moe.enabled() && l.ep > 1 && !e.ep_inside_domain)
     plan.warnings.push_back("expert parallelism (ep=" + std::to_string(l.ep) + " x etp=" + std::to_string(l.etp) +
                             ") leaves the " + std::to_string(plan.nvlink_domain_gpus) +
@@ -187,22 +198,27 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
   if (w.model.moe.enabled() && w.job.kind != JobKind::inference && l.tp > 1 && !l.sequence_parallel)
     plan.warnings.push_back("MoE with tp > 1 is modelled with sequence parallelism (Megatron-Core requires it)");
   if (w.job.precision == Precision::fp4 && w.job.kind != JobKind::inference)
-    plan.warnings.push_back("fp4 training: GEMMs at the FP4 peak as in NVIDIA's NVFP4 pre-training recipe (arXiv 2509.25149), "
-                            "which keeps some layers in 16-bit; weights, gradients and optimizer states stay 16/32-bit");
+    plan.warnings.push_back(
+        "fp4 training: GEMMs at the FP4 peak as in NVIDIA's NVFP4 pre-training recipe (arXiv 2509.25149), "
+        "which keeps some layers in 16-bit; weights, gradients and optimizer states stay 16/32-bit");
   if (w.model.layers % ((long long)l.pp * l.virtual_stages) != 0)
-    plan.warnings.push_back("pp x virtual_stages = " + std::to_string(l.pp * l.virtual_stages) + " does not divide the " +
-                            std::to_string(w.model.layers) + " layers: stages are uneven (Megatron's first/last-stage split); the heaviest, " +
+    plan.warnings.push_back("pp x virtual_stages = " + std::to_string(l.pp * l.virtual_stages) +
+                            " does not divide the " + std::to_string(w.model.layers) +
+                            " layers: stages are uneven (Megatron's first/last-stage split); the heaviest, " +
                             std::to_string((w.model.layers + l.pp - 1) / l.pp) + " layers, sets the pace");
   const std::string architecture(to_string(hw.gpu.architecture));
   if (hw.gpu.architecture != Architecture::ampere && hw.gpu.architecture != Architecture::hopper)
     plan.warnings.push_back("no calibration data for the " + architecture +
-                            " generation: its GEMM efficiency is the uncalibrated default " + fmt("%.2f", k.gemm_efficiency_other));
+                            " generation: its GEMM efficiency is the uncalibrated default " +
+                            fmt("%.2f", k.gemm_efficiency_other));
   {
-    const Interval iv = throughput_interval(hw.gpu.architecture, w.job.precision, w.job.kind, l, plan.gpus,
-                                            w.job.kind == JobKind::inference ? double(w.job.prompt_len) : double(w.job.seq_len), plan.mfu);
+    const Interval iv = throughput_interval(
+        hw.gpu.architecture, w.job.precision, w.job.kind, l, plan.gpus,
+        w.job.kind == JobKind::inference ? double(w.job.prompt_len) : double(w.job.seq_len), plan.mfu);
     plan.tokens_per_s_interval = {e.tokens_per_s * iv.tokens_low, e.tokens_per_s * iv.tokens_high};
     plan.step_time_interval = {e.step / iv.tokens_high, e.step / iv.tokens_low};
-    if (plan.cost_usd) plan.cost_usd_interval = Plan::Range{*plan.cost_usd / iv.tokens_high, *plan.cost_usd / iv.tokens_low};
+    if (plan.cost_usd)
+      plan.cost_usd_interval = Plan::Range{*plan.cost_usd / iv.tokens_high, *plan.cost_usd / iv.tokens_low};
     if (plan.usd_per_million_tokens)
       plan.usd_per_million_tokens_interval =
           Plan::Range{*plan.usd_per_million_tokens / iv.tokens_high, *plan.usd_per_million_tokens / iv.tokens_low};
@@ -219,7 +235,8 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
 }
 
 Plan plan(const Workload& w, const MeasuredLinks* measured) {
-  if (!w.hardware) throw_invalid("hardware", "plan needs hardware: {\"instance\": ..., \"nodes\": N} or {\"custom\": {...}}");
+  if (!w.hardware)
+    throw_invalid("hardware", "plan needs hardware: {\"instance\": ..., \"nodes\": N} or {\"custom\": {...}}");
   const Hardware& hw = *w.hardware;
   const int nodes = w.nodes.value_or(1);
   const int gpus = nodes * hw.instance.gpu_count;
@@ -231,7 +248,8 @@ Plan plan(const Workload& w, const MeasuredLinks* measured) {
   PreparedLinksInfo links;
   const PreparedHardware prepared = prepare_hardware(hw, w.job, k, measured, w.constraints.spot, &links);
   if (nodes > 1 && !prepared.has_network)
-    throw_invalid("hardware.nodes", "instance " + hw.instance.id + " has no stated network bandwidth between nodes; use one node");
+    throw_invalid("hardware.nodes",
+                  "instance " + hw.instance.id + " has no stated network bandwidth between nodes; use one node");
   const PreparedModel model = prepare_model(w.model, w.job);
   const Estimate e = estimate(model, prepared, nodes, layout, k);
   return describe(w, hw, nodes, layout, e, prepared, links, k);

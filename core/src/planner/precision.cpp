@@ -55,7 +55,8 @@ struct Missing {
 
 Missing first_missing(const Gpu& gpu, Precision precision) {
   const PeakAvailability own = availability_of(gpu, precision);
-  if (own != PeakAvailability::known || (precision != Precision::fp8 && precision != Precision::fp4)) return {own, precision};
+  if (own != PeakAvailability::known || (precision != Precision::fp8 && precision != Precision::fp4))
+    return {own, precision};
   const Precision sixteen = gpu.bf16_dense_tflops ? Precision::bf16 : Precision::fp16;
   return {availability_of(gpu, sixteen), sixteen};
 }
@@ -75,7 +76,8 @@ std::string missing_peak_reason(const Gpu& gpu, Precision precision) {
   const std::string name(to_string(missing.precision));
   switch (missing.availability) {
     case PeakAvailability::known: return {};
-    case PeakAvailability::absent: return "no " + name + " tensor cores (" + std::string(to_string(gpu.architecture)) + ")";
+    case PeakAvailability::absent:
+      return "no " + name + " tensor cores (" + std::string(to_string(gpu.architecture)) + ")";
     case PeakAvailability::unknown:
       return name + " tensor-core peak of " + gpu.id +
              " unknown in the catalog (no published figure): time cannot be estimated";

@@ -155,8 +155,8 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
     p.attention_efficiency = k.attention_efficiency_hopper;
   }
   // Framework profile: Megatron-Core / NeMo use cuDNN fused attention where the GPU has it (Hopper on).
-  if ((job.framework == Framework::megatron_core || job.framework == Framework::nemo) && gpu.architecture != Architecture::ampere &&
-      gpu.architecture != Architecture::volta)
+  if ((job.framework == Framework::megatron_core || job.framework == Framework::nemo) &&
+      gpu.architecture != Architecture::ampere && gpu.architecture != Architecture::volta)
     p.attention_efficiency = std::min(0.75, p.attention_efficiency * k.te_attention_speedup);
   // fp8 runs only the transformer's linear layers in fp8 (Transformer Engine, torchao float8); the
   // output layer, attention, norms and activations stay 16-bit.
@@ -183,9 +183,9 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
   const double nvlink_both = in.nvlink_gbytes_per_s.value_or(gpu.nvlink_gbytes_per_s.value_or(0));
   const int pcie_gen = gpu.pcie_gen.value_or(4);
   const double pcie_per_direction = pcie_gbytes_per_s(pcie_gen, 16);  // link_physics.hpp
-  const bool nvlink_fabric = nvlink_both > 0 && (in.intra_node_fabric == Fabric::nvswitch ||
-                                                 in.intra_node_fabric == Fabric::nvlink ||
-                                                 in.intra_node_fabric == Fabric::infinity_fabric);
+  const bool nvlink_fabric =
+      nvlink_both > 0 && (in.intra_node_fabric == Fabric::nvswitch || in.intra_node_fabric == Fabric::nvlink ||
+                          in.intra_node_fabric == Fabric::infinity_fabric);
   double intra_base = pcie_per_direction, intra_fraction = k.pcie_busbw_fraction;
   p.intra_latency_s = k.latency_pcie_s;
   if (nvlink_fabric) {
@@ -197,7 +197,8 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
   }
   p.intra_busbw = intra_base * intra_fraction * units::kBytesPerGB;
   // NVLink domain: the catalog's (72 on GB200 NVL72 trays), else the node on NVLink, else 1 GPU.
-  p.nvlink_domain_gpus = nvlink_fabric ? std::max(in.gpu_count, in.nvlink_domain_gpus.value_or(in.gpu_count)) : in.gpu_count;
+  p.nvlink_domain_gpus =
+      nvlink_fabric ? std::max(in.gpu_count, in.nvlink_domain_gpus.value_or(in.gpu_count)) : in.gpu_count;
   p.intra_p2p = intra_base * k.p2p_fraction * units::kBytesPerGB;
   const bool intra_measured = measured && measured->intra_node_allreduce_busbw_gbytes_per_s;
   if (intra_measured) p.intra_busbw = *measured->intra_node_allreduce_busbw_gbytes_per_s * units::kBytesPerGB;
@@ -228,12 +229,14 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
                        fmt(*measured->intra_node_allreduce_busbw_gbytes_per_s) + " GB/s)";
   } else {
     const std::string intra_words =
-        nvlink_fabric ? std::string(to_string(in.intra_node_fabric)) + " " + fmt(nvlink_both) + " GB/s per GPU (" +
-                            fmt(intra_base) + " GB/s per direction)"
-                      : "PCIe Gen" + std::to_string(pcie_gen) + " x16 (" + fmt(pcie_per_direction) + " GB/s per direction)";
-    info->intra_node = (hw.custom ? std::string("claimed: custom hardware in the workload")
-                                  : "claimed: catalog " + source_of(in.sources, {"interconnect", "spec", "specs", "gpu"})) +
-                       ", " + intra_words + " x " + fmt(intra_fraction) + " achievable busbw fraction";
+        nvlink_fabric
+            ? std::string(to_string(in.intra_node_fabric)) + " " + fmt(nvlink_both) + " GB/s per GPU (" +
+                  fmt(intra_base) + " GB/s per direction)"
+            : "PCIe Gen" + std::to_string(pcie_gen) + " x16 (" + fmt(pcie_per_direction) + " GB/s per direction)";
+    info->intra_node =
+        (hw.custom ? std::string("claimed: custom hardware in the workload")
+                   : "claimed: catalog " + source_of(in.sources, {"interconnect", "spec", "specs", "gpu"})) +
+        ", " + intra_words + " x " + fmt(intra_fraction) + " achievable busbw fraction";
   }
   if (inter_measured) {
     info->inter_node = "measured: " + measured->source + " (all-reduce busbw " +

@@ -2,9 +2,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <optional>
 #include <string>
-#include <limits>
 #include <tuple>
 
 #include "linkwise/enum_names.hpp"
@@ -66,9 +66,9 @@ struct Candidate {
 // memory, then the layout's numbers.
 auto key(const Candidate& c) {
   const Layout& l = c.layout;
-  return std::make_tuple(c.estimate.tight, c.objective, c.option, c.nodes, l.tp, l.pp, l.cp, l.dp, l.ep, l.etp, l.micro_batch,
-                         l.virtual_stages, c.estimate.total, l.zero, int(l.recompute), int(l.sequence_parallel),
-                         int(l.overlap_a2a));
+  return std::make_tuple(c.estimate.tight, c.objective, c.option, c.nodes, l.tp, l.pp, l.cp, l.dp, l.ep, l.etp,
+                         l.micro_batch, l.virtual_stages, c.estimate.total, l.zero, int(l.recompute),
+                         int(l.sequence_parallel), int(l.overlap_a2a));
 }
 bool better(const Candidate& a, const Candidate& b) { return key(a) < key(b); }
 
@@ -141,7 +141,10 @@ void count(Tally& t, Verdict v) {
 }
 
 void note_memory(Tally& t, const Estimate& e) {
-  if (e.total < t.min_total) { t.min_total = e.total; t.capacity = e.capacity; }
+  if (e.total < t.min_total) {
+    t.min_total = e.total;
+    t.capacity = e.capacity;
+  }
 }
 
 // Lower bound of the objective from a step-time lower bound; also false when the bound alone
@@ -152,7 +155,8 @@ double objective_bound(const Context& cx, const PreparedHardware& hw, int nodes,
   if (cx.w.job.tokens) {
     const double hours_lb = *cx.w.job.tokens / tokens_per_s_ub / units::kSecondsPerHour;
     if (c.deadline_hours && hours_lb > *c.deadline_hours) return kInf;
-    if (c.budget_usd && hw.price_per_node_hour >= 0 && hours_lb * hw.price_per_node_hour * nodes > *c.budget_usd) return kInf;
+    if (c.budget_usd && hw.price_per_node_hour >= 0 && hours_lb * hw.price_per_node_hour * nodes > *c.budget_usd)
+      return kInf;
   }
   return objective(cx, hw, nodes, tokens_per_s_ub);
 }
@@ -160,8 +164,12 @@ double objective_bound(const Context& cx, const PreparedHardware& hw, int nodes,
 // A subtree skipped by its bound: outranked when the bound is finite, else turned down by the
 // deadline or budget that even the bound breaks (counted once, with the bound as the best value).
 void note_pruned(const Context& cx, const PreparedHardware& hw, int nodes, double step_lb, double bound, Tally& t) {
-  if (bound < kInf || !cx.w.job.tokens) { ++t.outranked; return; }
-  const double hours_lb = *cx.w.job.tokens / (cx.model.global_batch * cx.model.seq_len / step_lb) / units::kSecondsPerHour;
+  if (bound < kInf || !cx.w.job.tokens) {
+    ++t.outranked;
+    return;
+  }
+  const double hours_lb =
+      *cx.w.job.tokens / (cx.model.global_batch * cx.model.seq_len / step_lb) / units::kSecondsPerHour;
   const Constraints& c = cx.w.constraints;
   if (c.deadline_hours && hours_lb > *c.deadline_hours) {
     ++t.deadline;
@@ -238,7 +246,8 @@ TrainingChoices training_choices(const Workload& w) {
     // Virtual stages: 1, and with pp > 1 every divisor of the (heaviest stage's) layers per stage.
     std::vector<int> vs = {1};
     if (pp > 1)
-      for (int v : divisors((shape.layers + pp - 1) / pp, shape.layers)) if (v > 1) vs.push_back(v);
+      for (int v : divisors((shape.layers + pp - 1) / pp, shape.layers))
+        if (v > 1) vs.push_back(v);
     if (spec.virtual_stages) vs = {*spec.virtual_stages};
     c.virtual_stages.push_back(std::move(vs));
   }
@@ -257,7 +266,10 @@ TrainingChoices training_choices(const Workload& w) {
     std::vector<int> even;
     std::vector<std::vector<int>> vs;
     for (std::size_t i = 0; i < c.pps.size(); ++i)
-      if (c.pps[i] >= 2 && c.pps[i] % 2 == 0) { even.push_back(c.pps[i]); vs.push_back({1}); }
+      if (c.pps[i] >= 2 && c.pps[i] % 2 == 0) {
+        even.push_back(c.pps[i]);
+        vs.push_back({1});
+      }
     c.pps = std::move(even);
     c.virtual_stages = std::move(vs);
   }
@@ -273,7 +285,10 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
   const int max_zero = choices.max_zero;
 
   // Visit machines and node counts in order of their bound so good results come early.
-  struct Unit { int option, nodes; double bound, step_lb; };
+  struct Unit {
+    int option, nodes;
+    double bound, step_lb;
+  };
   std::vector<Unit> units;
   for (int o = 0; o < int(options.size()); ++o)
     for (int nodes : options[o].node_counts) {
@@ -282,7 +297,8 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
       const double lb = step_lower_bound(cx.model, options[o].prepared, nodes, 1, 1, 1, gpus, 1, false, cx.k);
       units.push_back({o, nodes, objective_bound(cx, options[o].prepared, nodes, lb), lb});
     }
-  if (!cx.exhaustive) std::sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) { return a.bound < b.bound; });
+  if (!cx.exhaustive)
+    std::sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) { return a.bound < b.bound; });
 
   Layout l;
   for (const Unit& u : units) {
@@ -318,11 +334,19 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
           const int max_v = *std::max_element(vs.begin(), vs.end());
           double subtree_lb = 0;
           if (!cx.exhaustive) {
-            subtree_lb = step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, choices.dualpipe ? 0 : max_v, sps[0], cx.k);
+            subtree_lb =
+                step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, choices.dualpipe ? 0 : max_v, sps[0], cx.k);
             const double bound = objective_bound(cx, hw, u.nodes, subtree_lb);
-            if (!(bound <= top.threshold())) { ++cx.stats.pruned_subtrees; note_pruned(cx, hw, u.nodes, subtree_lb, bound, tally); continue; }
+            if (!(bound <= top.threshold())) {
+              ++cx.stats.pruned_subtrees;
+              note_pruned(cx, hw, u.nodes, subtree_lb, bound, tally);
+              continue;
+            }
           }
-          l.tp = tp; l.cp = cp; l.pp = pp; l.dp = dp;
+          l.tp = tp;
+          l.cp = cp;
+          l.pp = pp;
+          l.dp = dp;
           l.etp = choices.etp;
           l.overlap_a2a = choices.overlap_a2a;
           l.dualpipe = choices.dualpipe;
@@ -336,16 +360,24 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
             if (a2a_lb > 0) {
               const double lb = subtree_lb + a2a_lb;
               const double bound = objective_bound(cx, hw, u.nodes, lb);
-              if (!(bound <= top.threshold())) { ++cx.stats.pruned_subtrees; note_pruned(cx, hw, u.nodes, lb, bound, tally); continue; }
+              if (!(bound <= top.threshold())) {
+                ++cx.stats.pruned_subtrees;
+                note_pruned(cx, hw, u.nodes, lb, bound, tally);
+                continue;
+              }
             }
             for (bool sp : sps) {
               l.sequence_parallel = sp;
               for (int v : vs) {
                 if (v > 1 && (sequences % pp != 0)) continue;  // interleaving needs micro-batches in multiples of pp
-                if (!cx.exhaustive && v != max_v) {  // the subtree's bound, now for this many virtual stages
+                if (!cx.exhaustive && v != max_v) {            // the subtree's bound, now for this many virtual stages
                   const double lb = step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k) + a2a_lb;
                   const double bound = objective_bound(cx, hw, u.nodes, lb);
-                  if (!(bound <= top.threshold())) { ++cx.stats.pruned_subtrees; note_pruned(cx, hw, u.nodes, lb, bound, tally); continue; }
+                  if (!(bound <= top.threshold())) {
+                    ++cx.stats.pruned_subtrees;
+                    note_pruned(cx, hw, u.nodes, lb, bound, tally);
+                    continue;
+                  }
                 }
                 l.virtual_stages = v;
                 for (int mb : choices.micro_batches) {
@@ -354,9 +386,14 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                   if (choices.dualpipe && (sequences / mb) % 2 != 0) continue;
                   if (!cx.exhaustive && pp > 1 && mb > 1 && !choices.dualpipe) {
                     // Fewer, larger micro-batches only grow the bubble's bound: once it loses, so do the rest.
-                    const double lb = step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k, mb) + a2a_lb;
+                    const double lb =
+                        step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k, mb) + a2a_lb;
                     const double bound = objective_bound(cx, hw, u.nodes, lb);
-                    if (!(bound <= top.threshold())) { ++cx.stats.pruned_subtrees; note_pruned(cx, hw, u.nodes, lb, bound, tally); break; }
+                    if (!(bound <= top.threshold())) {
+                      ++cx.stats.pruned_subtrees;
+                      note_pruned(cx, hw, u.nodes, lb, bound, tally);
+                      break;
+                    }
                   }
                   l.micro_batch = mb;
                   Candidate best;
@@ -379,7 +416,11 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                         continue;
                       }
                       estimate_time(cx.model, hw, u.nodes, l, cx.k, e);
-                      if (const Verdict verdict = meets_constraints(cx, hw, u.nodes, e, tally); verdict != Verdict::ok) { failed = verdict; continue; }
+                      if (const Verdict verdict = meets_constraints(cx, hw, u.nodes, e, tally);
+                          verdict != Verdict::ok) {
+                        failed = verdict;
+                        continue;
+                      }
                       ++cx.stats.feasible;
                       Candidate c{objective(cx, hw, u.nodes, e.tokens_per_s), u.option, u.nodes, l, e};
                       if (c.objective == kInf) continue;
@@ -387,8 +428,10 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                       if (best.objective == kInf || better(c, best)) best = c;
                     }
                   }
-                  if (best.objective != kInf) { top.offer(best); ++tally.feasible; }
-                  else count(tally, failed);
+                  if (best.objective != kInf) {
+                    top.offer(best);
+                    ++tally.feasible;
+                  } else count(tally, failed);
                   // Memory grows with the micro-batch: once nothing fits, larger ones will not either.
                   if (!cx.exhaustive && !any_fit_at_min) break;
                 }
@@ -428,19 +471,31 @@ void search_inference(const Context& cx, const std::vector<Option>& options, Top
             // Serving: the experts' grid covers each stage's tp x dp GPUs (wide EP across replicas).
             if (!ep_fits((long long)tp * dp, ep, spec.etp.value_or(1))) continue;
             l = Layout{};
-            l.tp = tp; l.pp = pp; l.dp = dp;
+            l.tp = tp;
+            l.pp = pp;
+            l.dp = dp;
             l.ep = ep;
             l.etp = spec.etp.value_or(1);
             l.sequence_parallel = false;
             Estimate e;
             estimate_memory(cx.model, hw, l, cx.k, e);
             ++cx.stats.evaluated;
-            if (!e.fits) { note_memory(tally, e); count(tally, Verdict::ok); continue; }
+            if (!e.fits) {
+              note_memory(tally, e);
+              count(tally, Verdict::ok);
+              continue;
+            }
             estimate_time(cx.model, hw, nodes, l, cx.k, e);
-            if (const Verdict v = meets_constraints(cx, hw, nodes, e, tally); v != Verdict::ok) { count(tally, v); continue; }
+            if (const Verdict v = meets_constraints(cx, hw, nodes, e, tally); v != Verdict::ok) {
+              count(tally, v);
+              continue;
+            }
             ++cx.stats.feasible;
             Candidate c{objective(cx, hw, nodes, e.tokens_per_s), o, nodes, l, e};
-            if (c.objective != kInf) { top.offer(c); ++tally.feasible; }
+            if (c.objective != kInf) {
+              top.offer(c);
+              ++tally.feasible;
+            }
           }
         }
       }
@@ -461,7 +516,10 @@ std::string why_words(const Workload& w, const Plan& p, int rank) {
   if (p.job_hours) {
     std::snprintf(buf, sizeof buf, ", %.1f h", *p.job_hours);
     out += buf;
-    if (p.cost_usd) { std::snprintf(buf, sizeof buf, ", $%.0f", *p.cost_usd); out += buf; }
+    if (p.cost_usd) {
+      std::snprintf(buf, sizeof buf, ", $%.0f", *p.cost_usd);
+      out += buf;
+    }
   }
   std::snprintf(buf, sizeof buf, "; fits with %.1f GB to spare per GPU", p.memory_margin_gb);
   out += buf;
@@ -480,14 +538,16 @@ std::string why_words(const Workload& w, const Plan& p, int rank) {
     out += "; expert parallelism ep=" + std::to_string(p.layout.ep) +
            (p.raw.ep_inside_domain
                 ? std::string(" keeps the all-to-all inside the ") +
-                      (domain_beyond_node ? std::to_string(p.nvlink_domain_gpus) + "-GPU NVLink domain (" +
-                                                std::to_string(std::min(p.gpus, p.nvlink_domain_gpus)) + " GPUs of it over " +
-                                                std::to_string(std::min(p.gpus, p.nvlink_domain_gpus) / std::max(1, p.gpus_per_node)) +
-                                                " instances, no network hop)"
-                                          : std::string("node's NVLink"))
+                      (domain_beyond_node
+                           ? std::to_string(p.nvlink_domain_gpus) + "-GPU NVLink domain (" +
+                                 std::to_string(std::min(p.gpus, p.nvlink_domain_gpus)) + " GPUs of it over " +
+                                 std::to_string(std::min(p.gpus, p.nvlink_domain_gpus) / std::max(1, p.gpus_per_node)) +
+                                 " instances, no network hop)"
+                           : std::string("node's NVLink"))
                 : std::string(" sends part of the all-to-all over the network"));
     char a2a[96];
-    std::snprintf(a2a, sizeof a2a, " (%.0f%% of the step exposed)", p.step_time_s > 0 ? 100.0 * p.raw.ep_exposed / p.step_time_s : 0.0);
+    std::snprintf(a2a, sizeof a2a, " (%.0f%% of the step exposed)",
+                  p.step_time_s > 0 ? 100.0 * p.raw.ep_exposed / p.step_time_s : 0.0);
     out += a2a;
   }
   out += "; bottleneck: " + p.bottleneck;
@@ -533,13 +593,15 @@ std::optional<Rejection> rejection_of(const Workload& w, const Option& o, const 
   std::vector<Rejection::Count> near;
   if (t.deadline > 0) {
     auto n = reason_count(Reason::deadline, t.deadline,
-                          words("fastest plan %.1f h", t.best_hours) + words(" against the %.1f h deadline", c.deadline_hours.value_or(0)));
+                          words("fastest plan %.1f h", t.best_hours) +
+                              words(" against the %.1f h deadline", c.deadline_hours.value_or(0)));
     n.best_hours = t.best_hours;
     near.push_back(std::move(n));
   }
   if (t.budget > 0) {
     auto n = reason_count(Reason::budget, t.budget,
-                          words("cheapest plan $%.0f", t.best_cost) + words(" against the $%.0f budget", c.budget_usd.value_or(0)));
+                          words("cheapest plan $%.0f", t.best_cost) +
+                              words(" against the $%.0f budget", c.budget_usd.value_or(0)));
     n.best_cost_usd = t.best_cost;
     near.push_back(std::move(n));
   }
@@ -561,7 +623,8 @@ std::optional<Rejection> rejection_of(const Workload& w, const Option& o, const 
   }
   if (r.reasons.empty()) return std::nullopt;
   if (!o.prepared.has_network && !(w.nodes && *w.nodes == 1))
-    r.reasons.push_back(reason_count(Reason::network_unknown, 1, "no stated network bandwidth between nodes: one node only"));
+    r.reasons.push_back(
+        reason_count(Reason::network_unknown, 1, "no stated network bandwidth between nodes: one node only"));
   return r;
 }
 
@@ -616,7 +679,8 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
     machines.reserve(catalog.instances().size());
     for (const Instance& in : catalog.instances()) {
       if (!provider_allowed(in.provider, c.providers)) continue;
-      if (!c.instances.empty() && std::find(c.instances.begin(), c.instances.end(), in.id) == c.instances.end()) continue;
+      if (!c.instances.empty() && std::find(c.instances.begin(), c.instances.end(), in.id) == c.instances.end())
+        continue;
       if (!gpu_matches(in.gpu_model, c.gpu_models)) continue;
       const Gpu* gpu = catalog.find_gpu(in.gpu_model);
       if (!gpu) continue;
@@ -641,7 +705,8 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
     if (w.constraints.objective != Objective::time && o.prepared.price_per_node_hour < 0) {
       const std::string why = w.constraints.spot ? "no spot price" : "no price";
       result.skipped.push_back(hw.instance.id + ": " + why);
-      rejected.emplace_back(m, single_rejection(hw, Reason::unpriced, why + std::string(" in the catalog: no cost to rank by")));
+      rejected.emplace_back(
+          m, single_rejection(hw, Reason::unpriced, why + std::string(" in the catalog: no cost to rank by")));
       continue;
     }
     if (w.nodes) {
@@ -659,11 +724,13 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
       const Constraints& c = w.constraints;
       std::string why = "no node count allowed by the constraints";
       if (c.max_gpus && *c.max_gpus < hw.instance.gpu_count)
-        why = "max_gpus " + std::to_string(*c.max_gpus) + " is below its " + std::to_string(hw.instance.gpu_count) + " GPUs per node";
+        why = "max_gpus " + std::to_string(*c.max_gpus) + " is below its " + std::to_string(hw.instance.gpu_count) +
+              " GPUs per node";
       else if (c.min_nodes && *c.min_nodes > 1 && !o.prepared.has_network) {
-        rejected.emplace_back(m, single_rejection(hw, Reason::network_unknown,
-                                                  "no stated network bandwidth between nodes: one node only, min_nodes is " +
-                                                      std::to_string(*c.min_nodes)));
+        rejected.emplace_back(
+            m, single_rejection(hw, Reason::network_unknown,
+                                "no stated network bandwidth between nodes: one node only, min_nodes is " +
+                                    std::to_string(*c.min_nodes)));
         continue;
       }
       rejected.emplace_back(m, single_rejection(hw, Reason::constraint, why));
@@ -693,8 +760,11 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
     for (const Option& o : opts) {
       const std::string& key = options.per == Grouping::instance ? o.hardware.instance.id : o.hardware.gpu.id;
       const auto at = std::find(keys.begin(), keys.end(), key);
-      if (at == keys.end()) { keys.push_back(key); groups.emplace_back(); groups.back().push_back(o); }
-      else groups[at - keys.begin()].push_back(o);
+      if (at == keys.end()) {
+        keys.push_back(key);
+        groups.emplace_back();
+        groups.back().push_back(o);
+      } else groups[at - keys.begin()].push_back(o);
     }
     for (const auto& group : groups) {
       TopK top(1);

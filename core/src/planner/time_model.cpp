@@ -26,9 +26,9 @@ namespace linkwise::planner {
 namespace {
 
 struct Rates {
-  double flops;      // GEMM FLOP/s achievable
-  double hbm;        // bytes/s
-  double elem;       // bytes per GEMM operand element
+  double flops;  // GEMM FLOP/s achievable
+  double hbm;    // bytes/s
+  double elem;   // bytes per GEMM operand element
 };
 
 // One GEMM (M x K) x (K x N): FLOPs at the GEMM ceiling plus operand traffic (roofline sum).
@@ -42,19 +42,20 @@ inline double attention_gemms_s(const PreparedModel& m, double tokens, double tp
   const double h = m.hidden;
   if (!m.mla)
     return gemm_s(tokens, h, (m.q_width + 2 * m.kv_width) / tp, r)  // QKV
-           + gemm_s(tokens, m.o_width / tp, h, r);                    // attention output
+           + gemm_s(tokens, m.o_width / tp, h, r);                  // attention output
   const double q_out = m.heads * m.qk_head_dim / tp;
-  const double q = m.q_lora > 0 ? gemm_s(tokens, h, m.q_lora, r) + gemm_s(tokens, m.q_lora, q_out, r) : gemm_s(tokens, h, q_out, r);
+  const double q =
+      m.q_lora > 0 ? gemm_s(tokens, h, m.q_lora, r) + gemm_s(tokens, m.q_lora, q_out, r) : gemm_s(tokens, h, q_out, r);
   return q + gemm_s(tokens, h, m.kv_lora + m.rope_dim, r) +
-         gemm_s(tokens, m.kv_lora, m.heads * (m.head_dim + m.v_head_dim) / tp, r) + gemm_s(tokens, m.o_width / tp, h, r);
+         gemm_s(tokens, m.kv_lora, m.heads * (m.head_dim + m.v_head_dim) / tp, r) +
+         gemm_s(tokens, m.o_width / tp, h, r);
 }
 
 // Forward GEMMs of one dense layer for `tokens` rows on one TP rank.
 inline double layer_gemms_s(const PreparedModel& m, double tokens, double tp, const Rates& r) {
   const double h = m.hidden;
-  return attention_gemms_s(m, tokens, tp, r)
-         + gemm_s(tokens, h, m.mlp_in_width / tp, r)      // up (and gate)
-         + gemm_s(tokens, m.ffn / tp, h, r);              // down
+  return attention_gemms_s(m, tokens, tp, r) + gemm_s(tokens, h, m.mlp_in_width / tp, r)  // up (and gate)
+         + gemm_s(tokens, m.ffn / tp, h, r);                                              // down
 }
 
 // Forward GEMMs of one MoE layer's MLP on one GPU: router, shared experts, the routed experts as a
@@ -67,7 +68,8 @@ inline double moe_mlp_gemms_s(const PreparedModel& m, double tokens, double tp, 
   if (m.shared_ffn > 0) t += gemm_s(tokens, h, m.shared_in_width / tp, r) + gemm_s(tokens, m.shared_ffn / tp, h, r);
   const double per_expert = rows.busiest / rows.touched;
   const Rates er{r.flops * expert_efficiency, r.hbm, r.elem};
-  return t + rows.touched * (gemm_s(per_expert, h, m.expert_in_width / l.etp, er) + gemm_s(per_expert, m.expert_ffn / l.etp, h, er));
+  return t + rows.touched * (gemm_s(per_expert, h, m.expert_in_width / l.etp, er) +
+                             gemm_s(per_expert, m.expert_ffn / l.etp, h, er));
 }
 
 // Training's grouped expert GEMMs reach a smaller fraction of the dense GEMM ceiling the smaller
@@ -81,14 +83,16 @@ inline double grouped_gemm_efficiency(const PreparedModel& m, double n, const Pl
   if (m.framework == Framework::hai_llm) return 1.0;
   return n / (n + k.moe_gemm_half_dim);
 }
-inline double grouped_gemm_efficiency(const PreparedModel& m, const Layout& l, const MoeRows& rows, const PlannerConstants& k) {
-  return grouped_gemm_efficiency(m, std::min({rows.busiest / rows.touched, m.expert_ffn / double(l.etp), double(m.hidden)}), k);
+inline double grouped_gemm_efficiency(const PreparedModel& m, const Layout& l, const MoeRows& rows,
+                                      const PlannerConstants& k) {
+  return grouped_gemm_efficiency(
+      m, std::min({rows.busiest / rows.touched, m.expert_ffn / double(l.etp), double(m.hidden)}), k);
 }
 
 // Memory-bound work of one MoE layer's MLP besides the attention block's: activations of the shared
 // and routed experts, permutation of the routed rows.
-inline double moe_elementwise_bytes(const PreparedModel& m, double tokens, double tp, const Layout& l, const MoeRows& rows,
-                                    const PlannerConstants& k) {
+inline double moe_elementwise_bytes(const PreparedModel& m, double tokens, double tp, const Layout& l,
+                                    const MoeRows& rows, const PlannerConstants& k) {
   return k.elementwise_passes * 2.0 * (tokens * m.shared_ffn / tp + rows.busiest * m.expert_ffn / l.etp) +
          k.moe_permute_passes * 2.0 * rows.busiest * m.hidden;
 }
@@ -188,19 +192,22 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
       const double tokens = prompts * prompt;
       const double rows = std::min(eng.max_step_tokens, tokens);
       steps = std::ceil(tokens / rows);
-      const double attention = prompts * 2.0 * prompt * prompt * m.attention_width / tp * (m.flash ? 1.0 : 2.0) / attention_flops_s;
+      const double attention =
+          prompts * 2.0 * prompt * prompt * m.attention_width / tp * (m.flash ? 1.0 : 2.0) / attention_flops_s;
       const double elem = k.elementwise_passes * 2.0 * tokens * (h + m.ffn / tp) / hbm;
-      const double dense_layer = tokens / rows * layer_gemms_s(m, rows, tp, engine_rates) + attention + elem + steps * k.layer_overhead_s;
+      const double dense_layer =
+          tokens / rows * layer_gemms_s(m, rows, tp, engine_rates) + attention + elem + steps * k.layer_overhead_s;
       const double tp_comm = tp > 1 ? steps * 2.0 * all_reduce_s(rows * h * 2.0, tp, tp_busbw, tp_latency) : 0.0;
       const double pp_comm = pp > 1 ? steps * (pp - 1) * (rows * h * 2.0 / pp_p2p + pp_latency) : 0.0;
       double moe_layer = 0;
       if (m.moe) {
         const MoeRows r = moe_rows(m, rows, tp, l);
-        moe_layer = tokens / rows *
-                        (attention_gemms_s(m, rows, tp, engine_rates) + moe_mlp_gemms_s(m, rows, tp, l, r, engine_rates) +
-                         all_to_all_s(r.busiest * h * dispatch_bytes(m), a2a) + all_to_all_s(r.busiest * h * 2.0, a2a) +
-                         (k.elementwise_passes * 2.0 * rows * h + moe_elementwise_bytes(m, rows, tp, l, r, k)) / hbm) +
-                    attention + steps * k.layer_overhead_s;
+        moe_layer =
+            tokens / rows *
+                (attention_gemms_s(m, rows, tp, engine_rates) + moe_mlp_gemms_s(m, rows, tp, l, r, engine_rates) +
+                 all_to_all_s(r.busiest * h * dispatch_bytes(m), a2a) + all_to_all_s(r.busiest * h * 2.0, a2a) +
+                 (k.elementwise_passes * 2.0 * rows * h + moe_elementwise_bytes(m, rows, tp, l, r, k)) / hbm) +
+            attention + steps * k.layer_overhead_s;
       }
       return m.dense_mlp_layers * (dense_layer + tp_comm) + m.moe_layers * (moe_layer + tp_comm) + pp_comm +
              steps * eng.step_overhead_s;
@@ -230,9 +237,10 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     double decode_moe_layer = 0, decode_a2a = 0;
     if (m.moe) {
       const MoeRows rows = moe_rows(m, sequences, tp, l);
-      decode_moe_layer = attention_gemms_s(m, sequences, tp, decode_rates) +
-                         moe_mlp_gemms_s(m, sequences, tp, l, rows, decode_rates) + decode_common +
-                         (k.elementwise_passes * 2.0 * sequences * h + moe_elementwise_bytes(m, sequences, tp, l, rows, k)) / hbm;
+      decode_moe_layer =
+          attention_gemms_s(m, sequences, tp, decode_rates) + moe_mlp_gemms_s(m, sequences, tp, l, rows, decode_rates) +
+          decode_common +
+          (k.elementwise_passes * 2.0 * sequences * h + moe_elementwise_bytes(m, sequences, tp, l, rows, k)) / hbm;
       decode_a2a = all_to_all_s(rows.busiest * h * dispatch_bytes(m), a2a) + all_to_all_s(rows.busiest * h * 2.0, a2a);
     }
     const double logits = gemm_s(sequences, h, m.vocab / tp, decode_rates);
@@ -275,9 +283,10 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   double elem_fwd = k.elementwise_passes * 2.0 * tokens * (h / sp_div + m.ffn / tp) / hw.hbm_bytes_per_s;
   // Eager PyTorch's RMSNorm (fp32 upcast, pow, mean, scale, downcast, weight), complex RoPE on Q and
   // K and SwiGLU's silu and product, op by op (constants.cpp).
-  const double eager_norm_rope = m.eager_llama ? 2.0 * k.eager_rmsnorm_extra_bytes_per_element * h / sp_div +
-                                                     k.eager_rope_extra_bytes_per_element * (m.q_width + m.kv_width) / tp
-                                               : 0.0;
+  const double eager_norm_rope = m.eager_llama
+                                     ? 2.0 * k.eager_rmsnorm_extra_bytes_per_element * h / sp_div +
+                                           k.eager_rope_extra_bytes_per_element * (m.q_width + m.kv_width) / tp
+                                     : 0.0;
   const double eager_swiglu = m.eager_llama ? k.eager_swiglu_extra_bytes_per_element * m.ffn / tp : 0.0;
   elem_fwd += tokens * (eager_norm_rope + eager_swiglu) / hw.hbm_bytes_per_s;
   // fp8 (and fp4): each GEMM input is cast (read 16-bit, write 8-bit) before the GEMM.
@@ -292,19 +301,21 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   // fraction of the HBM peak its kernels reach (serving.hpp; the output layer stays 16-bit, as
   // transformers' bitsandbytes integration skips lm_head).
   const double dequant_bytes_per_s = hw.hbm_bytes_per_s / k.hbm_efficiency * kNf4DequantHbmFraction;
-  const double dequant_layer = m.dequant_4bit ? m.layer_params / tp * kNf4DequantBytesPerWeight / dequant_bytes_per_s : 0.0;
+  const double dequant_layer =
+      m.dequant_4bit ? m.layer_params / tp * kNf4DequantBytesPerWeight / dequant_bytes_per_s : 0.0;
   const double layer_fwd = gemm_fwd + attention_fwd + elem_fwd + k.layer_overhead_s + fp8_fixed + dequant_layer;
   // Backward: data and weight gradients (frozen LoRA bases skip the weight gradient), 2.5x the
   // attention forward (FlashAttention-2's backward), element-wise twice.
-  const double layer_bwd =
-      (lora ? 1.0 : 2.0) * (gemm_fwd + fp8_fixed) + 2.5 * attention_fwd + 2.0 * elem_fwd + k.layer_overhead_s + dequant_layer;
+  const double layer_bwd = (lora ? 1.0 : 2.0) * (gemm_fwd + fp8_fixed) + 2.5 * attention_fwd + 2.0 * elem_fwd +
+                           k.layer_overhead_s + dequant_layer;
   // hai-llm (DeepSeek-V3 report section 3.2.3) recomputes in backward what it does not cache: the
   // RMSNorm outputs, MLA's up-projections and the SwiGLU outputs (one element-wise pass each).
   double hai_recompute = 0, hai_recompute_flops_per_token = 0;
   if (m.framework == Framework::hai_llm && l.recompute != Recompute::full) {
     const double up_q = m.heads * m.qk_head_dim / tp, up_kv = m.heads * (m.head_dim + m.v_head_dim) / tp;
     if (m.mla) {
-      hai_recompute = (m.q_lora > 0 ? gemm_s(tokens, m.q_lora, up_q, rates) : 0.0) + gemm_s(tokens, m.kv_lora, up_kv, rates);
+      hai_recompute =
+          (m.q_lora > 0 ? gemm_s(tokens, m.q_lora, up_q, rates) : 0.0) + gemm_s(tokens, m.kv_lora, up_kv, rates);
       hai_recompute_flops_per_token = 2.0 * m.layers * (m.q_lora * up_q * tp + m.kv_lora * up_kv * tp);
     }
     hai_recompute += k.elementwise_passes * 2.0 * tokens * (2.0 * h / sp_div + m.ffn / tp) / hw.hbm_bytes_per_s;
@@ -338,12 +349,13 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
                    tokens * eager_norm_rope) /
                   hw.hbm_bytes_per_s;
     if (low_precision)
-      elem += k.fp8_cast_passes * 3.0 * (tokens * (2.0 * h + h / tp + m.shared_ffn / tp) + rows.busiest * (h + m.expert_ffn / l.etp)) /
+      elem += k.fp8_cast_passes * 3.0 *
+              (tokens * (2.0 * h + h / tp + m.shared_ffn / tp) + rows.busiest * (h + m.expert_ffn / l.etp)) /
               hw.hbm_bytes_per_s;
     const double fixed = low_precision ? 8.0 * k.fp8_gemm_overhead_s : 0.0;  // + router, shared and grouped GEMMs
     // QLoRA: the layer's dense parts and the routed experts the micro-batch touches, dequantised per pass.
-    moe_dequant = m.dequant_4bit ? (m.moe_base_params / tp + rows.touched * m.expert_params / l.etp) * kNf4DequantBytesPerWeight /
-                                       dequant_bytes_per_s
+    moe_dequant = m.dequant_4bit ? (m.moe_base_params / tp + rows.touched * m.expert_params / l.etp) *
+                                       kNf4DequantBytesPerWeight / dequant_bytes_per_s
                                  : 0.0;
     // Router top-k, permute/unpermute index kernels and the dispatcher (with its host sync on the
     // tokens per expert) cost a fixed time per MoE layer per pass, whatever the micro-batch.
@@ -354,20 +366,24 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     if (l.recompute == Recompute::selective) recompute = op_sac ? 0.5 * moe_gemm_fwd + elem : attention_fwd;
     if (l.recompute != Recompute::full && m.framework == Framework::hai_llm)  // norms, up-projections, SwiGLU outputs
       recompute += hai_recompute - k.elementwise_passes * 2.0 * tokens * m.ffn / tp / hw.hbm_bytes_per_s +
-                   k.elementwise_passes * 2.0 * (tokens * m.shared_ffn / tp + rows.busiest * m.expert_ffn / l.etp) / hw.hbm_bytes_per_s;
+                   k.elementwise_passes * 2.0 * (tokens * m.shared_ffn / tp + rows.busiest * m.expert_ffn / l.etp) /
+                       hw.hbm_bytes_per_s;
     moe_total = moe_fwd + moe_bwd + recompute;
     // Dispatch and combine forward, their gradients backward, the forward pair again under full recompute.
-    const double forward_pair = all_to_all_s(rows.busiest * h * dispatch_bytes(m), a2a) + all_to_all_s(rows.busiest * h * 2.0, a2a);
+    const double forward_pair =
+        all_to_all_s(rows.busiest * h * dispatch_bytes(m), a2a) + all_to_all_s(rows.busiest * h * 2.0, a2a);
     const double backward_pair = 2.0 * all_to_all_s(rows.busiest * h * 2.0, a2a);
     a2a_layer = forward_pair + backward_pair + layer_fraction * forward_pair;
   }
   // Output layer and loss on the last stage: forward and both gradients, fp32 softmax traffic.
   const Rates logits_rates{hw.logits_flops, hw.hbm_bytes_per_s, 2.0};
-  const double logits = 3.0 * gemm_s(tokens, h, m.vocab / tp, logits_rates) + 3.0 * tokens * m.vocab / tp * 6.0 / hw.hbm_bytes_per_s;
+  const double logits =
+      3.0 * gemm_s(tokens, h, m.vocab / tp, logits_rates) + 3.0 * tokens * m.vocab / tp * 6.0 / hw.hbm_bytes_per_s;
   // The slowest stage sets the pace: a full share of layers (dense and MoE as moe_stage cuts them),
   // or the last stage's (fewer, when the split is uneven: Megatron-Core's first/last-stage layer
   // counts) plus the output layer and loss.
-  const double last_layers = l.pp > 1 ? layers_per_stage - std::floor((pp * layers_per_stage - m.layers) / 2) : layers_per_stage;
+  const double last_layers =
+      l.pp > 1 ? layers_per_stage - std::floor((pp * layers_per_stage - m.layers) / 2) : layers_per_stage;
   const double full_stage_mb = st.dense * layer_total + st.moe * moe_total;
   const double stage_compute_mb =
       std::max(l.pp > 2 ? full_stage_mb : 0.0, last_layers / layers_per_stage * full_stage_mb + logits);
@@ -400,13 +416,15 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   if (l.pp > 1) pp_comm = 2.0 * micro_batches * v * (tokens * h * 2.0 / sp_div / pp_p2p + pp_latency);
 
   // Data parallelism over DP x CP; the routed experts' gradients over the expert-DP group.
-  const double params_per_gpu =
-      (st.dense * m.layer_params + st.moe * m.moe_base_params + (l.pp == 1 ? (m.tied ? 1.0 : 2.0) : 1.0) * m.embedding_params) / tp;
+  const double params_per_gpu = (st.dense * m.layer_params + st.moe * m.moe_base_params +
+                                 (l.pp == 1 ? (m.tied ? 1.0 : 2.0) : 1.0) * m.embedding_params) /
+                                tp;
   const double expert_params_per_gpu = m.moe ? st.moe * (m.experts / l.ep) * m.expert_params / l.etp : 0.0;
   const double expert_group = m.moe ? double(l.edp()) : 1.0;
   const double adapters_per_gpu = layers_per_stage * m.lora_params_per_layer / tp;
   const double grad_bytes = 2.0 * (lora ? adapters_per_gpu : params_per_gpu);
-  const double weight_bytes = lora ? params_per_gpu * m.bytes_per_weight + 2.0 * adapters_per_gpu : 2.0 * params_per_gpu;
+  const double weight_bytes =
+      lora ? params_per_gpu * m.bytes_per_weight + 2.0 * adapters_per_gpu : 2.0 * params_per_gpu;
   const double expert_bytes = lora ? 0.0 : 2.0 * expert_params_per_gpu;
   double dp_comm = 0, dp_exposed = 0;
   // The DP (and expert-DP) communicators for the latency model: ranks and the nodes they span.
@@ -416,9 +434,9 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     if (l.zero == 3) {
       // FSDP / ZeRO-3: every layer gathered for forward and backward, its gradients reduce-scattered,
       // per micro-batch, with NCCL's ring latency and one-unit prefetch (collectives.cpp).
-      const Zero3Time z = zero3_micro_batch(
-          Zero3Units{layers_per_stage, weight_bytes, grad_bytes, expert_bytes, stage_fwd_mb, stage_compute_mb - stage_fwd_mb},
-          dp_comm_group, expert_comm_group, k);
+      const Zero3Time z = zero3_micro_batch(Zero3Units{layers_per_stage, weight_bytes, grad_bytes, expert_bytes,
+                                                       stage_fwd_mb, stage_compute_mb - stage_fwd_mb},
+                                            dp_comm_group, expert_comm_group, k);
       dp_comm = micro_batches * z.comm;
       dp_exposed = micro_batches * z.exposed;
     } else {
@@ -442,7 +460,8 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   out.micro_batches = micro_batches;
   out.compute = micro_batches * stage_compute_mb + optimizer_s;
   // The dequantisation inside compute: forward, backward, and the forward again under full recompute.
-  out.dequant = micro_batches * (l.recompute == Recompute::full ? 3.0 : 2.0) * (st.dense * dequant_layer + st.moe * moe_dequant);
+  out.dequant =
+      micro_batches * (l.recompute == Recompute::full ? 3.0 : 2.0) * (st.dense * dequant_layer + st.moe * moe_dequant);
   out.tp_comm = micro_batches * tp_per_mb;
   out.tp_exposed = out.tp_comm * (1.0 - k.tp_overlap);
   out.cp_comm = micro_batches * cp_per_mb;
@@ -450,7 +469,9 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   out.ep_comm = micro_batches * ep_per_mb;
   out.ep_exposed = micro_batches * ep_exposed_mb;
   out.pp_comm = pp_comm;
-  out.pp_bubble = l.pp > 1 ? (pp - 1) / v * (stage_compute_mb + tp_per_mb * (1.0 - k.tp_overlap) + cp_exposed_mb + ep_exposed_mb) : 0.0;
+  out.pp_bubble =
+      l.pp > 1 ? (pp - 1) / v * (stage_compute_mb + tp_per_mb * (1.0 - k.tp_overlap) + cp_exposed_mb + ep_exposed_mb)
+               : 0.0;
   if (l.dualpipe && l.pp > 1) {
     // DualPipe (DeepSeek-V3 report Table 2): (pp/2 - 1)(F&B + B - 3W), F&B the overlapped forward and
     // backward chunk pair (F + B with the all-to-all hidden), W the weight-gradient GEMMs.
@@ -494,12 +515,13 @@ double a2a_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int n
   one.micro_batch = 1;
   const MoeRows rows = moe_rows(m, sequences * m.seq_len / l.cp, l.tp, one);
   const double h = m.hidden;
-  const double per_layer = all_to_all_s(rows.busiest * h * dispatch_bytes(m), a2a) + 3.0 * all_to_all_s(rows.busiest * h * 2.0, a2a);
+  const double per_layer =
+      all_to_all_s(rows.busiest * h * dispatch_bytes(m), a2a) + 3.0 * all_to_all_s(rows.busiest * h * 2.0, a2a);
   return moe_stage(m, l).moe * per_layer;
 }
 
-double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int nodes, int tp_, int pp_, int cp_, int dp_,
-                        int max_virtual_stages, bool sequence_parallel_possible, const PlannerConstants& k,
+double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int nodes, int tp_, int pp_, int cp_,
+                        int dp_, int max_virtual_stages, bool sequence_parallel_possible, const PlannerConstants& k,
                         int min_micro_batch) noexcept {
   // Every term below is a part of estimate_time()'s training step taken at its smallest over the
   // free choices (micro-batch, ZeRO, recompute, virtual stages, ep, etp, overlap); terms that can
@@ -514,8 +536,8 @@ double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int 
   const bool lora = m.kind == JobKind::lora;
   const double passes = lora ? 2.0 : 3.0;
   const Rates r{hw.peak_flops * hw.gemm_efficiency, hw.hbm_bytes_per_s, m.gemm_element_bytes};
-  const double sequences = m.global_batch / dp;        // per pipeline per step (micro_batches x micro_batch)
-  const double tokens = sequences * m.seq_len / cp;    // GEMM rows per step on one GPU
+  const double sequences = m.global_batch / dp;      // per pipeline per step (micro_batches x micro_batch)
+  const double tokens = sequences * m.seq_len / cp;  // GEMM rows per step on one GPU
   const double max_micro_batches = sequences / std::max(1, min_micro_batch);  // the bubble's share of the step
   // GEMMs: FLOPs and the activation operands scale with tokens; weight reads are left out (MLA's
   // attention operands too). Routed experts at etp 1 with no imbalance: their FLOPs do not depend
@@ -525,7 +547,8 @@ double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int 
                             r.elem * tokens * (attention_rows + (h + m.mlp_in_width / tp) + (m.ffn / tp + h)) / r.hbm;
   double attention = 2.0 * sequences * (m.seq_len / cp) * m.seq_len * m.attention_width / tp /
                      (hw.attention_peak_flops * hw.attention_efficiency);
-  if (!m.flash) attention = 2.0 * attention + 4.0 * 2.0 * sequences * (m.heads / tp) * (m.seq_len / cp) * m.seq_len / r.hbm;
+  if (!m.flash)
+    attention = 2.0 * attention + 4.0 * 2.0 * sequences * (m.heads / tp) * (m.seq_len / cp) * m.seq_len / r.hbm;
   const double sp_div = sequence_parallel_possible ? tp : 1.0;
   const double elem = k.elementwise_passes * 2.0 * tokens * (h / sp_div + m.ffn / tp) / r.hbm;
   const double per_layer = passes * dense_gemm + 3.5 * attention + 3.0 * elem + 2.0 * k.layer_overhead_s;
@@ -534,17 +557,22 @@ double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int 
     const double rows = tokens / tp * m.top_k;
     // The grouped GEMMs' shape efficiency at its largest (rows per expert unbounded, etp 1).
     const double expert_efficiency = grouped_gemm_efficiency(m, std::min(m.expert_ffn, double(h)), k);
-    const double moe_gemm = 2.0 * tokens * (m.moe_base_params - 2 * h + m.top_k * m.expert_params / expert_efficiency) / tp / r.flops +
-                            r.elem * (tokens * attention_rows + rows * (h + m.expert_in_width + m.expert_ffn + h)) / r.hbm;
-    const double moe_elem = (k.elementwise_passes * 2.0 * (tokens * (h / sp_div + m.shared_ffn / tp) + rows * m.expert_ffn) +
-                             k.moe_permute_passes * 2.0 * rows * h) /
-                            r.hbm;
-    per_moe_layer = passes * moe_gemm + 3.5 * attention + 3.0 * moe_elem + 2.0 * (k.layer_overhead_s + k.moe_layer_overhead_s);
+    const double moe_gemm =
+        2.0 * tokens * (m.moe_base_params - 2 * h + m.top_k * m.expert_params / expert_efficiency) / tp / r.flops +
+        r.elem * (tokens * attention_rows + rows * (h + m.expert_in_width + m.expert_ffn + h)) / r.hbm;
+    const double moe_elem =
+        (k.elementwise_passes * 2.0 * (tokens * (h / sp_div + m.shared_ffn / tp) + rows * m.expert_ffn) +
+         k.moe_permute_passes * 2.0 * rows * h) /
+        r.hbm;
+    per_moe_layer =
+        passes * moe_gemm + 3.5 * attention + 3.0 * moe_elem + 2.0 * (k.layer_overhead_s + k.moe_layer_overhead_s);
   }
-  const double logits = 3.0 * (2.0 * tokens * h * m.vocab / tp / r.flops + r.elem * tokens * (h + m.vocab / tp) / r.hbm) +
-                        3.0 * tokens * m.vocab / tp * 6.0 / r.hbm;
+  const double logits =
+      3.0 * (2.0 * tokens * h * m.vocab / tp / r.flops + r.elem * tokens * (h + m.vocab / tp) / r.hbm) +
+      3.0 * tokens * m.vocab / tp * 6.0 / r.hbm;
   const double layers_per_stage = st.layers;
-  const double last_layers = pp_ > 1 ? layers_per_stage - std::floor((pp * layers_per_stage - m.layers) / 2) : layers_per_stage;
+  const double last_layers =
+      pp_ > 1 ? layers_per_stage - std::floor((pp * layers_per_stage - m.layers) / 2) : layers_per_stage;
   const double full_stage = st.dense * per_layer + st.moe * per_moe_layer;
   const double compute = std::max(pp_ > 2 ? full_stage : 0.0, last_layers / layers_per_stage * full_stage + logits);
   double tp_comm = 0;
@@ -552,7 +580,8 @@ double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int 
     const bool inside = inside_nvlink_domain(hw, tp, total_gpus);
     const double busbw = inside ? hw.intra_busbw : std::min(hw.intra_busbw, gpn * hw.nic_per_gpu);
     const double latency = inside ? hw.intra_latency_s : hw.inter_latency_s;
-    tp_comm = st.layers * 4.0 * (bus_factor(Collective::all_reduce, tp) * tokens * h * 2.0 / busbw + latency) * (1.0 - k.tp_overlap);
+    tp_comm = st.layers * 4.0 * (bus_factor(Collective::all_reduce, tp) * tokens * h * 2.0 / busbw + latency) *
+              (1.0 - k.tp_overlap);
   }
   double pp_comm = 0, bubble = 0;
   if (pp_ > 1) {

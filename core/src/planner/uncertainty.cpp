@@ -35,8 +35,8 @@ std::string pct(double v) {
 }
 }  // namespace
 
-Interval throughput_interval(Architecture generation, Precision precision, JobKind kind, const Layout& l,
-                             int gpus, double seq_len, double mfu) {
+Interval throughput_interval(Architecture generation, Precision precision, JobKind kind, const Layout& l, int gpus,
+                             double seq_len, double mfu) {
   Interval out;
   const std::string prec = precision == Precision::fp8 ? "fp8" : "16bit";
   const std::string family = l.zero == 3 ? "fsdp" : "3d";
@@ -45,8 +45,7 @@ Interval throughput_interval(Architecture generation, Precision precision, JobKi
   const std::string name(to_string(generation));
   const std::string band_generation = calibrated_generation ? name : "*";
   for (const ResidualBand& b : residual_bands()) {
-    if (!match(b.generation, band_generation) || !match(b.precision, prec) ||
-        !match(b.family, family) || b.runs < 5)
+    if (!match(b.generation, band_generation) || !match(b.precision, prec) || !match(b.family, family) || b.runs < 5)
       continue;
     out.tokens_low = b.p10;
     out.tokens_high = b.p90;
@@ -72,18 +71,20 @@ Interval throughput_interval(Architecture generation, Precision precision, JobKi
     // 2023 TensorRT-LLM 0.5 rows and SGLang, docs/calibration.md).
     out.tokens_low = std::min(out.tokens_low, 0.80);
     out.tokens_high = std::max(out.tokens_high, 1.05);
-    out.basis = "40 published serving runs never fit (TensorRT-LLM, SGLang, vLLM): p10-p90 of measured / predicted output tokens/s";
+    out.basis = "40 published serving runs never fit (TensorRT-LLM, SGLang, vLLM): p10-p90 of measured / predicted "
+                "output tokens/s";
     out.widened = true;
-    out.reasons.push_back("inference: interval from the serving check set (engine profiles fit on 52 other published rows)");
+    out.reasons.push_back(
+        "inference: interval from the serving check set (engine profiles fit on 52 other published rows)");
     return out;
   }
-  if (!calibrated_generation)
-    widen(2.0, "no calibration run on the " + name + " generation: interval doubled");
+  if (!calibrated_generation) widen(2.0, "no calibration run on the " + name + " generation: interval doubled");
   const double best = best_published_mfu(generation, precision);
   if (mfu > best)
-    widen(1.0 + 2.0 * (mfu - best) / best, "predicted MFU " + pct(mfu) + " is above the best published " + name + " run (" +
-                                                pct(best) + "): interval widened");
-  if (gpus > 3072) widen(1.5, "more GPUs (" + std::to_string(gpus) + ") than any calibration run (3072): interval widened");
+    widen(1.0 + 2.0 * (mfu - best) / best, "predicted MFU " + pct(mfu) + " is above the best published " + name +
+                                               " run (" + pct(best) + "): interval widened");
+  if (gpus > 3072)
+    widen(1.5, "more GPUs (" + std::to_string(gpus) + ") than any calibration run (3072): interval widened");
   if (seq_len > 262144) widen(1.5, "sequence length beyond the calibration runs (262144): interval widened");
   return out;
 }

@@ -6,11 +6,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../json_fields.hpp"
 #include "linkwise/enum_names.hpp"
 #include "linkwise/error.hpp"
 #include "linkwise/json_input.hpp"
 #include "linkwise/planner/workload.hpp"
-#include "../json_fields.hpp"
 
 namespace linkwise::planner {
 
@@ -28,7 +28,8 @@ constexpr EnumNames<Precision, 4> kPrecisionNames{{
     {Precision::fp8, "fp8"},
     {Precision::fp4, "fp4"},
 }};
-constexpr EnumNames<Precision, 3> kKvCachePrecisionNames{{  // no fp4 KV cache is modelled
+constexpr EnumNames<Precision, 3> kKvCachePrecisionNames{{
+    // no fp4 KV cache is modelled
     {Precision::bf16, "bf16"},
     {Precision::fp16, "fp16"},
     {Precision::fp8, "fp8"},
@@ -114,15 +115,16 @@ std::vector<std::string> string_list(const json& obj, const char* key, const std
   const json& v = obj[key];
   if (v.is_string()) return {v.get<std::string>()};
   if (!v.is_array()) json_fields::fail(field, "a list of strings", v);
-  for (std::size_t i = 0; i < v.size(); ++i) out.push_back(json_fields::string(v[i], field + "[" + std::to_string(i) + "]"));
+  for (std::size_t i = 0; i < v.size(); ++i)
+    out.push_back(json_fields::string(v[i], field + "[" + std::to_string(i) + "]"));
   return out;
 }
 
-
 Job parse_job(const json& j) {
-  reject_unknown(j, "job", {"kind", "seq_len", "global_batch", "tokens", "precision", "flash_attention", "lora_rank",
-                            "lora_base", "prompt_len", "output_len", "concurrent", "latency_target_ms", "framework",
-                            "optimizer", "offload", "kv_cache_precision", "engine", "torch_compile"});
+  reject_unknown(j, "job",
+                 {"kind", "seq_len", "global_batch", "tokens", "precision", "flash_attention", "lora_rank", "lora_base",
+                  "prompt_len", "output_len", "concurrent", "latency_target_ms", "framework", "optimizer", "offload",
+                  "kv_cache_precision", "engine", "torch_compile"});
   Job job;
   const std::string kind = opt_string(j, "kind", "job.kind").value_or("");
   job.kind = parse_enum(kJobKindNames, kind, "job.kind");
@@ -130,8 +132,9 @@ Job parse_job(const json& j) {
   const std::string precision = opt_string(j, "precision", "job.precision").value_or("bf16");
   job.precision = parse_enum(kPrecisionNames, precision, "job.precision");
   if (job.precision == Precision::fp4 && job.kind == JobKind::lora)
-    throw_invalid("job.precision", "job.precision fp4 is for inference and pre-training/fine-tuning GEMMs (NVFP4 recipes); "
-                                   "LoRA takes lora_base 4bit for a quantized base");
+    throw_invalid("job.precision",
+                  "job.precision fp4 is for inference and pre-training/fine-tuning GEMMs (NVFP4 recipes); "
+                  "LoRA takes lora_base 4bit for a quantized base");
   if (const auto kv = opt_string(j, "kv_cache_precision", "job.kv_cache_precision")) {
     if (job.kind != JobKind::inference)
       throw_invalid("job.kv_cache_precision", "job.kv_cache_precision is for inference jobs");
@@ -146,14 +149,16 @@ Job parse_job(const json& j) {
   job.torch_compile = opt_bool(j, "torch_compile", "job.torch_compile").value_or(false);
   if (job.kind == JobKind::inference) {
     for (const char* key : {"prompt_len", "output_len"})
-      if (!j.contains(key)) throw_invalid(std::string("job.") + key, std::string("job.") + key + " is required for inference");
+      if (!j.contains(key))
+        throw_invalid(std::string("job.") + key, std::string("job.") + key + " is required for inference");
     job.prompt_len = *opt_int(j, "prompt_len", "job.prompt_len", 1, limits::kSequenceTokens);
     job.output_len = *opt_int(j, "output_len", "job.output_len", 1, limits::kSequenceTokens);
     // An integer, or "max": the concurrency that fills the engine's KV pool (max-throughput mode).
     if (j.contains("concurrent") && j["concurrent"].is_string()) {
       if (j["concurrent"].get<std::string>() != "max")
-        throw_invalid("job.concurrent", "job.concurrent must be an integer from 1 to " + std::to_string(limits::kSequences) +
-                                            " or \"max\"; got '" + j["concurrent"].get<std::string>() + "'");
+        throw_invalid("job.concurrent", "job.concurrent must be an integer from 1 to " +
+                                            std::to_string(limits::kSequences) + " or \"max\"; got '" +
+                                            j["concurrent"].get<std::string>() + "'");
       job.concurrent_max = true;
       job.concurrent = 1;  // replaced per layout by the KV pool's capacity (Estimate::sequences)
     } else {
@@ -165,12 +170,14 @@ Job parse_job(const json& j) {
     job.global_batch = job.concurrent;
   } else {
     for (const char* key : {"seq_len", "global_batch"})
-      if (!j.contains(key)) throw_invalid(std::string("job.") + key, std::string("job.") + key + " is required for training");
+      if (!j.contains(key))
+        throw_invalid(std::string("job.") + key, std::string("job.") + key + " is required for training");
     job.seq_len = *opt_int(j, "seq_len", "job.seq_len", 1, limits::kSequenceTokens);
     job.global_batch = *opt_int(j, "global_batch", "job.global_batch", 1, limits::kSequences);
     if ((long long)job.seq_len * job.global_batch > limits::kStepTokens)
-      throw_invalid("job.global_batch", "job.seq_len x job.global_batch = " + std::to_string((long long)job.seq_len * job.global_batch) +
-                                            " tokens per step; at most 2^40 are accepted");
+      throw_invalid("job.global_batch",
+                    "job.seq_len x job.global_batch = " + std::to_string((long long)job.seq_len * job.global_batch) +
+                        " tokens per step; at most 2^40 are accepted");
   }
   if (job.kind != JobKind::inference && j.contains("engine"))
     throw_invalid("job.engine", "job.engine is for inference jobs (vllm, sglang, tensorrt-llm)");
@@ -198,71 +205,88 @@ void check_custom_bounds(const Instance& in, const Gpu& gpu) {
     const double own = gpu.nvlink_gbytes_per_s.value_or(0);
     if (own <= 0 && in.intra_node_fabric != Fabric::pcie && in.intra_node_fabric != Fabric::none &&
         in.intra_node_fabric != Fabric::infinity_fabric && *in.nvlink_gbytes_per_s > 0)
-      throw_invalid("hardware.custom.nvlink_gbytes_per_s", "hardware.custom.nvlink_gbytes_per_s: " + gpu.id +
-                                                               " has no NVLink in the catalog; drop the field or use intra_node_fabric pcie");
+      throw_invalid("hardware.custom.nvlink_gbytes_per_s",
+                    "hardware.custom.nvlink_gbytes_per_s: " + gpu.id +
+                        " has no NVLink in the catalog; drop the field or use intra_node_fabric pcie");
     if (own > 0 && *in.nvlink_gbytes_per_s > own * 1.001)
       throw_invalid("hardware.custom.nvlink_gbytes_per_s",
-                    "hardware.custom.nvlink_gbytes_per_s (" + number_words(*in.nvlink_gbytes_per_s) + " GB/s) exceeds " +
-                        gpu.id + "'s own NVLink bandwidth (" + number_words(own) + " GB/s per GPU, both directions)");
+                    "hardware.custom.nvlink_gbytes_per_s (" + number_words(*in.nvlink_gbytes_per_s) +
+                        " GB/s) exceeds " + gpu.id + "'s own NVLink bandwidth (" + number_words(own) +
+                        " GB/s per GPU, both directions)");
   }
   if (gpu.memory_gb > 0 && in.gpu_memory_gb > gpu.memory_gb * limits::kMemorySpecSlack)
     throw_invalid("hardware.custom.gpu_memory_gb", "hardware.custom.gpu_memory_gb (" + number_words(in.gpu_memory_gb) +
-                                                       " GB) exceeds " + gpu.id + "'s HBM (" + number_words(gpu.memory_gb) + " GB)");
+                                                       " GB) exceeds " + gpu.id + "'s HBM (" +
+                                                       number_words(gpu.memory_gb) + " GB)");
   if (in.network_gbits_per_s) {
     const double ports = double(limits::kNicPortsPerGpuMax) * in.gpu_count + 2;
     const double most = ports * limits::kNicGbitsPerPort;
     if (*in.network_gbits_per_s > most)
       throw_invalid("hardware.custom.network_gbits_per_s",
-                    "hardware.custom.network_gbits_per_s (" + number_words(*in.network_gbits_per_s) + " Gbit/s per node) exceeds what " +
-                        number_words(ports) + " " + std::string(to_string(in.network_type)) + " ports of " +
+                    "hardware.custom.network_gbits_per_s (" + number_words(*in.network_gbits_per_s) +
+                        " Gbit/s per node) exceeds what " + number_words(ports) + " " +
+                        std::string(to_string(in.network_type)) + " ports of " +
                         number_words(limits::kNicGbitsPerPort) + " Gbit/s (the fastest NICs) can carry for " +
                         std::to_string(in.gpu_count) + " GPUs: " + number_words(most) + " Gbit/s");
   }
 }
 
 Hardware custom_hardware(const json& c, const Catalog& catalog) {
-  reject_unknown(c, "hardware.custom", {"gpu_model", "gpu_count", "intra_node_fabric", "nvlink_gbytes_per_s",
-                                        "nvlink_domain_gpus", "network_type", "network_gbits_per_s", "gpu_memory_gb",
-                                        "price_usd_per_hour", "gpudirect_rdma", "name"});
+  reject_unknown(c, "hardware.custom",
+                 {"gpu_model", "gpu_count", "intra_node_fabric", "nvlink_gbytes_per_s", "nvlink_domain_gpus",
+                  "network_type", "network_gbits_per_s", "gpu_memory_gb", "price_usd_per_hour", "gpudirect_rdma",
+                  "name"});
   Hardware hw;
   hw.custom = true;
   const auto gpu_id = opt_string(c, "gpu_model", "hardware.custom.gpu_model");
-  if (!gpu_id) throw_invalid("hardware.custom.gpu_model", "hardware.custom.gpu_model is required (a GPU id of the catalog)");
+  if (!gpu_id)
+    throw_invalid("hardware.custom.gpu_model", "hardware.custom.gpu_model is required (a GPU id of the catalog)");
   const Gpu* gpu = catalog.find_gpu(*gpu_id);
-  if (!gpu) throw_unknown_reference("hardware.custom.gpu_model", "unknown GPU model '" + *gpu_id + "' (see `linkwise gpus`)");
+  if (!gpu)
+    throw_unknown_reference("hardware.custom.gpu_model", "unknown GPU model '" + *gpu_id + "' (see `linkwise gpus`)");
   hw.gpu = *gpu;
   Instance& in = hw.instance;
   in.gpu_model = gpu->id;
   in.gpu_count = opt_int(c, "gpu_count", "hardware.custom.gpu_count", 1, limits::kGpusPerNode).value_or(0);
-  if (in.gpu_count == 0) throw_invalid("hardware.custom.gpu_count", "hardware.custom.gpu_count is required (GPUs per node)");
-  in.gpu_memory_gb = opt_number(c, "gpu_memory_gb", "hardware.custom.gpu_memory_gb", limits::kMemoryGb).value_or(gpu->memory_gb);
+  if (in.gpu_count == 0)
+    throw_invalid("hardware.custom.gpu_count", "hardware.custom.gpu_count is required (GPUs per node)");
+  in.gpu_memory_gb =
+      opt_number(c, "gpu_memory_gb", "hardware.custom.gpu_memory_gb", limits::kMemoryGb).value_or(gpu->memory_gb);
   const auto fabric = opt_string(c, "intra_node_fabric", "hardware.custom.intra_node_fabric");
   in.intra_node_fabric = fabric ? parse_fabric(*fabric, "hardware.custom.intra_node_fabric")
                                 : (in.gpu_count > 1 ? Fabric::pcie : Fabric::none);
-  in.nvlink_gbytes_per_s = opt_number(c, "nvlink_gbytes_per_s", "hardware.custom.nvlink_gbytes_per_s", limits::kNvlinkGbytesPerS);
+  in.nvlink_gbytes_per_s =
+      opt_number(c, "nvlink_gbytes_per_s", "hardware.custom.nvlink_gbytes_per_s", limits::kNvlinkGbytesPerS);
   if (!in.nvlink_gbytes_per_s && (in.intra_node_fabric == Fabric::nvswitch || in.intra_node_fabric == Fabric::nvlink))
     in.nvlink_gbytes_per_s = gpu->nvlink_gbytes_per_s;
-  const bool nvlink = in.nvlink_gbytes_per_s && (in.intra_node_fabric == Fabric::nvswitch || in.intra_node_fabric == Fabric::nvlink);
-  in.nvlink_domain_gpus = opt_int(c, "nvlink_domain_gpus", "hardware.custom.nvlink_domain_gpus", 1, limits::kNvlinkDomainGpus);
+  const bool nvlink =
+      in.nvlink_gbytes_per_s && (in.intra_node_fabric == Fabric::nvswitch || in.intra_node_fabric == Fabric::nvlink);
+  in.nvlink_domain_gpus =
+      opt_int(c, "nvlink_domain_gpus", "hardware.custom.nvlink_domain_gpus", 1, limits::kNvlinkDomainGpus);
   if (in.nvlink_domain_gpus) {
     // A domain beyond the node (NVL72: 72 GPUs over 18 trays of 4) needs NVLink in the node to start from.
     if (*in.nvlink_domain_gpus > 1 && !nvlink)
-      throw_invalid("hardware.custom.nvlink_domain_gpus", "hardware.custom.nvlink_domain_gpus above 1 needs NVLink "
-                                                          "(intra_node_fabric nvswitch or nvlink with nvlink_gbytes_per_s)");
+      throw_invalid("hardware.custom.nvlink_domain_gpus",
+                    "hardware.custom.nvlink_domain_gpus above 1 needs NVLink "
+                    "(intra_node_fabric nvswitch or nvlink with nvlink_gbytes_per_s)");
     if (nvlink && *in.nvlink_domain_gpus < in.gpu_count)
-      throw_invalid("hardware.custom.nvlink_domain_gpus", "hardware.custom.nvlink_domain_gpus (" + std::to_string(*in.nvlink_domain_gpus) +
-                                                              ") must be at least gpu_count (" + std::to_string(in.gpu_count) + ")");
+      throw_invalid("hardware.custom.nvlink_domain_gpus",
+                    "hardware.custom.nvlink_domain_gpus (" + std::to_string(*in.nvlink_domain_gpus) +
+                        ") must be at least gpu_count (" + std::to_string(in.gpu_count) + ")");
     if (*in.nvlink_domain_gpus > in.gpu_count && *in.nvlink_domain_gpus % in.gpu_count != 0)
-      throw_invalid("hardware.custom.nvlink_domain_gpus", "hardware.custom.nvlink_domain_gpus (" + std::to_string(*in.nvlink_domain_gpus) +
+      throw_invalid("hardware.custom.nvlink_domain_gpus", "hardware.custom.nvlink_domain_gpus (" +
+                                                              std::to_string(*in.nvlink_domain_gpus) +
                                                               ") must be a multiple of gpu_count (whole nodes)");
   } else {
     in.nvlink_domain_gpus = nvlink ? in.gpu_count : 1;
   }
   const auto net = opt_string(c, "network_type", "hardware.custom.network_type");
   in.network_type = net ? parse_network_type(*net, "hardware.custom.network_type") : NetworkType::ethernet;
-  in.network_gbits_per_s = opt_number(c, "network_gbits_per_s", "hardware.custom.network_gbits_per_s", limits::kNetworkGbitsPerS);
+  in.network_gbits_per_s =
+      opt_number(c, "network_gbits_per_s", "hardware.custom.network_gbits_per_s", limits::kNetworkGbitsPerS);
   in.gpudirect_rdma = opt_bool(c, "gpudirect_rdma", "hardware.custom.gpudirect_rdma");
-  in.price_usd_per_hour = opt_number(c, "price_usd_per_hour", "hardware.custom.price_usd_per_hour", limits::kUsdPerHour, true);
+  in.price_usd_per_hour =
+      opt_number(c, "price_usd_per_hour", "hardware.custom.price_usd_per_hour", limits::kUsdPerHour, true);
   check_custom_bounds(in, *gpu);
   in.provider = "custom";
   in.name = opt_string(c, "name", "hardware.custom.name").value_or(gpu->id + "x" + std::to_string(in.gpu_count));
@@ -294,7 +318,9 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
       const Instance* in = catalog.find_instance(id);
       if (!in) throw_unknown_reference("hardware.instance", "unknown instance '" + id + "' (see `linkwise instances`)");
       const Gpu* gpu = catalog.find_gpu(in->gpu_model);
-      if (!gpu) throw_unknown_reference("hardware.instance", "instance '" + id + "' names GPU '" + in->gpu_model + "' missing from the catalog");
+      if (!gpu)
+        throw_unknown_reference("hardware.instance",
+                                "instance '" + id + "' names GPU '" + in->gpu_model + "' missing from the catalog");
       w.hardware = Hardware{*in, *gpu, false};
     } else if (h.contains("custom")) {
       const json& custom = required(h, "custom", "hardware.custom", "an object describing the machine");
@@ -307,8 +333,9 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
 
   if (doc.contains("layout") && !doc["layout"].is_null()) {
     const json& l = object_at(doc, "layout", "layout");
-    reject_unknown(l, "layout", {"tp", "pp", "cp", "dp", "micro_batch", "zero", "recompute", "recompute_layer_fraction", "sequence_parallel",
-                                 "virtual_stages", "ep", "etp", "overlap_a2a", "dualpipe"});
+    reject_unknown(l, "layout",
+                   {"tp", "pp", "cp", "dp", "micro_batch", "zero", "recompute", "recompute_layer_fraction",
+                    "sequence_parallel", "virtual_stages", "ep", "etp", "overlap_a2a", "dualpipe"});
     LayoutSpec& s = w.layout;
     s.tp = opt_int(l, "tp", "layout.tp", 1, limits::kLayoutSize);
     s.pp = opt_int(l, "pp", "layout.pp", 1, limits::kLayoutSize);
@@ -322,7 +349,10 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     s.overlap_a2a = opt_bool(l, "overlap_a2a", "layout.overlap_a2a");
     s.dualpipe = opt_bool(l, "dualpipe", "layout.dualpipe");
     if (!w.model.moe.enabled()) {
-      const char* at = s.ep.value_or(1) != 1 ? "ep" : s.etp.value_or(1) != 1 ? "etp" : s.overlap_a2a.value_or(false) ? "overlap_a2a" : nullptr;
+      const char* at = s.ep.value_or(1) != 1           ? "ep"
+                       : s.etp.value_or(1) != 1        ? "etp"
+                       : s.overlap_a2a.value_or(false) ? "overlap_a2a"
+                                                       : nullptr;
       if (at)
         throw_invalid(std::string("layout.") + at,
                       std::string("layout.") + at + " is for mixture-of-experts models (the model has no model.moe)");
@@ -331,13 +361,16 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
       throw_invalid("layout.ep", "layout.ep (" + std::to_string(*s.ep) + ") must divide the model's experts (" +
                                      std::to_string(w.model.moe.experts) + ")");
     if (s.etp && w.model.moe.enabled() && w.model.moe.expert_ffn_hidden % *s.etp != 0)
-      throw_invalid("layout.etp", "layout.etp (" + std::to_string(*s.etp) + ") must divide model.moe.expert_ffn_hidden (" +
+      throw_invalid("layout.etp", "layout.etp (" + std::to_string(*s.etp) +
+                                      ") must divide model.moe.expert_ffn_hidden (" +
                                       std::to_string(w.model.moe.expert_ffn_hidden) + ")");
-    if (const auto r = opt_string(l, "recompute", "layout.recompute")) s.recompute = parse_enum(kRecomputeNames, *r, "layout.recompute");
+    if (const auto r = opt_string(l, "recompute", "layout.recompute"))
+      s.recompute = parse_enum(kRecomputeNames, *r, "layout.recompute");
     s.recompute_layer_fraction = opt_number(l, "recompute_layer_fraction", "layout.recompute_layer_fraction", 1.0);
     if (s.recompute_layer_fraction && s.recompute.value_or(Recompute::none) != Recompute::full)
-      throw_invalid("layout.recompute_layer_fraction",
-                    "layout.recompute_layer_fraction is the share of layers fully recomputed: it needs layout.recompute 'full'");
+      throw_invalid(
+          "layout.recompute_layer_fraction",
+          "layout.recompute_layer_fraction is the share of layers fully recomputed: it needs layout.recompute 'full'");
     s.sequence_parallel = opt_bool(l, "sequence_parallel", "layout.sequence_parallel");
     if (s.tp && w.model.heads % *s.tp != 0)
       throw_invalid("layout.tp", "layout.tp (" + std::to_string(*s.tp) + ") must divide the model's attention heads (" +
@@ -346,8 +379,9 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
 
   if (doc.contains("constraints") && !doc["constraints"].is_null()) {
     const json& c = object_at(doc, "constraints", "constraints");
-    reject_unknown(c, "constraints", {"providers", "gpu_models", "instances", "max_gpus", "max_nodes", "min_nodes",
-                                      "budget_usd", "deadline_hours", "spot", "tp_across_nodes", "objective"});
+    reject_unknown(c, "constraints",
+                   {"providers", "gpu_models", "instances", "max_gpus", "max_nodes", "min_nodes", "budget_usd",
+                    "deadline_hours", "spot", "tp_across_nodes", "objective"});
     Constraints& k = w.constraints;
     k.providers = string_list(c, "providers", "constraints.providers");
     k.gpu_models = string_list(c, "gpu_models", "constraints.gpu_models");
@@ -364,7 +398,8 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     if (k.objective == Objective::cost_within_deadline && !k.deadline_hours)
       throw_invalid("constraints.deadline_hours", "objective cost_within_deadline needs constraints.deadline_hours");
     if ((k.deadline_hours || k.budget_usd) && !w.job.tokens)
-      throw_invalid("job.tokens", "constraints.deadline_hours and constraints.budget_usd need job.tokens (the job's size)");
+      throw_invalid("job.tokens",
+                    "constraints.deadline_hours and constraints.budget_usd need job.tokens (the job's size)");
     // Names that name nothing are errors with a suggestion, as in the instance filters.
     for (const auto& p : k.providers) catalog.check_provider_name(p, "constraints.providers");
     for (const auto& g : k.gpu_models) catalog.check_gpu_name(g, "constraints.gpu_models");
@@ -412,11 +447,13 @@ void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int 
     throw_invalid("layout.tp", "layout.tp (" + std::to_string(l.tp) + ") must divide the model's attention heads (" +
                                    std::to_string(m.heads) + ")");
   if (l.pp > m.layers)
-    throw_invalid("layout.pp", "layout.pp (" + std::to_string(l.pp) + ") exceeds the model's layers (" + std::to_string(m.layers) + ")");
+    throw_invalid("layout.pp", "layout.pp (" + std::to_string(l.pp) + ") exceeds the model's layers (" +
+                                   std::to_string(m.layers) + ")");
   // tp x pp x cp x dp in checked arithmetic: four sizes of up to 2^20 overflow 64 bits.
   long long product = 1;
   bool overflow = false;
-  for (int size : {l.tp, l.pp, l.cp, l.dp}) overflow = overflow || __builtin_mul_overflow(product, (long long)size, &product);
+  for (int size : {l.tp, l.pp, l.cp, l.dp})
+    overflow = overflow || __builtin_mul_overflow(product, (long long)size, &product);
   if (overflow || product != gpus)
     throw_invalid("layout.dp", "tp x pp x cp x dp = " + std::to_string(l.tp) + " x " + std::to_string(l.pp) + " x " +
                                    std::to_string(l.cp) + " x " + std::to_string(l.dp) + " = " +
@@ -433,21 +470,24 @@ void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int 
     // layers in virtual_stages chunks, so it needs at least one layer per chunk.
     if ((m.layers + l.pp - 1) / l.pp < l.virtual_stages)
       throw_invalid("layout.virtual_stages", "layout.virtual_stages (" + std::to_string(l.virtual_stages) +
-                                                 ") exceeds the layers per pipeline stage (ceil(" + std::to_string(m.layers) +
-                                                 " / " + std::to_string(l.pp) + "))");
+                                                 ") exceeds the layers per pipeline stage (ceil(" +
+                                                 std::to_string(m.layers) + " / " + std::to_string(l.pp) + "))");
   }
   if (w.job.offload == Offload::optimizer_and_params && l.zero != 3)
-    throw_invalid("job.offload", "job.offload optimizer_and_params needs layout.zero 3 (ZeRO-Infinity / FSDP CPU offload)");
+    throw_invalid("job.offload",
+                  "job.offload optimizer_and_params needs layout.zero 3 (ZeRO-Infinity / FSDP CPU offload)");
   if (l.dualpipe) {
     if (w.job.kind == JobKind::inference) throw_invalid("layout.dualpipe", "layout.dualpipe is a training schedule");
     if (l.pp < 2 || l.pp % 2 != 0)
-      throw_invalid("layout.dualpipe", "layout.dualpipe needs an even pp of at least 2 (got " + std::to_string(l.pp) + ")");
+      throw_invalid("layout.dualpipe",
+                    "layout.dualpipe needs an even pp of at least 2 (got " + std::to_string(l.pp) + ")");
     if (l.virtual_stages > 1) throw_invalid("layout.dualpipe", "layout.dualpipe does not combine with virtual_stages");
     const long long per_replica = w.job.global_batch / std::max<long long>(1, (long long)l.dp * l.micro_batch);
     if (per_replica % 2 != 0)
       throw_invalid("layout.dualpipe", "layout.dualpipe needs an even number of micro-batches per replica (got " +
                                            std::to_string(per_replica) + ")");
-    if (!l.overlap_a2a) throw_invalid("layout.overlap_a2a", "layout.dualpipe overlaps the all-to-all; overlap_a2a cannot be false");
+    if (!l.overlap_a2a)
+      throw_invalid("layout.overlap_a2a", "layout.dualpipe overlaps the all-to-all; overlap_a2a cannot be false");
   }
   if (w.model.moe.enabled()) {
     if (w.model.moe.experts % l.ep != 0)
@@ -465,19 +505,30 @@ void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int 
   if (w.job.kind != JobKind::inference) {
     if (w.job.global_batch % ((long long)l.dp * l.micro_batch) != 0)
       throw_invalid("layout.micro_batch", "job.global_batch (" + std::to_string(w.job.global_batch) +
-                                              ") must be divisible by dp x micro_batch (" + std::to_string(l.dp) + " x " +
-                                              std::to_string(l.micro_batch) + ")");
+                                              ") must be divisible by dp x micro_batch (" + std::to_string(l.dp) +
+                                              " x " + std::to_string(l.micro_batch) + ")");
   } else if (!w.job.concurrent_max && w.job.concurrent % l.dp != 0) {
-    throw_invalid("layout.dp", "job.concurrent (" + std::to_string(w.job.concurrent) + ") must be divisible by layout.dp (replicas)");
+    throw_invalid("layout.dp", "job.concurrent (" + std::to_string(w.job.concurrent) +
+                                   ") must be divisible by layout.dp (replicas)");
   }
 }
 
 nlohmann::json to_json(const Layout& l) {
-  return {{"tp", l.tp}, {"pp", l.pp}, {"cp", l.cp}, {"dp", l.dp}, {"micro_batch", l.micro_batch}, {"zero", l.zero},
-          {"recompute", std::string(to_string(l.recompute))}, {"recompute_layer_fraction", l.recompute_layer_fraction},
+  return {{"tp", l.tp},
+          {"pp", l.pp},
+          {"cp", l.cp},
+          {"dp", l.dp},
+          {"micro_batch", l.micro_batch},
+          {"zero", l.zero},
+          {"recompute", std::string(to_string(l.recompute))},
+          {"recompute_layer_fraction", l.recompute_layer_fraction},
           {"sequence_parallel", l.sequence_parallel},
-          {"virtual_stages", l.virtual_stages}, {"ep", l.ep}, {"etp", l.etp}, {"edp", l.edp()},
-          {"overlap_a2a", l.overlap_a2a}, {"dualpipe", l.dualpipe}};
+          {"virtual_stages", l.virtual_stages},
+          {"ep", l.ep},
+          {"etp", l.etp},
+          {"edp", l.edp()},
+          {"overlap_a2a", l.overlap_a2a},
+          {"dualpipe", l.dualpipe}};
 }
 
 }  // namespace linkwise::planner

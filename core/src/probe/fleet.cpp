@@ -28,7 +28,8 @@ nlohmann::json stored_validation(const ProbeReport& report, const Validation& va
 
 FleetValidation validate_fleet(const std::vector<nlohmann::json>& stored, const Catalog& catalog,
                                const std::string& instance_id, bool include_synthetic) {
-  if (!catalog.find_instance(instance_id)) throw_not_found("id", "no instance type \"" + instance_id + "\" in the catalog");
+  if (!catalog.find_instance(instance_id))
+    throw_not_found("id", "no instance type \"" + instance_id + "\" in the catalog");
   FleetValidation fleet;
   fleet.instance_id = instance_id;
   fleet.synthetic_included = include_synthetic;
@@ -57,7 +58,8 @@ FleetValidation validate_fleet(const std::vector<nlohmann::json>& stored, const 
   }
   for (FleetClaim& c : fleet.claims) {
     c.verdict = Verdict::cannot_check;
-    if (!c.shares.empty()) c.verdict = compute_stats(c.shares).median >= c.claim.min_efficiency ? Verdict::meets : Verdict::below;
+    if (!c.shares.empty())
+      c.verdict = compute_stats(c.shares).median >= c.claim.min_efficiency ? Verdict::meets : Verdict::below;
   }
   return fleet;
 }
@@ -117,7 +119,8 @@ nlohmann::ordered_json to_json(const FleetValidation& fleet) {
 }
 
 bool any_below(const FleetValidation& fleet) {
-  return std::any_of(fleet.claims.begin(), fleet.claims.end(), [](const FleetClaim& c) { return c.verdict == Verdict::below; });
+  return std::any_of(fleet.claims.begin(), fleet.claims.end(),
+                     [](const FleetClaim& c) { return c.verdict == Verdict::below; });
 }
 
 }  // namespace linkwise::probe

@@ -10,9 +10,7 @@ namespace linkwise::probe {
 
 namespace {
 
-double median_of(std::vector<double> values) {
-  return compute_stats(values).median;
-}
+double median_of(std::vector<double> values) { return compute_stats(values).median; }
 
 std::optional<double> device_copy_median_over_gpus(const ProbeReport& report) {
   const auto per_gpu = best_median_per_gpu(report, metric::device_copy);

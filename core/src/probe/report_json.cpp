@@ -5,11 +5,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../json_fields.hpp"
 #include "linkwise/enum_names.hpp"
 #include "linkwise/error.hpp"
 #include "linkwise/json_input.hpp"
 #include "linkwise/probe_report.hpp"
-#include "../json_fields.hpp"
 
 namespace linkwise::probe {
 
@@ -130,14 +130,11 @@ class Reader {
 
 // Relative comparison for stats recomputed from samples (JSON numbers round-trip exactly, so
 // only a changed document differs).
-bool close(double a, double b) {
-  return std::fabs(a - b) <= 1e-9 * std::max({1.0, std::fabs(a), std::fabs(b)});
-}
+bool close(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max({1.0, std::fabs(a), std::fabs(b)}); }
 
 json stats_json(const Stats& s) {
-  return {{"count", s.count}, {"median", s.median}, {"min", s.min},       {"max", s.max},
-          {"mean", s.mean},   {"stddev", s.stddev}, {"p5", s.p5},         {"p95", s.p95},
-          {"spread", s.spread}};
+  return {{"count", s.count},   {"median", s.median}, {"min", s.min}, {"max", s.max},      {"mean", s.mean},
+          {"stddev", s.stddev}, {"p5", s.p5},         {"p95", s.p95}, {"spread", s.spread}};
 }
 
 Result parse_result(const json& document, const std::string& path) {
@@ -173,7 +170,9 @@ Result parse_result(const json& document, const std::string& path) {
     const double sample = samples[i].get<double>();
     // A bandwidth or a latency of zero or less is no measurement: refused before it can reach
     // fleet statistics or the planner (a zero bandwidth would plan an infinitely fast link).
-    if (!(sample > 0)) invalid_at(r.field("samples") + "[" + std::to_string(i) + "]", "expected a number above 0, got " + samples[i].dump());
+    if (!(sample > 0))
+      invalid_at(r.field("samples") + "[" + std::to_string(i) + "]",
+                 "expected a number above 0, got " + samples[i].dump());
     result.samples.push_back(sample);
   }
   result.stats = compute_stats(result.samples, r.field("samples"));
@@ -181,11 +180,10 @@ Result parse_result(const json& document, const std::string& path) {
   Reader s(r.required("stats"), r.field("stats"));
   s.only({"count", "median", "min", "max", "mean", "stddev", "p5", "p95", "spread"});
   if (s.integer("count", 1) != result.stats.count) {
-    invalid_at(s.field("count"), "does not match the number of samples (" +
-                                        std::to_string(result.stats.count) + ")");
+    invalid_at(s.field("count"), "does not match the number of samples (" + std::to_string(result.stats.count) + ")");
   }
   const std::pair<const char*, double> recomputed[] = {
-      {"median", result.stats.median}, {"min", result.stats.min},   {"max", result.stats.max},
+      {"median", result.stats.median}, {"min", result.stats.min},       {"max", result.stats.max},
       {"mean", result.stats.mean},     {"stddev", result.stats.stddev}, {"p5", result.stats.p5},
       {"p95", result.stats.p95},       {"spread", result.stats.spread}};
   for (const auto& [key, value] : recomputed) {
@@ -218,10 +216,9 @@ ProbeRun parse_probe(const json& document, const std::string& path) {
 
 GpuInfo parse_gpu(const json& document, const std::string& path) {
   Reader r(document, path);
-  r.only({"index", "name", "uuid", "pci_bus_id", "numa_node", "compute_capability", "memory_bytes",
-          "l2_bytes", "sm_count", "pcie_link_gen", "pcie_link_width", "pcie_max_link_gen",
-          "pcie_max_link_width", "sm_clock_mhz", "memory_clock_mhz", "power_limit_w", "ecc_enabled",
-          "nvlink_active_links"});
+  r.only({"index", "name", "uuid", "pci_bus_id", "numa_node", "compute_capability", "memory_bytes", "l2_bytes",
+          "sm_count", "pcie_link_gen", "pcie_link_width", "pcie_max_link_gen", "pcie_max_link_width", "sm_clock_mhz",
+          "memory_clock_mhz", "power_limit_w", "ecc_enabled", "nvlink_active_links"});
   GpuInfo gpu;
   gpu.index = static_cast<int>(r.integer("index", 0));
   gpu.name = r.string("name");
@@ -247,9 +244,8 @@ GpuInfo parse_gpu(const json& document, const std::string& path) {
 Environment parse_environment(const json& document) {
   Reader r(document, "environment");
   r.only({"created_at", "hostname", "linkwise_version", "quick", "nodes", "ranks", "driver_version",
-          "cuda_runtime_version", "nccl_version", "mpi_library_version", "virtual_machine",
-          "hypervisor", "dmi_sys_vendor", "dmi_product_name", "cloud_provider",
-          "cloud_instance_type", "gpus", "p2p_access"});
+          "cuda_runtime_version", "nccl_version", "mpi_library_version", "virtual_machine", "hypervisor",
+          "dmi_sys_vendor", "dmi_product_name", "cloud_provider", "cloud_instance_type", "gpus", "p2p_access"});
   Environment env;
   env.created_at = r.string("created_at");
   env.hostname = r.string("hostname");
@@ -317,9 +313,8 @@ json gpu_json(const GpuInfo& g) {
 
 }  // namespace
 
-Result Result::make(std::string metric, Unit unit, std::optional<Counting> counting,
-                    std::optional<std::uint64_t> bytes, std::map<std::string, std::string> labels,
-                    std::vector<double> samples) {
+Result Result::make(std::string metric, Unit unit, std::optional<Counting> counting, std::optional<std::uint64_t> bytes,
+                    std::map<std::string, std::string> labels, std::vector<double> samples) {
   Result result;
   result.metric = std::move(metric);
   result.unit = unit;
@@ -407,8 +402,8 @@ ProbeReport parse_report(const json& document) {
   report.schema_version = static_cast<int>(r.integer("schema_version", 1));
   if (report.schema_version != kReportSchemaVersion) {
     invalid_at("schema_version", "expected " + std::to_string(kReportSchemaVersion) +
-                                        " (this linkwise reads that version), got " +
-                                        std::to_string(report.schema_version));
+                                     " (this linkwise reads that version), got " +
+                                     std::to_string(report.schema_version));
   }
   report.note = r.optional_string("note");
   report.environment = parse_environment(r.required("environment"));
@@ -419,8 +414,6 @@ ProbeReport parse_report(const json& document) {
   return report;
 }
 
-ProbeReport load_report(const std::filesystem::path& path) {
-  return parse_report(read_json_file(path, "report"));
-}
+ProbeReport load_report(const std::filesystem::path& path) { return parse_report(read_json_file(path, "report")); }
 
 }  // namespace linkwise::probe

@@ -54,8 +54,8 @@ inline Picked allreduce_busbw(const ProbeReport& report, bool multi_node) {
     if (ranks > best_ranks || (ranks == best_ranks && (!best.value || r.stats.median > *best.value))) {
       best_ranks = ranks;
       best.value = r.stats.median;
-      best.what = "NCCL all-reduce busbw, " + std::to_string(ranks) + " ranks on " +
-                  std::to_string(nodes) + (nodes == 1 ? " node" : " nodes") +
+      best.what = "NCCL all-reduce busbw, " + std::to_string(ranks) + " ranks on " + std::to_string(nodes) +
+                  (nodes == 1 ? " node" : " nodes") +
                   (r.bytes ? ", " + std::to_string(*r.bytes) + " bytes" : std::string()) + ", median";
     }
   });
@@ -78,8 +78,7 @@ inline std::vector<double> peer_copy_medians(const ProbeReport& report, std::str
 // For each GPU (labels.gpu), the best median among results of `metric_name` (e.g. the better of
 // the copy-engine and SM copies).
 inline std::map<int, double> best_median_per_gpu(const ProbeReport& report, std::string_view metric_name,
-                                                 std::string_view label_key = {},
-                                                 std::string_view label_value = {}) {
+                                                 std::string_view label_key = {}, std::string_view label_value = {}) {
   std::map<int, double> best;
   for_each_result(report, [&](const Result& r) {
     if (r.metric != metric_name) return;

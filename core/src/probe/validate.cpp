@@ -7,13 +7,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../json_fields.hpp"
 #include "linkwise/catalog_db.hpp"
 #include "linkwise/enum_names.hpp"
 #include "linkwise/error.hpp"
 #include "linkwise/probe_report.hpp"
 #include "linkwise/units.hpp"
 #include "report_queries.hpp"
-#include "../json_fields.hpp"
 
 namespace linkwise::probe {
 
@@ -87,9 +87,9 @@ void judge(ClaimVerdict& v, double expected, double measured, double threshold, 
   v.efficiency = measured / expected;
   v.measurement = std::move(measurement);
   v.verdict = *v.efficiency >= threshold ? Verdict::meets : Verdict::below;
-  v.reason = "measured " + format(measured) + " " + v.unit + " = " + format(*v.efficiency * 100) +
-             "% of " + format(expected) + " " + v.unit + "; a healthy system reaches at least " +
-             format(threshold * 100, 0) + "%";
+  v.reason = "measured " + format(measured) + " " + v.unit + " = " + format(*v.efficiency * 100) + "% of " +
+             format(expected) + " " + v.unit + "; a healthy system reaches at least " + format(threshold * 100, 0) +
+             "%";
 }
 
 // A verdict not judged yet: the claim, how the catalog counts it, the measurement's unit and the
@@ -133,12 +133,12 @@ InstanceMatch match_instance(const ProbeReport& report, const Catalog& catalog,
     match.detected_by = "option";
     match.reason = "--instance " + instance.id;
     if (report_gpu_model && *report_gpu_model != instance.gpu_model) {
-      match.reason += "; note: the report's GPUs look like " + *report_gpu_model + ", the instance has " +
-                      instance.gpu_model;
+      match.reason +=
+          "; note: the report's GPUs look like " + *report_gpu_model + ", the instance has " + instance.gpu_model;
     }
     if (!env.gpus.empty() && static_cast<int>(env.gpus.size()) != instance.gpu_count) {
-      match.reason += "; note: the report has " + std::to_string(env.gpus.size()) +
-                      " GPUs, the instance " + std::to_string(instance.gpu_count);
+      match.reason += "; note: the report has " + std::to_string(env.gpus.size()) + " GPUs, the instance " +
+                      std::to_string(instance.gpu_count);
     }
     return match;
   }
@@ -167,8 +167,7 @@ InstanceMatch match_instance(const ProbeReport& report, const Catalog& catalog,
   }
   std::vector<std::string> candidates;
   for (const Instance& instance : catalog.instances()) {
-    if (instance.gpu_model == *report_gpu_model &&
-        instance.gpu_count == static_cast<int>(env.gpus.size())) {
+    if (instance.gpu_model == *report_gpu_model && instance.gpu_count == static_cast<int>(env.gpus.size())) {
       candidates.push_back(instance.id);
     }
   }
@@ -204,8 +203,7 @@ ClaimVerdict check_nvlink(const ProbeReport& report, const Instance* instance, c
   const Picked busbw = allreduce_busbw(report, /*multi_node=*/false);
   int busbw_ranks = 0;
   for_each_result(report, [&](const Result& r) {
-    if (r.metric == metric::nccl_busbw && has_label(r, "collective", "all-reduce") &&
-        int_label(r, "nodes", 1) == 1) {
+    if (r.metric == metric::nccl_busbw && has_label(r, "collective", "all-reduce") && int_label(r, "nodes", 1) == 1) {
       busbw_ranks = std::max(busbw_ranks, int_label(r, "ranks", 0));
     }
   });
@@ -220,8 +218,7 @@ ClaimVerdict check_nvlink(const ProbeReport& report, const Instance* instance, c
     if (!pairs.empty()) {
       const double median = compute_stats(pairs).median;
       judge(v, per_direction, median, t.nvlink_copy,
-            "copy-engine peer copy, one direction, P2P on, median over " + std::to_string(pairs.size()) +
-                " GPU pairs");
+            "copy-engine peer copy, one direction, P2P on, median over " + std::to_string(pairs.size()) + " GPU pairs");
       return v;
     }
   }
@@ -229,11 +226,10 @@ ClaimVerdict check_nvlink(const ProbeReport& report, const Instance* instance, c
     return cannot(v, "the report's all-reduce spans " + std::to_string(busbw_ranks) + " GPUs, the instance has " +
                          std::to_string(instance->gpu_count) + "; run the nccl probe on all GPUs");
   }
-  return cannot(v, "the report has no single-node NCCL all-reduce" +
-                       std::string(instance->intra_node_fabric == Fabric::nvswitch
-                                       ? " and no P2P copy-engine matrix"
-                                       : "") +
-                       "; run `linkwise probe --only nccl`");
+  return cannot(
+      v, "the report has no single-node NCCL all-reduce" +
+             std::string(instance->intra_node_fabric == Fabric::nvswitch ? " and no P2P copy-engine matrix" : "") +
+             "; run `linkwise probe --only nccl`");
 }
 
 ClaimVerdict check_network(const ProbeReport& report, const Instance* instance, const Thresholds& t) {
@@ -293,8 +289,8 @@ ClaimVerdict check_hbm(const ProbeReport& report, const Gpu* gpu, const Threshol
   }
   const auto [weakest, weakest_value] = weakest_gpu(per_gpu);
   judge(v, gpu->hbm_gbytes_per_s, weakest_value, t.hbm_copy,
-        "device copy (read+write counted), GPU " + std::to_string(weakest) +
-            ", the weakest of " + std::to_string(per_gpu.size()) + ", best method, median");
+        "device copy (read+write counted), GPU " + std::to_string(weakest) + ", the weakest of " +
+            std::to_string(per_gpu.size()) + ", best method, median");
   return v;
 }
 
@@ -331,8 +327,7 @@ using json_fields::optional_json;
 
 }  // namespace
 
-std::optional<std::string> gpu_model_from_name(std::string_view cuda_name,
-                                               std::optional<std::uint64_t> memory_bytes,
+std::optional<std::string> gpu_model_from_name(std::string_view cuda_name, std::optional<std::uint64_t> memory_bytes,
                                                const Catalog& catalog) {
   const auto tokens = tokens_of(cuda_name);
   auto has_token = [&](std::string_view token) {
@@ -410,8 +405,8 @@ Validation validate(const ProbeReport& report, const Catalog& catalog, std::opti
   };
   auto noted = [&](ClaimVerdict v, const Instance* used) {
     if (!instance && used && v.verdict != Verdict::cannot_check)
-      v.reason = "the claim is shared by all " + std::to_string(candidates.size()) +
-                 " candidate instances: " + v.reason;
+      v.reason =
+          "the claim is shared by all " + std::to_string(candidates.size()) + " candidate instances: " + v.reason;
     return v;
   };
   const Instance* nvlink_instance = shared([](const Instance& a, const Instance& b) {

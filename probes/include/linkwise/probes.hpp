@@ -56,10 +56,10 @@ std::vector<std::string> split_names(std::string_view comma_separated);
 nlohmann::json list_json();
 
 struct ProbeOptions {
-  bool quick = false;              // fewer samples and sizes: under 60 s on an 8-GPU node
-  std::vector<std::string> only;   // probe names; empty: all probes of the mode
-  bool list = false;               // run nothing, return list_json()
-  bool multi_node = false;         // under mpirun: every rank calls run_probes
+  bool quick = false;                              // fewer samples and sizes: under 60 s on an 8-GPU node
+  std::vector<std::string> only;                   // probe names; empty: all probes of the mode
+  bool list = false;                               // run nothing, return list_json()
+  bool multi_node = false;                         // under mpirun: every rank calls run_probes
   std::function<void(std::string_view)> progress;  // one line per step; may be empty
 };
 

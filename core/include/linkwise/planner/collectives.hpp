@@ -37,18 +37,19 @@ double all_reduce_best_s(double bytes, const CommGroup& g, const PlannerConstant
 // so a unit whose collectives outlast its compute exposes the difference, and the first gather and
 // the last reduce-scatter are never hidden.
 struct Zero3Units {
-  double units = 1;            // FSDP units (transformer layers) of the stage
-  double weight_bytes = 0;     // 16-bit weights gathered per pass, the whole stage
-  double grad_bytes = 0;       // gradients reduce-scattered, the whole stage
-  double expert_bytes = 0;     // routed experts' weights (gathered over the expert-DP group)
-  double forward_s = 0;        // compute of one micro-batch's forward through the stage
-  double backward_s = 0;       // ... backward (recompute included)
+  double units = 1;         // FSDP units (transformer layers) of the stage
+  double weight_bytes = 0;  // 16-bit weights gathered per pass, the whole stage
+  double grad_bytes = 0;    // gradients reduce-scattered, the whole stage
+  double expert_bytes = 0;  // routed experts' weights (gathered over the expert-DP group)
+  double forward_s = 0;     // compute of one micro-batch's forward through the stage
+  double backward_s = 0;    // ... backward (recompute included)
 };
 struct Zero3Time {
   double comm = 0;     // collective time per micro-batch (what nvidia profiles would add up)
   double exposed = 0;  // what the compute does not hide
 };
-Zero3Time zero3_micro_batch(const Zero3Units& u, const CommGroup& dp, const CommGroup& edp, const PlannerConstants& k) noexcept;
+Zero3Time zero3_micro_batch(const Zero3Units& u, const CommGroup& dp, const CommGroup& edp,
+                            const PlannerConstants& k) noexcept;
 
 // Extra latency of reducing `grad_bytes` in buckets of the framework's size (Megatron-Core's DDP
 // buckets, DeepSpeed's reduce_bucket_size, PyTorch DDP's 25 MB): one collective per bucket beyond

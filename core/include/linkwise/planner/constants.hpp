@@ -11,40 +11,41 @@ struct PlannerConstants {
   // CUDA context, kernel images, cuBLAS/cuDNN workspaces per process, by generation (what nvidia-smi
   // shows before the first tensor)
   double cuda_context_gb_volta = 0, cuda_context_gb_ampere = 0, cuda_context_gb_hopper = 0, cuda_context_gb_other = 0;
-  double nccl_gb_per_communicator = 0;     // NCCL channel buffers of one communicator at Ampere's channel count
-  double allocator_dynamic_fraction = 0;   // caching-allocator reserve over short-lived tensors (activations, logits)
-  double allocator_static_fraction = 0;    // ... over long-lived ones (weights, gradients, optimizer states)
-  double memory_error_band = 0;            // |measured/predicted - 1| the memory model stays within (p90 on its fit set): `tight`
+  double nccl_gb_per_communicator = 0;    // NCCL channel buffers of one communicator at Ampere's channel count
+  double allocator_dynamic_fraction = 0;  // caching-allocator reserve over short-lived tensors (activations, logits)
+  double allocator_static_fraction = 0;   // ... over long-lived ones (weights, gradients, optimizer states)
+  double memory_error_band = 0;  // |measured/predicted - 1| the memory model stays within (p90 on its fit set): `tight`
 
   // --- compute (GEMM roofline with shape-dependent terms) ---
   double gemm_efficiency_ampere = 0;  // achievable fraction of dense peak for large 16-bit GEMMs
   double gemm_efficiency_hopper = 0;
-  double gemm_efficiency_other = 0;   // generations without calibration data
-  double fp8_gemm_efficiency_ratio = 0;  // fp8 GEMM efficiency relative to 16-bit, same generation
+  double gemm_efficiency_other = 0;        // generations without calibration data
+  double fp8_gemm_efficiency_ratio = 0;    // fp8 GEMM efficiency relative to 16-bit, same generation
   double attention_efficiency_ampere = 0;  // FlashAttention forward+backward, fraction of 16-bit dense peak
   double attention_efficiency_hopper = 0;  // (FlashAttention-2 does not use Hopper's wgmma/TMA: lower)
   double attention_efficiency_other = 0;
-  double fp8_cast_passes = 0;         // fp8: casts of each GEMM input (read 16-bit, write 8-bit) per token
-  double fp8_gemm_overhead_s = 0;     // fp8: fixed cost per linear GEMM per pass (amax reduction, scale update, cast launches)
-  double hbm_efficiency = 0;          // achievable fraction of HBM peak (claimed)
-  double elementwise_passes = 0;      // memory passes of norm/activation/rotary/residual per token per layer
-  double layer_overhead_s = 0;        // fixed per-layer per-pass time (kernel launches, syncs)
+  double fp8_cast_passes = 0;  // fp8: casts of each GEMM input (read 16-bit, write 8-bit) per token
+  double fp8_gemm_overhead_s =
+      0;                      // fp8: fixed cost per linear GEMM per pass (amax reduction, scale update, cast launches)
+  double hbm_efficiency = 0;  // achievable fraction of HBM peak (claimed)
+  double elementwise_passes = 0;  // memory passes of norm/activation/rotary/residual per token per layer
+  double layer_overhead_s = 0;    // fixed per-layer per-pass time (kernel launches, syncs)
 
   // --- links: achievable fraction of the claimed bandwidth for NCCL collectives (busbw) ---
   double nvswitch_busbw_fraction = 0;
-  double nvlink_busbw_fraction = 0;       // point-to-point NVLink meshes and bridges
+  double nvlink_busbw_fraction = 0;  // point-to-point NVLink meshes and bridges
   double infinity_fabric_busbw_fraction = 0;
   double pcie_busbw_fraction = 0;
-  double p2p_fraction = 0;                // one-direction copy over NVLink/PCIe
+  double p2p_fraction = 0;  // one-direction copy over NVLink/PCIe
   double infiniband_fraction = 0;
   double efa_fraction = 0;
   double roce_fraction = 0;
   double tcpxo_fraction = 0;
   double tcpx_fraction = 0;
   double ethernet_fraction = 0;
-  double latency_intra_s = 0;   // per collective inside a node (NVLink/NVSwitch)
-  double latency_pcie_s = 0;    // per collective over PCIe
-  double latency_inter_s = 0;   // per collective between nodes
+  double latency_intra_s = 0;  // per collective inside a node (NVLink/NVSwitch)
+  double latency_pcie_s = 0;   // per collective over PCIe
+  double latency_inter_s = 0;  // per collective between nodes
   // NCCL's latency model for scale effects (collectives.cpp, NCCL src/graph/tuning.cc): base
   // latency of a collective, latency per ring step on NVLink and on the network, per tree level,
   // the tree's bandwidth relative to the ring's, the per-rank chunk at which a ring step reaches
@@ -65,12 +66,12 @@ struct PlannerConstants {
   double cp_overlap = 0;     // fraction of attention compute that hides context-parallel ring exchanges
 
   // --- mixture-of-experts ---
-  double moe_load_imbalance = 1;     // busiest expert-parallel rank's routed tokens over the mean (no capacity factor)
-  double moe_permute_passes = 0;     // memory passes over the routed rows (permute, unpermute, gather of probs)
-  double moe_gemm_half_dim = 0;      // grouped expert GEMMs (training): the smallest GEMM dimension (rows per expert,
-                                     // expert width, hidden) at which they reach half the dense GEMM ceiling
-  double moe_layer_overhead_s = 0;   // fixed time per MoE layer per pass per micro-batch (router top-k, permute
-                                     // index kernels, dispatcher and its host sync), training
+  double moe_load_imbalance = 1;    // busiest expert-parallel rank's routed tokens over the mean (no capacity factor)
+  double moe_permute_passes = 0;    // memory passes over the routed rows (permute, unpermute, gather of probs)
+  double moe_gemm_half_dim = 0;     // grouped expert GEMMs (training): the smallest GEMM dimension (rows per expert,
+                                    // expert width, hidden) at which they reach half the dense GEMM ceiling
+  double moe_layer_overhead_s = 0;  // fixed time per MoE layer per pass per micro-batch (router top-k, permute
+                                    // index kernels, dispatcher and its host sync), training
   // --- framework profiles (job.framework) ---
   double te_attention_speedup = 0;  // Megatron-Core / NeMo on Hopper+: cuDNN fused attention vs FlashAttention-2
   // Eager PyTorch (fsdp, torchtitan, hf-accelerate without job.torch_compile) on Llama-family

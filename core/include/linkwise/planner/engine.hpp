@@ -18,8 +18,8 @@ struct PreparedModel {
   JobKind kind = JobKind::pretrain;
   Precision precision = Precision::bf16;
   double layers = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, ffn = 0, vocab = 0;
-  double kv_width = 0;          // kv_heads x head_dim
-  double mlp_in_width = 0;      // ffn (x2 with a gate)
+  double kv_width = 0;      // kv_heads x head_dim
+  double mlp_in_width = 0;  // ffn (x2 with a gate)
   bool gated = false, tied = false, dropout = false, flash = true;
   double layer_params = 0;      // weights of one dense layer
   double embedding_params = 0;  // one vocab x hidden matrix
@@ -29,16 +29,16 @@ struct PreparedModel {
   bool mla = false;
   double q_width = 0, o_width = 0, attention_width = 0;
   double qk_head_dim = 0, v_head_dim = 0, q_lora = 0, kv_lora = 0, rope_dim = 0;
-  double kv_elements = 0;       // KV-cache elements per token per layer (whole model)
-  bool kv_split_by_tp = true;   // GQA/MHA heads split over TP; MLA's latent is replicated on every TP rank
-  double kv_bytes = 2;          // job.kv_cache_precision
+  double kv_elements = 0;      // KV-cache elements per token per layer (whole model)
+  bool kv_split_by_tp = true;  // GQA/MHA heads split over TP; MLA's latent is replicated on every TP rank
+  double kv_bytes = 2;         // job.kv_cache_precision
   // mixture-of-experts (moe false: a dense model, the fields below unused)
   bool moe = false;
   double experts = 0, top_k = 0, expert_ffn = 0, expert_in_width = 0, shared_ffn = 0, shared_in_width = 0;
   double moe_layers = 0, dense_mlp_layers = 0;
   double expert_params = 0, moe_base_params = 0;  // one routed expert; a MoE layer without its routed experts
-  double load_imbalance = 1;    // the busiest expert-parallel rank's tokens over the mean
-  double active_linear_params = 0;  // linear weights one token passes through (FLOPs), output layer included
+  double load_imbalance = 1;                      // the busiest expert-parallel rank's tokens over the mean
+  double active_linear_params = 0;   // linear weights one token passes through (FLOPs), output layer included
   double lora_params_per_layer = 0;  // rank x (in + out) for Q, K, V, O, and the MLP matrices
   double seq_len = 0, global_batch = 0;
   double bytes_per_weight = 2;  // 16-bit; fp8 inference 1; 4-bit LoRA base ~0.52
@@ -59,23 +59,24 @@ struct PreparedModel {
 // One node's hardware, reduced to effective rates (bytes/s, FLOP/s) and the price.
 struct PreparedHardware {
   int gpus_per_node = 1;
-  double peak_flops = 0;        // dense tensor peak at the job's precision, FLOP/s
+  double peak_flops = 0;            // dense tensor peak at the job's precision, FLOP/s
   double attention_peak_flops = 0;  // 16-bit peak: attention runs in bf16 even for fp8 jobs
-  double logits_flops = 0;      // achievable FLOP/s of the output layer: 16-bit even for fp8 jobs (TE, torchao keep it in bf16)
-  double gemm_efficiency = 0;   // ceiling for large GEMMs at the job's precision on this generation
+  double logits_flops =
+      0;  // achievable FLOP/s of the output layer: 16-bit even for fp8 jobs (TE, torchao keep it in bf16)
+  double gemm_efficiency = 0;       // ceiling for large GEMMs at the job's precision on this generation
   double attention_efficiency = 0;  // FlashAttention on this generation
-  double hbm_bytes_per_s = 0;   // achievable
-  double capacity_bytes = 0;    // per GPU, after the reserve
-  double context_bytes = 0;     // CUDA context and library workspaces of this generation
-  double nccl_channel_factor = 1;  // NCCL channels relative to Ampere's (more NVLinks: more channels)
-  double intra_busbw = 0;       // all-reduce bus bandwidth inside a node, bytes/s
-  double intra_p2p = 0;         // GPU-to-GPU one direction inside a node
+  double hbm_bytes_per_s = 0;       // achievable
+  double capacity_bytes = 0;        // per GPU, after the reserve
+  double context_bytes = 0;         // CUDA context and library workspaces of this generation
+  double nccl_channel_factor = 1;   // NCCL channels relative to Ampere's (more NVLinks: more channels)
+  double intra_busbw = 0;           // all-reduce bus bandwidth inside a node, bytes/s
+  double intra_p2p = 0;             // GPU-to-GPU one direction inside a node
   double intra_latency_s = 0;
-  double nic_per_gpu = 0;       // inter-node bandwidth per GPU (node network / GPUs), bytes/s; 0: none
+  double nic_per_gpu = 0;  // inter-node bandwidth per GPU (node network / GPUs), bytes/s; 0: none
   double inter_latency_s = 0;
   double price_per_node_hour = -1;  // USD; negative: unknown
   bool has_network = false;
-  bool blackwell = false;       // the serving profiles scale their fractions on this generation (serving.hpp)
+  bool blackwell = false;  // the serving profiles scale their fractions on this generation (serving.hpp)
   // GPUs one GPU reaches at NVLink speed: gpus_per_node, or more where the catalog says the NVLink
   // domain spans instances (GB200/GB300 NVL72 trays: 72); a group of consecutive ranks inside it
   // runs its collectives at intra_busbw.
@@ -103,9 +104,9 @@ struct Estimate {
   double tp_exposed = 0, cp_exposed = 0, dp_exposed = 0, ep_exposed = 0, exposed_comm = 0;
   bool ep_inside_domain = true;  // the EP groups' all-to-all stays on NVLink
   double step = 0;
-  double micro_batches = 0;     // per step per pipeline
+  double micro_batches = 0;  // per step per pipeline
   double tokens_per_step = 0;
-  double tokens_per_s = 0;      // whole job
+  double tokens_per_s = 0;                                       // whole job
   double model_flops_per_step = 0, hardware_flops_per_step = 0;  // all GPUs
   double gemm_time_fraction = 0;  // share of compute spent in GEMMs (for the bottleneck words)
   // inference
@@ -134,7 +135,8 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
 
 // Whether the catalog gives the dense tensor-core peaks a job at `precision` needs. A null peak is
 // `absent` where the architecture's tensor cores lack the precision (bf16 on Volta and Turing, fp8
-// on Ampere) and `unknown` where they have it but no figure is published (the A10G). An fp8 job needs the 16-bit peak as well (attention).
+// on Ampere) and `unknown` where they have it but no figure is published (the A10G). An fp8 job needs the 16-bit peak
+// as well (attention).
 enum class PeakAvailability { known, absent, unknown };
 PeakAvailability tensor_peak_availability(const Gpu& gpu, Precision precision);
 bool supports_precision(const Gpu& gpu, Precision precision);  // availability is known

@@ -22,7 +22,6 @@ struct MemoryOverhead {  // bytes per GPU beyond the model's tensors
 // static_bytes: weights, gradients, optimizer states; dynamic_bytes: activations, logits, KV cache.
 MemoryOverhead framework_overhead(const PreparedModel& m, const PreparedHardware& hw, const Layout& l,
                                   const PlannerConstants& k, double layer_params_local, double stage_params_local,
-                                  double grads_local_bytes,
-                                  double static_bytes, double dynamic_bytes) noexcept;
+                                  double grads_local_bytes, double static_bytes, double dynamic_bytes) noexcept;
 
 }  // namespace linkwise::planner

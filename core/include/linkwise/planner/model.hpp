@@ -27,23 +27,23 @@ struct MoeShape {
   int expert_ffn_hidden = 0;
   int dense_layers = 0;
   int moe_every = 1;
-  std::string router = "softmax";        // softmax | sigmoid (DeepSeek-V3); the cost is the same
+  std::string router = "softmax";         // softmax | sigmoid (DeepSeek-V3); the cost is the same
   std::optional<double> capacity_factor;  // tokens beyond capacity_factor x the mean are dropped
   bool enabled() const { return experts > 0; }
 };
 
 struct ModelShape {
-  std::string name;        // preset name, or "custom" / "params_b=70"
+  std::string name;  // preset name, or "custom" / "params_b=70"
   int layers = 0;
   int hidden = 0;
   int heads = 0;
-  int kv_heads = 0;        // grouped-query attention; equals heads for multi-head attention
-  int ffn_hidden = 0;      // the dense MLP's width (dense layers)
+  int kv_heads = 0;    // grouped-query attention; equals heads for multi-head attention
+  int ffn_hidden = 0;  // the dense MLP's width (dense layers)
   int vocab = 0;
-  bool gated_mlp = false;  // SwiGLU: three ffn matrices (gate, up, down) instead of two
-  bool tied_embeddings = false;  // input embedding and output projection share one matrix
-  bool dropout = false;    // dropout layers store masks (GPT-3 era); modern recipes train without
-  std::string source;      // where the shapes come from
+  bool gated_mlp = false;                        // SwiGLU: three ffn matrices (gate, up, down) instead of two
+  bool tied_embeddings = false;                  // input embedding and output projection share one matrix
+  bool dropout = false;                          // dropout layers store masks (GPT-3 era); modern recipes train without
+  std::string source;                            // where the shapes come from
   AttentionKind attention = AttentionKind::gqa;  // gqa with kv_heads == heads is mha
   int head_dim_explicit = 0;  // attention.head_dim (Qwen3, Gemma 3, gpt-oss: not hidden / heads); 0: hidden / heads
   // MLA (DeepSeek-V2 arXiv 2405.04434 section 2.1): K and V compressed into a kv_lora_rank latent

@@ -28,7 +28,8 @@ enum class Reason { memory, deadline, budget, network_unknown, unpriced, latency
 std::string_view to_string(Reason r) noexcept;
 
 struct MemoryGb {  // per GPU, GB = 10^9 bytes
-  double weights = 0, gradients = 0, optimizer = 0, activations = 0, kv_cache = 0, overhead = 0, total = 0, capacity = 0;
+  double weights = 0, gradients = 0, optimizer = 0, activations = 0, kv_cache = 0, overhead = 0, total = 0,
+         capacity = 0;
 };
 
 struct TimeS {  // seconds per step (training: optimizer step; inference: one decode step)
@@ -54,10 +55,10 @@ struct Plan {
   Layout layout;
 
   bool fits = false;
-  std::string memory_verdict;        // "fits", "tight" (inside the memory model's error band) or "no"
-  double memory_error_band = 0;      // that band, as a fraction of the predicted total
-  double memory_margin_gb = 0;       // capacity - total (negative when it does not fit)
-  std::vector<std::string> why_not;  // why it does not fit / meet the constraints
+  std::string memory_verdict;           // "fits", "tight" (inside the memory model's error band) or "no"
+  double memory_error_band = 0;         // that band, as a fraction of the predicted total
+  double memory_margin_gb = 0;          // capacity - total (negative when it does not fit)
+  std::vector<std::string> why_not;     // why it does not fit / meet the constraints
   std::vector<Reason> why_not_reasons;  // the class of each why_not entry, in the same order
   MemoryGb memory_gb;
   double step_time_s = 0;
@@ -72,7 +73,9 @@ struct Plan {
   double intra_node_busbw_gbytes_per_s = 0, inter_node_gbytes_per_s_per_gpu = 0;
   std::vector<std::string> warnings;
   // p10-p90 interval (uncertainty.hpp)
-  struct Range { double p10 = 0, p90 = 0; };
+  struct Range {
+    double p10 = 0, p90 = 0;
+  };
   Range step_time_interval, tokens_per_s_interval;
   std::optional<Range> cost_usd_interval, usd_per_million_tokens_interval;
   std::string interval_basis;

@@ -42,8 +42,8 @@ struct Rejection {
   struct Count {
     Reason reason = Reason::memory;
     long long count = 0;
-    std::string detail;                // in words, e.g. "fastest plan 1795.2 h against the 504 h deadline"
-    std::optional<double> best_hours;  // deadline: the shortest job time found
+    std::string detail;                   // in words, e.g. "fastest plan 1795.2 h against the 504 h deadline"
+    std::optional<double> best_hours;     // deadline: the shortest job time found
     std::optional<double> best_cost_usd;  // budget: the cheapest job found
     std::optional<double> best_tpot_ms;   // latency_target: the lowest time per output token found
   };
@@ -52,11 +52,11 @@ struct Rejection {
 };
 
 struct SearchResult {
-  std::vector<Plan> plans;     // best first
-  long long evaluated = 0;     // layouts whose memory (and, when it fits, time) was estimated
-  long long feasible = 0;      // of those, fitting and meeting the constraints
+  std::vector<Plan> plans;  // best first
+  long long evaluated = 0;  // layouts whose memory (and, when it fits, time) was estimated
+  long long feasible = 0;   // of those, fitting and meeting the constraints
   long long pruned_subtrees = 0;
-  int hardware_considered = 0;  // instances (or the custom machine) after the constraint filters
+  int hardware_considered = 0;       // instances (or the custom machine) after the constraint filters
   std::vector<std::string> skipped;  // instances left out, with why (no price, no fp8, ...)
   std::vector<Rejection> rejected;   // instance types with no qualifying plan, with why (catalog order)
 };

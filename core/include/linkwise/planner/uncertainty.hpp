@@ -27,7 +27,7 @@ struct Interval {
   std::string basis;                       // which runs the band comes from
   int runs = 0;
   bool widened = false;
-  std::vector<std::string> reasons;        // why it was widened (also in the plan's warnings)
+  std::vector<std::string> reasons;  // why it was widened (also in the plan's warnings)
 };
 
 // Highest MFU any published run of the generation reached (calibration and check sets).
@@ -35,7 +35,7 @@ double best_published_mfu(Architecture generation, Precision precision) noexcept
 
 // `generation` picks the band of its own runs where the calibration has them (Ampere, Hopper), the
 // pooled band ("*") otherwise.
-Interval throughput_interval(Architecture generation, Precision precision, JobKind kind, const Layout& l,
-                             int gpus, double seq_len, double mfu);
+Interval throughput_interval(Architecture generation, Precision precision, JobKind kind, const Layout& l, int gpus,
+                             double seq_len, double mfu);
 
 }  // namespace linkwise::planner

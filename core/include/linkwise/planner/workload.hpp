@@ -32,45 +32,45 @@ std::string_view to_string(Objective objective) noexcept;
 // its range). They are far beyond any real job and keep every product the planner forms inside 64
 // bits: at most 2^20 x 2^20 x 2^20 for layout sizes, 100,000 nodes x 4,096 GPUs.
 namespace limits {
-inline constexpr long long kLayoutSize = 1LL << 20;     // tp, pp, cp, dp, micro_batch, virtual_stages
-inline constexpr long long kNodes = 100'000;            // hardware.nodes, constraints.max_nodes / min_nodes
-inline constexpr long long kGpusPerNode = 4'096;        // hardware.custom.gpu_count
+inline constexpr long long kLayoutSize = 1LL << 20;        // tp, pp, cp, dp, micro_batch, virtual_stages
+inline constexpr long long kNodes = 100'000;               // hardware.nodes, constraints.max_nodes / min_nodes
+inline constexpr long long kGpusPerNode = 4'096;           // hardware.custom.gpu_count
 inline constexpr long long kGpus = kNodes * kGpusPerNode;  // constraints.max_gpus
-inline constexpr long long kSequenceTokens = 1LL << 24;  // seq_len, prompt_len, output_len
-inline constexpr long long kSequences = 1LL << 24;       // global_batch, concurrent
-inline constexpr long long kStepTokens = 1LL << 40;      // seq_len x global_batch, prompt + output
-inline constexpr double kJobTokens = 1e18;               // job.tokens
-inline constexpr double kUsd = 1e12;                     // constraints.budget_usd
-inline constexpr double kHours = 1e6;                    // constraints.deadline_hours
-inline constexpr double kLatencyMs = 1e9;                // job.latency_target_ms
-inline constexpr double kUsdPerHour = 1e6;               // hardware.custom.price_usd_per_hour
-inline constexpr double kMemoryGb = 1e5;                 // hardware.custom.gpu_memory_gb
-inline constexpr double kNetworkGbitsPerS = 1e5;         // hardware.custom.network_gbits_per_s (per node)
-inline constexpr double kNvlinkGbytesPerS = 1e5;         // hardware.custom.nvlink_gbytes_per_s (per GPU)
+inline constexpr long long kSequenceTokens = 1LL << 24;    // seq_len, prompt_len, output_len
+inline constexpr long long kSequences = 1LL << 24;         // global_batch, concurrent
+inline constexpr long long kStepTokens = 1LL << 40;        // seq_len x global_batch, prompt + output
+inline constexpr double kJobTokens = 1e18;                 // job.tokens
+inline constexpr double kUsd = 1e12;                       // constraints.budget_usd
+inline constexpr double kHours = 1e6;                      // constraints.deadline_hours
+inline constexpr double kLatencyMs = 1e9;                  // job.latency_target_ms
+inline constexpr double kUsdPerHour = 1e6;                 // hardware.custom.price_usd_per_hour
+inline constexpr double kMemoryGb = 1e5;                   // hardware.custom.gpu_memory_gb
+inline constexpr double kNetworkGbitsPerS = 1e5;           // hardware.custom.network_gbits_per_s (per node)
+inline constexpr double kNvlinkGbytesPerS = 1e5;           // hardware.custom.nvlink_gbytes_per_s (per GPU)
 inline constexpr long long kLoraRank = 1LL << 16;
 // Sanity bounds on custom hardware (hardware.custom.*): a figure above these is a typo, not a machine.
-inline constexpr double kNicGbitsPerPort = 800;   // fastest NIC port shipping (InfiniBand XDR, ConnectX-8 / 800GbE)
-inline constexpr int kNicPortsPerGpuMax = 2;      // ports per GPU on the densest rails (plus 2 front-end ports per node)
+inline constexpr double kNicGbitsPerPort = 800;  // fastest NIC port shipping (InfiniBand XDR, ConnectX-8 / 800GbE)
+inline constexpr int kNicPortsPerGpuMax = 2;     // ports per GPU on the densest rails (plus 2 front-end ports per node)
 inline constexpr double kMemorySpecSlack = 1.02;  // gpu_memory_gb may not exceed the GPU's spec beyond rounding
 // Model shapes (model.*): beyond any published model, and small enough that the search's divisor
 // loops (over heads, layers and experts) and every product of shapes stay cheap and inside 64 bits.
-inline constexpr long long kLayers = 1LL << 14;       // model.layers, model.moe.dense_layers, model.moe.moe_every
-inline constexpr long long kHidden = 1LL << 20;       // model.hidden
-inline constexpr long long kHeads = 1LL << 16;        // model.heads, kv_heads
-inline constexpr long long kFfn = 1LL << 22;          // model.ffn_hidden, model.moe.expert_ffn_hidden
-inline constexpr long long kVocab = 1LL << 24;        // model.vocab
-inline constexpr long long kHeadDim = 1LL << 14;      // model.attention.head_dim, rope_head_dim, v_head_dim
-inline constexpr long long kLatentRank = 1LL << 20;   // model.attention.kv_lora_rank, q_lora_rank
-inline constexpr long long kExperts = 1LL << 16;      // model.moe.experts, top_k, shared_experts
-inline constexpr double kCapacityFactor = 1024;       // model.moe.capacity_factor (at least 1)
+inline constexpr long long kLayers = 1LL << 14;            // model.layers, model.moe.dense_layers, model.moe.moe_every
+inline constexpr long long kHidden = 1LL << 20;            // model.hidden
+inline constexpr long long kHeads = 1LL << 16;             // model.heads, kv_heads
+inline constexpr long long kFfn = 1LL << 22;               // model.ffn_hidden, model.moe.expert_ffn_hidden
+inline constexpr long long kVocab = 1LL << 24;             // model.vocab
+inline constexpr long long kHeadDim = 1LL << 14;           // model.attention.head_dim, rope_head_dim, v_head_dim
+inline constexpr long long kLatentRank = 1LL << 20;        // model.attention.kv_lora_rank, q_lora_rank
+inline constexpr long long kExperts = 1LL << 16;           // model.moe.experts, top_k, shared_experts
+inline constexpr double kCapacityFactor = 1024;            // model.moe.capacity_factor (at least 1)
 inline constexpr long long kNvlinkDomainGpus = 1LL << 20;  // hardware.custom.nvlink_domain_gpus
 }  // namespace limits
 
 struct Job {
   JobKind kind = JobKind::pretrain;
   Precision precision = Precision::bf16;
-  int seq_len = 2048;        // training sequence length (tokens)
-  int global_batch = 0;      // sequences per optimizer step (training)
+  int seq_len = 2048;            // training sequence length (tokens)
+  int global_batch = 0;          // sequences per optimizer step (training)
   std::optional<double> tokens;  // training tokens, or output tokens to generate (inference)
   bool flash_attention = true;   // attention without stored score matrices (FlashAttention)
   // PyTorch stacks (fsdp, torchtitan, hf-accelerate): blocks compiled with torch.compile, which
@@ -79,20 +79,20 @@ struct Job {
   // lora
   Precision kv_cache_precision = Precision::bf16;  // inference: bf16 (default), fp16 or fp8
   int lora_rank = 16;
-  bool lora_base_4bit = false;   // QLoRA: base weights in 4-bit NF4
+  bool lora_base_4bit = false;  // QLoRA: base weights in 4-bit NF4
   // inference
   int prompt_len = 0;
   int output_len = 0;
-  int concurrent = 1;            // sequences decoded together (whole job; each replica gets concurrent / dp)
+  int concurrent = 1;  // sequences decoded together (whole job; each replica gets concurrent / dp)
   // `"concurrent": "max"`: as many sequences as the engine's KV pool holds (max-throughput mode);
   // the plan reports the number as max_concurrent.
   bool concurrent_max = false;
-  Engine engine = Engine::auto_;  // serving engine profile (serving.hpp)
+  Engine engine = Engine::auto_;            // serving engine profile (serving.hpp)
   std::optional<double> latency_target_ms;  // per output token (time per output token)
   // training stack (framework.hpp): memory buffers and overlap profiles
   Framework framework = Framework::auto_;
   Optimizer optimizer = Optimizer::adamw;
-  Offload offload = Offload::none;      // ZeRO-Offload: optimizer states (and parameters, ZeRO-3) in CPU memory
+  Offload offload = Offload::none;  // ZeRO-Offload: optimizer states (and parameters, ZeRO-3) in CPU memory
 };
 
 // The machine one node is: a catalog instance or a custom one, with its GPU.
@@ -110,8 +110,10 @@ struct HardwareRef {
   const Gpu& gpu;
   bool custom = false;
 
-  HardwareRef(const Instance& instance_, const Gpu& gpu_, bool custom_) : instance(instance_), gpu(gpu_), custom(custom_) {}
-  HardwareRef(const Hardware& hw) : instance(hw.instance), gpu(hw.gpu), custom(hw.custom) {}  // NOLINT: implicit by design
+  HardwareRef(const Instance& instance_, const Gpu& gpu_, bool custom_)
+      : instance(instance_), gpu(gpu_), custom(custom_) {}
+  HardwareRef(const Hardware& hw)
+      : instance(hw.instance), gpu(hw.gpu), custom(hw.custom) {}  // NOLINT: implicit by design
 };
 
 // A layout as given (fields may be absent: the search fills them).
