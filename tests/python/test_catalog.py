@@ -285,7 +285,11 @@ def test_open_missing_file_is_an_error(tmp_path):
      {"min_nvlink_gbytes_per_s": 600, "min_network_gbits_per_s": 800, "region": "us-east-1"}),
 ])
 def test_to_dict_equals_cli_json(catalog, args, kwargs):
-    assert catalog.instances(**kwargs).to_dict() == run_cli_json("instances", *args)
+    found = catalog.instances(**kwargs)
+    answer = run_cli_json("instances", *args)
+    assert found.to_dict() == answer["items"]
+    assert found.excluded_unknown == answer["excluded_unknown"]
+    assert answer["total"] == len(found)
 
 
 def test_cli_names_what_it_hid_beside_the_json(catalog):
