@@ -181,3 +181,26 @@ TEST_CASE("QLoRA's dequantisation time lands on LitGPT's measured extra time per
   CHECK(extra_s("llama2-7b") == Approx((3.68 - 2.36) * 60 / 1000).epsilon(0.03));   // fit: 79 ms
   CHECK(extra_s("llama2-13b") == Approx((6.38 - 3.19) * 60 / 1000).epsilon(0.25));  // check: 191 ms, -19%
 }
+
+TEST_CASE("a mixture-of-experts serving plan carries the MoE serving check set's wider interval",
+          "[planner][serving]") {
+  // The planner over-predicts published MoE serving (docs/calibration.md "Serving engines"): its
+  // p10 sits further below the prediction than a dense model's, and the basis says which set.
+  const Catalog catalog = serving_catalog();
+  const json dense = planner::plan_json(serve(64), catalog);
+  json doc = serve(64);
+  doc["model"]["preset"] = "mixtral-8x7b";
+  doc["layout"] = {{"tp", 2}, {"pp", 1}, {"dp", 4}, {"etp", 2}};
+  const json moe = planner::plan_json(doc, catalog);
+  auto low = [](const json& p) {
+    return p["interval"]["tokens_per_s"]["p10"].get<double>() / p["tokens_per_s"].get<double>();
+  };
+  auto high = [](const json& p) {
+    return p["interval"]["tokens_per_s"]["p90"].get<double>() / p["tokens_per_s"].get<double>();
+  };
+  CHECK(low(dense) == Approx(0.83).margin(0.005));
+  CHECK(high(dense) == Approx(1.12).margin(0.005));
+  CHECK(low(moe) == Approx(0.52).margin(0.005));
+  CHECK(low(moe) < low(dense));
+  CHECK(moe["interval"]["basis"].get<std::string>().find("mixture-of-experts") != std::string::npos);
+}

@@ -35,7 +35,8 @@ double best_published_mfu(Architecture generation, Precision precision) noexcept
 
 // `generation` picks the band of its own runs where the calibration has them (Ampere, Hopper), the
 // pooled band ("*") otherwise.
+// `moe`: a mixture-of-experts model; serving plans of one take the MoE serving check set's band.
 Interval throughput_interval(Architecture generation, Precision precision, JobKind kind, const Layout& l, int gpus,
-                             double seq_len, double mfu);
+                             double seq_len, double mfu, bool moe = false);
 
 }  // namespace linkwise::planner
