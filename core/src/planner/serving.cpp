@@ -24,43 +24,6 @@ Engine resolve(Engine e) noexcept { return e == Engine::auto_ ? Engine::tensorrt
 
 namespace {
 
-EngineProfile make_vllm() {
-  EngineProfile p;
-  // Two published fit rows, vLLM 0.6.0's Llama 3.1 8B on ShareGPT (A100 in the SGLang team's
-  // comparison, H100 in Lambda's report; the 70B and 405B rows of both are check rows): only the
-  // decode fraction is fit; the GEMM fraction, per-step overhead and Blackwell scale are TensorRT-LLM's.
-  p.decode_hbm_fraction = 0.496;
-  p.gemm_fraction = 0.675;
-  p.step_overhead_s = 0.00025;
-  p.blackwell_scale = 0.745;
-  // Defaults of vLLM 0.6 (the version of the published rows): gpu_memory_utilization 0.9 of the
-  // card, max_num_seqs 256, paged KV blocks allocated as sequences grow; chunked prefill's token
-  // budget (max_num_batched_tokens) 8192 on V1 for the API server on large GPUs.
-  p.memory_fraction = 0.90;
-  p.memory_fraction_of_whole_card = true;
-  p.max_batch = 256;
-  p.max_step_tokens = 8192;
-  p.reserves_full_length = false;
-  return p;
-}
-
-EngineProfile make_sglang() {
-  EngineProfile p;
-  // As vLLM: one fit row, the decode fraction fit (it absorbs what an uncapped batch over-predicts).
-  p.decode_hbm_fraction = 0.427;
-  p.gemm_fraction = 0.675;
-  p.step_overhead_s = 0.00025;
-  p.blackwell_scale = 0.745;
-  // SGLang server defaults: mem_fraction_static 0.88 at TP 1 (0.85 at TP 4-8) of the card for
-  // weights and the KV pool, running requests bounded by the pool, chunked_prefill_size 8192.
-  p.memory_fraction = 0.88;
-  p.memory_fraction_of_whole_card = true;
-  p.max_batch = 0;
-  p.max_step_tokens = 8192;
-  p.reserves_full_length = false;
-  return p;
-}
-
 EngineProfile make_trtllm() {
   EngineProfile p;
   // Fit on 50 rows of its performance overview (Llama 3.1 8B and 3.3 70B, FP8 on H100 and H200,
@@ -78,6 +41,39 @@ EngineProfile make_trtllm() {
   p.max_batch = 2048;
   p.max_step_tokens = 8192;
   p.reserves_full_length = true;
+  return p;
+}
+
+// vLLM and SGLang publish too few tables to fit more than their decode fraction: the GEMM
+// fraction, per-step overhead and Blackwell scale are TensorRT-LLM's; both allocate KV blocks as
+// sequences grow (paged, nothing reserved up front) under a token budget of 8192 per step.
+EngineProfile paged_engine(double decode_hbm_fraction) {
+  EngineProfile p = make_trtllm();
+  p.decode_hbm_fraction = decode_hbm_fraction;
+  p.memory_fraction_of_whole_card = true;
+  p.reserves_full_length = false;
+  return p;
+}
+
+EngineProfile make_vllm() {
+  // Two published fit rows, vLLM 0.6.0's Llama 3.1 8B on ShareGPT (A100 in the SGLang team's
+  // comparison, H100 in Lambda's report; the 70B and 405B rows of both are check rows).
+  EngineProfile p = paged_engine(0.496);
+  // Defaults of vLLM 0.6 (the version of the published rows): gpu_memory_utilization 0.9 of the
+  // card, max_num_seqs 256; chunked prefill's token budget (max_num_batched_tokens) 8192 on V1 for
+  // the API server on large GPUs.
+  p.memory_fraction = 0.90;
+  p.max_batch = 256;
+  return p;
+}
+
+EngineProfile make_sglang() {
+  // One fit row; the decode fraction absorbs what an uncapped batch over-predicts.
+  EngineProfile p = paged_engine(0.427);
+  // SGLang server defaults: mem_fraction_static 0.88 at TP 1 (0.85 at TP 4-8) of the card for
+  // weights and the KV pool, running requests bounded by the pool, chunked_prefill_size 8192.
+  p.memory_fraction = 0.88;
+  p.max_batch = 0;
   return p;
 }
 
