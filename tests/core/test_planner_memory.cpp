@@ -269,3 +269,59 @@ TEST_CASE("torchtitan with pipeline parallelism keeps the stage's 16-bit weights
   job.framework = Framework::fsdp;
   CHECK(no_pp.overhead == Approx(memory_of(m, job, l).overhead).epsilon(1e-9));  // without PP: FSDP's per-unit buffers
 }
+
+TEST_CASE("DeepSpeed's pipeline engine with its bf16 optimizer adds a bf16 copy of the stage's gradients to the peak") {
+  // PipelineEngine._bf16_reduce_grads (DeepSpeed 0.6-0.14) all-reduces the flat fp32 gradients cast
+  // to bf16: 2 bytes per local parameter on top of the freed activations' cached segments, up to
+  // the card's capacity (the allocator frees its cache and retries before it fails).
+  const ModelShape m = preset("llama2-13b");
+  Layout l;
+  l.tp = 4;
+  l.pp = 4;
+  l.dp = 4;
+  l.zero = 1;
+  l.recompute = Recompute::full;
+  Job job = pretrain(2048, 64);
+  job.framework = Framework::deepspeed;
+  job.precision = Precision::fp16;
+  const Estimate fp16 = memory_of(m, job, l);
+  job.precision = Precision::bf16;
+  const Estimate bf16 = memory_of(m, job, l);
+  job.framework = Framework::megatron_core;
+  const Estimate megatron = memory_of(m, job, l);
+  const double stage_params = bf16.weights / 2.0;
+  REQUIRE(bf16.total < bf16.capacity);
+  // bf16 over fp16: the fp32 gradient buffer (4 bytes per parameter, in states) and the cast copy (2).
+  const double fp16_states = fp16.weights + fp16.gradients + fp16.optimizer;
+  const double bf16_states = bf16.weights + bf16.gradients + bf16.optimizer;
+  CHECK(bf16.overhead - fp16.overhead - 2.0 * stage_params ==
+        Approx(0.0).margin(0.02 * stage_params + 0.2 * (bf16_states - fp16_states)));
+  CHECK(bf16.total == Approx(bf16.weights + bf16.gradients + bf16.optimizer + bf16.activations + bf16.overhead));
+  // Megatron-Core reduces its fp32 main gradients in place: no copy.
+  CHECK(megatron.overhead < bf16.overhead - 1.5 * stage_params);
+  // Without pipeline parallelism the engine reduces per-parameter buckets: no copy either.
+  job.framework = Framework::deepspeed;
+  l.pp = 1;
+  l.dp = 16;
+  const Estimate no_pp = memory_of(m, job, l);
+  job.precision = Precision::fp16;
+  const Estimate no_pp_fp16 = memory_of(m, job, l);
+  CHECK(no_pp.overhead - no_pp_fp16.overhead < 0.5 * no_pp.weights / 2.0);
+  // A stage that leaves less room than the copy: nvidia-smi would read the whole card, and the run
+  // still fits (the copy comes after the activations are freed), tight.
+  l.tp = 1;
+  l.pp = 2;
+  l.dp = 8;
+  job.precision = Precision::bf16;
+  int capped = 0;
+  for (int mb : {1, 2, 4}) {
+    l.micro_batch = mb;
+    const Estimate e = memory_of(m, job, l);
+    CHECK(e.fits == (e.total <= e.capacity));
+    if (e.fits && e.total == e.capacity) {
+      ++capped;
+      CHECK(e.tight);
+    }
+  }
+  CHECK(capped > 0);
+}

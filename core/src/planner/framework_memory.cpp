@@ -147,4 +147,18 @@ MemoryOverhead framework_overhead(const PreparedModel& m, const PreparedHardware
   return o;
 }
 
+double gradient_reduce_cast_bytes(const PreparedModel& m, const Layout& l, double stage_params_local) noexcept {
+  // DeepSpeed 0.6 to 0.14 (2022-04 to 2024-04; BigScience ran the 2022-02 branch it came from,
+  // olruwase/bf16-updates-2): PipelineEngine._bf16_reduce_grads all-reduces the BF16_Optimizer's
+  // flat fp32 gradients (get_grads_for_reduction), one tensor per parameter group, each above the
+  // 5e8-element bucket, and engine.allreduce_bucket casts it to communication_data_type, bf16 unless
+  // the config names another: a bf16 copy of the whole stage, 2 bytes per local parameter.
+  // DeepSpeed 0.14.1 (PR 5338) reduces the per-parameter gradients in buckets instead.
+  const bool bf16_optimizer = m.framework == Framework::deepspeed && m.precision == Precision::bf16 && l.zero <= 1;
+  if (!bf16_optimizer || l.pp <= 1 || (m.kind != JobKind::pretrain && m.kind != JobKind::finetune) ||
+      m.offload != Offload::none)
+    return 0.0;
+  return 2.0 * stage_params_local;
+}
+
 }  // namespace linkwise::planner

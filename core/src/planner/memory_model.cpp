@@ -251,6 +251,19 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
   out.overhead = o.total;
   out.total = states + out.activations + out.kv_cache + out.overhead;
   out.capacity = hw.capacity_bytes;
+  if (const double cast = gradient_reduce_cast_bytes(m, l, params_per_gpu + expert_params_per_gpu); cast > 0) {
+    // A transient of the gradient reduction, after the last backward: the caching allocator cannot
+    // serve it from the freed activations' segments (smaller blocks), so it cudaMallocs it on top
+    // of them and nvidia-smi shows both; where the card is too small for that, the allocator frees
+    // its cached segments and retries (CUDACachingAllocator: free_cached_blocks) instead of failing.
+    // The card needs max(activation phase, states + the transient); nvidia-smi reads up to capacity.
+    const double activation_phase = out.total;
+    const double reduce_phase = states + cast + o.context + o.nccl;
+    const double required = std::max(activation_phase, reduce_phase);
+    const double shown = std::max(required, std::min(out.capacity, activation_phase + cast));
+    out.overhead += shown - activation_phase;
+    out.total = shown;
+  }
   out.fits = out.total <= out.capacity && !(m.concurrent_max && out.sequences < 1);
   out.tight = out.fits && out.total * (1.0 + k.memory_error_band) > out.capacity;
 }
