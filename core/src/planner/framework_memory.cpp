@@ -3,9 +3,10 @@
 // gradients, DeepSpeed's bf16 optimizer with fp32 gradient accumulation, FSDP's sharded fp32
 // states), the optimizer's own states, CPU offload, and what nvidia-smi shows on top of the
 // tensors: the CUDA context and library workspaces, NCCL's buffers per communicator, the
-// framework's communication buckets and gathered ZeRO-3 units, and the caching allocator's
-// reserved-but-unallocated memory. Constants: constants.cpp (memory section), fit and checked by
-// tests/calibration/calibrate.cpp on tests/calibration/memory_runs.json.
+// framework's communication buckets and gathered ZeRO-3 units, the transient of the gradient
+// reduction (DeepSpeed's bf16 cast), and the caching allocator's reserved-but-unallocated memory. Constants:
+// constants.cpp (memory section), fit and checked by tests/calibration/calibrate.cpp on
+// tests/calibration/memory_runs.json.
 #include <algorithm>
 #include <cmath>
 
