@@ -263,7 +263,8 @@ TEST_CASE("torchtitan with pipeline parallelism keeps the stage's 16-bit weights
   CHECK(titan.overhead - fsdp.overhead > 5.5 * stage_params_per_gpu);
   CHECK(titan.overhead - fsdp.overhead < 6.5 * stage_params_per_gpu);
   l.pp = 1;
-  l.dp = 16;
+  l.tp = 1;  // and no TP: torchtitan's vocab-parallel loss would add activations (and their allocator share)
+  l.dp = 128;
   job.framework = Framework::torchtitan;
   const Estimate no_pp = memory_of(m, job, l);
   job.framework = Framework::fsdp;
@@ -324,4 +325,29 @@ TEST_CASE("DeepSpeed's pipeline engine with its bf16 optimizer adds a bf16 copy 
     }
   }
   CHECK(capped > 0);
+}
+
+TEST_CASE("torchtitan's vocab-parallel loss holds 16 bytes per local vocab entry, eager cross-entropy 10") {
+  // PyTorch's loss_parallel (torchtitan's default under TP): fp32 input, shifted logits, exp and
+  // result in the forward; zeros, exp and their sum beside the saved log-probabilities in backward.
+  const ModelShape m = preset("llama3.1-8b");
+  Layout l;
+  l.tp = 2;
+  l.dp = 4;
+  l.zero = 3;
+  l.micro_batch = 2;
+  l.recompute = Recompute::full;
+  Job job = pretrain(8192, 8);
+  job.framework = Framework::fsdp;
+  const double fsdp = memory_of(m, job, l).activations;
+  job.framework = Framework::torchtitan;
+  const double titan = memory_of(m, job, l).activations;
+  const double entries = 2.0 * 8192 * m.vocab / 2;
+  CHECK(titan - fsdp == Approx(6.0 * entries).epsilon(1e-9));
+  l.tp = 1;  // no TP, no loss parallelism: the same eager cross-entropy
+  l.dp = 8;
+  job.framework = Framework::fsdp;
+  const double fsdp_1 = memory_of(m, job, l).activations;
+  job.framework = Framework::torchtitan;
+  CHECK(memory_of(m, job, l).activations == Approx(fsdp_1).epsilon(1e-12));
 }

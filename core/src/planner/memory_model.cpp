@@ -238,7 +238,13 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     }
     // Output layer: 16-bit logits, their fp32 softmax kept for the loss, and the fp32 gradient of
     // the logits at the loss's backward (the largest single op at large vocab), vocab split over TP.
-    const double logits = tokens * m.vocab / tp * (2.0 + 4.0 + 4.0);
+    // torchtitan with TP computes the loss vocab-parallel (PyTorch's loss_parallel on DTensor logits,
+    // torch/distributed/tensor/parallel/loss.py): its log-softmax holds the fp32 input, the shifted
+    // logits, their exp and the result, and its fused nll + log-softmax backward builds zeros, exp
+    // and their sum beside the saved log-probabilities: 16 bytes per vocab entry at the backward's
+    // peak (the 16-bit logits freed by then).
+    const double logit_bytes = m.framework == Framework::torchtitan && l.tp > 1 ? 16.0 : 2.0 + 4.0 + 4.0;
+    const double logits = tokens * m.vocab / tp * logit_bytes;
     const double last_stage = last_layers * per_layer_bytes + working_set + logits;
     out.activations = l.pp == 1 ? first_stage + logits : std::max(first_stage, last_stage);
     dynamic_bytes = out.activations;
