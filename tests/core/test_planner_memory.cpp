@@ -263,9 +263,91 @@ TEST_CASE("torchtitan with pipeline parallelism keeps the stage's 16-bit weights
   CHECK(titan.overhead - fsdp.overhead > 5.5 * stage_params_per_gpu);
   CHECK(titan.overhead - fsdp.overhead < 6.5 * stage_params_per_gpu);
   l.pp = 1;
-  l.dp = 16;
+  l.tp = 1;  // and no TP: torchtitan's vocab-parallel loss would add activations (and their allocator share)
+  l.dp = 128;
   job.framework = Framework::torchtitan;
   const Estimate no_pp = memory_of(m, job, l);
   job.framework = Framework::fsdp;
   CHECK(no_pp.overhead == Approx(memory_of(m, job, l).overhead).epsilon(1e-9));  // without PP: FSDP's per-unit buffers
+}
+
+TEST_CASE("DeepSpeed's pipeline engine with its bf16 optimizer adds a bf16 copy of the stage's gradients to the peak") {
+  // PipelineEngine._bf16_reduce_grads (DeepSpeed 0.6-0.14) all-reduces the flat fp32 gradients cast
+  // to bf16: 2 bytes per local parameter on top of the freed activations' cached segments, up to
+  // the card's capacity (the allocator frees its cache and retries before it fails).
+  const ModelShape m = preset("llama2-13b");
+  Layout l;
+  l.tp = 4;
+  l.pp = 4;
+  l.dp = 4;
+  l.zero = 1;
+  l.recompute = Recompute::full;
+  Job job = pretrain(2048, 64);
+  job.framework = Framework::deepspeed;
+  job.precision = Precision::fp16;
+  const Estimate fp16 = memory_of(m, job, l);
+  job.precision = Precision::bf16;
+  const Estimate bf16 = memory_of(m, job, l);
+  job.framework = Framework::megatron_core;
+  const Estimate megatron = memory_of(m, job, l);
+  const double stage_params = bf16.weights / 2.0;
+  REQUIRE(bf16.total < bf16.capacity);
+  // bf16 over fp16: the fp32 gradient buffer (4 bytes per parameter, in states) and the cast copy (2).
+  const double fp16_states = fp16.weights + fp16.gradients + fp16.optimizer;
+  const double bf16_states = bf16.weights + bf16.gradients + bf16.optimizer;
+  CHECK(bf16.overhead - fp16.overhead - 2.0 * stage_params ==
+        Approx(0.0).margin(0.02 * stage_params + 0.2 * (bf16_states - fp16_states)));
+  CHECK(bf16.total == Approx(bf16.weights + bf16.gradients + bf16.optimizer + bf16.activations + bf16.overhead));
+  // Megatron-Core reduces its fp32 main gradients in place: no copy.
+  CHECK(megatron.overhead < bf16.overhead - 1.5 * stage_params);
+  // Without pipeline parallelism the engine reduces per-parameter buckets: no copy either.
+  job.framework = Framework::deepspeed;
+  l.pp = 1;
+  l.dp = 16;
+  const Estimate no_pp = memory_of(m, job, l);
+  job.precision = Precision::fp16;
+  const Estimate no_pp_fp16 = memory_of(m, job, l);
+  CHECK(no_pp.overhead - no_pp_fp16.overhead < 0.5 * no_pp.weights / 2.0);
+  // A stage that leaves less room than the copy: nvidia-smi would read the whole card, and the run
+  // still fits (the copy comes after the activations are freed), tight.
+  l.tp = 1;
+  l.pp = 2;
+  l.dp = 8;
+  job.precision = Precision::bf16;
+  int capped = 0;
+  for (int mb : {1, 2, 4}) {
+    l.micro_batch = mb;
+    const Estimate e = memory_of(m, job, l);
+    CHECK(e.fits == (e.total <= e.capacity));
+    if (e.fits && e.total == e.capacity) {
+      ++capped;
+      CHECK(e.tight);
+    }
+  }
+  CHECK(capped > 0);
+}
+
+TEST_CASE("torchtitan's vocab-parallel loss holds 16 bytes per local vocab entry, eager cross-entropy 10") {
+  // PyTorch's loss_parallel (torchtitan's default under TP): fp32 input, shifted logits, exp and
+  // result in the forward; zeros, exp and their sum beside the saved log-probabilities in backward.
+  const ModelShape m = preset("llama3.1-8b");
+  Layout l;
+  l.tp = 2;
+  l.dp = 4;
+  l.zero = 3;
+  l.micro_batch = 2;
+  l.recompute = Recompute::full;
+  Job job = pretrain(8192, 8);
+  job.framework = Framework::fsdp;
+  const double fsdp = memory_of(m, job, l).activations;
+  job.framework = Framework::torchtitan;
+  const double titan = memory_of(m, job, l).activations;
+  const double entries = 2.0 * 8192 * m.vocab / 2;
+  CHECK(titan - fsdp == Approx(6.0 * entries).epsilon(1e-9));
+  l.tp = 1;  // no TP, no loss parallelism: the same eager cross-entropy
+  l.dp = 8;
+  job.framework = Framework::fsdp;
+  const double fsdp_1 = memory_of(m, job, l).activations;
+  job.framework = Framework::torchtitan;
+  CHECK(memory_of(m, job, l).activations == Approx(fsdp_1).epsilon(1e-12));
 }

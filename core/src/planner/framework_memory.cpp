@@ -3,9 +3,10 @@
 // gradients, DeepSpeed's bf16 optimizer with fp32 gradient accumulation, FSDP's sharded fp32
 // states), the optimizer's own states, CPU offload, and what nvidia-smi shows on top of the
 // tensors: the CUDA context and library workspaces, NCCL's buffers per communicator, the
-// framework's communication buckets and gathered ZeRO-3 units, and the caching allocator's
-// reserved-but-unallocated memory. Constants: constants.cpp (memory section), fit and checked by
-// tests/calibration/calibrate.cpp on tests/calibration/memory_runs.json.
+// framework's communication buckets and gathered ZeRO-3 units, the transient of the gradient
+// reduction (DeepSpeed's bf16 cast), and the caching allocator's reserved-but-unallocated memory. Constants:
+// constants.cpp (memory section), fit and checked by tests/calibration/calibrate.cpp on
+// tests/calibration/memory_runs.json.
 #include <algorithm>
 #include <cmath>
 
@@ -145,6 +146,20 @@ MemoryOverhead framework_overhead(const PreparedModel& m, const PreparedHardware
                 k.allocator_static_fraction * (static_bytes + held);
   o.total = o.context + o.nccl + o.buffers + o.allocator;
   return o;
+}
+
+double gradient_reduce_cast_bytes(const PreparedModel& m, const Layout& l, double stage_params_local) noexcept {
+  // DeepSpeed 0.6 to 0.14 (2022-04 to 2024-04; BigScience ran the 2022-02 branch it came from,
+  // olruwase/bf16-updates-2): PipelineEngine._bf16_reduce_grads all-reduces the BF16_Optimizer's
+  // flat fp32 gradients (get_grads_for_reduction), one tensor per parameter group, each above the
+  // 5e8-element bucket, and engine.allreduce_bucket casts it to communication_data_type, bf16 unless
+  // the config names another: a bf16 copy of the whole stage, 2 bytes per local parameter.
+  // DeepSpeed 0.14.1 (PR 5338) reduces the per-parameter gradients in buckets instead.
+  const bool bf16_optimizer = m.framework == Framework::deepspeed && m.precision == Precision::bf16 && l.zero <= 1;
+  if (!bf16_optimizer || l.pp <= 1 || (m.kind != JobKind::pretrain && m.kind != JobKind::finetune) ||
+      m.offload != Offload::none)
+    return 0.0;
+  return 2.0 * stage_params_local;
 }
 
 }  // namespace linkwise::planner

@@ -238,7 +238,13 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     }
     // Output layer: 16-bit logits, their fp32 softmax kept for the loss, and the fp32 gradient of
     // the logits at the loss's backward (the largest single op at large vocab), vocab split over TP.
-    const double logits = tokens * m.vocab / tp * (2.0 + 4.0 + 4.0);
+    // torchtitan with TP computes the loss vocab-parallel (PyTorch's loss_parallel on DTensor logits,
+    // torch/distributed/tensor/parallel/loss.py): its log-softmax holds the fp32 input, the shifted
+    // logits, their exp and the result, and its fused nll + log-softmax backward builds zeros, exp
+    // and their sum beside the saved log-probabilities: 16 bytes per vocab entry at the backward's
+    // peak (the 16-bit logits freed by then).
+    const double logit_bytes = m.framework == Framework::torchtitan && l.tp > 1 ? 16.0 : 2.0 + 4.0 + 4.0;
+    const double logits = tokens * m.vocab / tp * logit_bytes;
     const double last_stage = last_layers * per_layer_bytes + working_set + logits;
     out.activations = l.pp == 1 ? first_stage + logits : std::max(first_stage, last_stage);
     dynamic_bytes = out.activations;
@@ -251,6 +257,19 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
   out.overhead = o.total;
   out.total = states + out.activations + out.kv_cache + out.overhead;
   out.capacity = hw.capacity_bytes;
+  if (const double cast = gradient_reduce_cast_bytes(m, l, params_per_gpu + expert_params_per_gpu); cast > 0) {
+    // A transient of the gradient reduction, after the last backward: the caching allocator cannot
+    // serve it from the freed activations' segments (smaller blocks), so it cudaMallocs it on top
+    // of them and nvidia-smi shows both; where the card is too small for that, the allocator frees
+    // its cached segments and retries (CUDACachingAllocator: free_cached_blocks) instead of failing.
+    // The card needs max(activation phase, states + the transient); nvidia-smi reads up to capacity.
+    const double activation_phase = out.total;
+    const double reduce_phase = states + cast + o.context + o.nccl;
+    const double required = std::max(activation_phase, reduce_phase);
+    const double shown = std::max(required, std::min(out.capacity, activation_phase + cast));
+    out.overhead += shown - activation_phase;
+    out.total = shown;
+  }
   out.fits = out.total <= out.capacity && !(m.concurrent_max && out.sequences < 1);
   out.tight = out.fits && out.total * (1.0 + k.memory_error_band) > out.capacity;
 }

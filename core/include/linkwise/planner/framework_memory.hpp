@@ -24,4 +24,9 @@ MemoryOverhead framework_overhead(const PreparedModel& m, const PreparedHardware
                                   const PlannerConstants& k, double layer_params_local, double stage_params_local,
                                   double grads_local_bytes, double static_bytes, double dynamic_bytes) noexcept;
 
+// Bytes of a transient the framework allocates at the gradient reduction, after the activations
+// are freed (0 where none beyond framework_overhead's buckets): DeepSpeed's pipeline engine with
+// its BF16_Optimizer casts the stage's whole flat fp32 gradient to bf16 before the all-reduce.
+double gradient_reduce_cast_bytes(const PreparedModel& m, const Layout& l, double stage_params_local) noexcept;
+
 }  // namespace linkwise::planner
