@@ -373,13 +373,11 @@ TEST_CASE("MoE plans from presets: three models x pre-training, fine-tuning, ser
         CHECK(gpu_model.rfind(gpu, 0) == 0);
         if (std::string(gpu) == "GB200") CHECK(best["nvlink_domain_gpus"].get<int>() == 72);
         // Where EP pays the search takes it: DeepSeek-V3 everywhere, Qwen3-235B and Mixtral-8x22B for
-        // fine-tuning and serving. Their fp8 pre-training at this batch is cheapest as ZeRO-3 with
-        // every expert local, so ep stays the search's free choice there: Qwen3-235B's EP all-to-all
-        // would cross the network at 8 x 4096 x 2 bytes per token and layer; Mixtral-8x22B on H100
-        // (16 nodes) costs $411k at ep 1 (ZeRO-3, micro-batch 8) against $451k at ep 8 with the same
-        // micro-batch (the busiest EP rank's 1.1 load imbalance, 0.6 s of all-to-all per step) and
-        // $449k at ep 8 with micro-batch 1, which pays the fitted fixed cost per MoE layer per
-        // micro-batch (constants.cpp moe_layer_overhead_s) 8 times as often.
+        // fine-tuning and serving. Their fp8 pre-training at this batch can be cheapest as ZeRO-3
+        // with every expert local, so ep stays the search's free choice there: Qwen3-235B's EP
+        // all-to-all would cross the network at 8 x 4096 x 2 bytes per token and layer (H100, 32
+        // nodes: ep 1, ZeRO-3, micro-batch 4, $496k); Mixtral-8x22B on H100 (16 nodes) plans at ep 8
+        // (tp 2, pp 2, ZeRO-3, micro-batch 1, $363k) since the second MoE fit (constants.cpp).
         const bool pretrain = std::string(job).find("pretrain") != std::string::npos;
         if (!(pretrain && std::string(model) != "deepseek-v3")) CHECK(best["layout"]["ep"].get<int>() > 1);
       }

@@ -89,6 +89,19 @@ inline double grouped_gemm_efficiency(const PreparedModel& m, const Layout& l, c
       m, std::min({rows.busiest / rows.touched, m.expert_ffn / double(l.etp), double(m.hidden)}), k);
 }
 
+// The host time of a MoE layer's pass (moe_layer_overhead_s: the router, permute and dispatcher
+// kernels launched one by one, and the dropless dispatcher's device-to-host sync on the tokens per
+// expert) shows on the GPU only where the pass's GPU work is too short to cover it: the sync
+// empties the queue and the GPU waits for each launch. Exposed: overhead / (1 + gpu_s /
+// moe_host_hide_s), all of it for a tiny micro-batch, little of it for a large one (Megatron-LM
+// docs/discussions/deepseek-v3-gb200-optimization: "CPU overhead", and the sync that keeps the
+// routed experts out of CUDA graphs). Megatron-Bridge's B200 Qwen3-30B-A3B at micro-batch 1 runs
+// 18,066 tokens/s token-dropping and 9,299 dropless; at micro-batch 4 on GB200 the two agree.
+// Token-dropping runs pay it too: charging it to dropless runs only fit the MoE fit set worse.
+inline double moe_host_exposed_s(double gpu_s, const PlannerConstants& k) {
+  return k.moe_host_hide_s > 0 ? k.moe_layer_overhead_s / (1.0 + gpu_s / k.moe_host_hide_s) : k.moe_layer_overhead_s;
+}
+
 // Memory-bound work of one MoE layer's MLP besides the attention block's: activations of the shared
 // and routed experts, permutation of the routed rows.
 inline double moe_elementwise_bytes(const PreparedModel& m, double tokens, double tp, const Layout& l,
@@ -358,10 +371,13 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
                                        kNf4DequantBytesPerWeight / dequant_bytes_per_s
                                  : 0.0;
     // Router top-k, permute/unpermute index kernels and the dispatcher (with its host sync on the
-    // tokens per expert) cost a fixed time per MoE layer per pass, whatever the micro-batch.
-    moe_fwd = moe_gemm_fwd + attention_fwd + elem + k.layer_overhead_s + fixed + k.moe_layer_overhead_s + moe_dequant;
-    moe_bwd = (lora ? 1.0 : 2.0) * (moe_gemm_fwd + fixed) + 2.5 * attention_fwd + 2.0 * elem + k.layer_overhead_s +
-              k.moe_layer_overhead_s + moe_dequant;
+    // tokens per expert): host time per MoE layer per pass, exposed as far as the pass's GPU work
+    // does not cover it (moe_host_exposed_s).
+    const double fwd_gpu = moe_gemm_fwd + attention_fwd + elem + k.layer_overhead_s + fixed + moe_dequant;
+    const double bwd_gpu = (lora ? 1.0 : 2.0) * (moe_gemm_fwd + fixed) + 2.5 * attention_fwd + 2.0 * elem +
+                           k.layer_overhead_s + moe_dequant;
+    moe_fwd = fwd_gpu + moe_host_exposed_s(fwd_gpu, k);
+    moe_bwd = bwd_gpu + moe_host_exposed_s(bwd_gpu, k);
     double recompute = layer_fraction * moe_fwd;
     if (l.recompute == Recompute::selective) recompute = op_sac ? 0.5 * moe_gemm_fwd + elem : attention_fwd;
     if (l.recompute != Recompute::full && m.framework == Framework::hai_llm)  // norms, up-projections, SwiGLU outputs
@@ -564,8 +580,9 @@ double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int 
         (k.elementwise_passes * 2.0 * (tokens * (h / sp_div + m.shared_ffn / tp) + rows * m.expert_ffn) +
          k.moe_permute_passes * 2.0 * rows * h) /
         r.hbm;
-    per_moe_layer =
-        passes * moe_gemm + 3.5 * attention + 3.0 * moe_elem + 2.0 * (k.layer_overhead_s + k.moe_layer_overhead_s);
+    // The MoE layer's exposed host time is left out: it shrinks as the GPU work grows, which this
+    // bound only bounds from below.
+    per_moe_layer = passes * moe_gemm + 3.5 * attention + 3.0 * moe_elem + 2.0 * k.layer_overhead_s;
   }
   const double logits =
       3.0 * (2.0 * tokens * h * m.vocab / tp / r.flops + r.elem * tokens * (h + m.vocab / tp) / r.hbm) +
