@@ -125,23 +125,23 @@ const PlannerConstants& default_constants() {
     // on the MoE fit set (36 runs: 22 Megatron-Bridge 25.11/25.09 performance-summary rows and 14 of
     // Megatron-Core's own published recipes, Megatron-MoE-ModelZoo and the DeepSeek-V3 GB200 guide:
     // DeepSeek-V3, Qwen3-30B-A3B, Qwen3-235B-A22B, Mixtral-8x22B, gpt-oss-120b on H100/B200/GB200/
-    // GB300; tests/calibration/DATA.md), the dense constants above held fixed; loss 0.220, median
-    // |error| 17.4% on that set. Checked, never fit, on moe_check_runs.json (Megatron-Bridge 26.02,
-    // NeMo, NeMo AutoModel): 24.6% -> 17.5% over its 30 runs (docs/calibration.md).
+    // GB300; tests/calibration/DATA.md), the dense constants above held fixed; loss 0.236, median
+    // |error| 17.8% on that set. Checked, never fit, on moe_check_runs.json (Megatron-Bridge 26.02,
+    // NeMo, NeMo AutoModel): 24.6% -> 17.6% over its 30 runs (docs/calibration.md).
     // moe_gemm_half_dim: a grouped GEMM whose smallest dimension n (rows per local expert, expert
-    // width, hidden) is n runs at n / (n + 1022) of the dense ceiling: 0.43 for Qwen3-30B-A3B's
-    // 768-wide experts, 0.67 for DeepSeek-V3's 2048, 0.80 for Mixtral's 4096. It also absorbs what
+    // width, hidden) is n runs at n / (n + 1115) of the dense ceiling: 0.41 for Qwen3-30B-A3B's
+    // 768-wide experts, 0.65 for DeepSeek-V3's 2048, 0.79 for Mixtral's 4096. It also absorbs what
     // the dense constants miss on Blackwell (uncalibrated, derive_uncalibrated_efficiencies).
-    // moe_layer_overhead_s: 0.59 ms of host time per MoE layer per pass per micro-batch (router,
+    // moe_layer_overhead_s: 1.55 ms of host time per MoE layer per pass per micro-batch (router,
     // permute and dispatcher kernels, the dropless dispatcher's host sync), of which a pass with
-    // moe_host_hide_s = 3.0 ms of GPU work hides half (time_model.cpp moe_host_exposed_s; Megatron-
-    // LM's DeepSeek-V3 GB200 guide names this host overhead and the sync). moe_permute_passes: 13.3
+    // moe_host_hide_s = 0.61 ms of GPU work hides half (time_model.cpp moe_host_exposed_s; Megatron-
+    // LM's DeepSeek-V3 GB200 guide names this host overhead and the sync). moe_permute_passes: 13.0
     // memory passes over the routed rows, more than permute/unpermute's 4: it takes the memory-bound
     // work of fine-grained experts the model does not itemise (padding, FP8 casts of routed rows).
-    c.moe_permute_passes = 13.32;
-    c.moe_gemm_half_dim = 1022;
-    c.moe_layer_overhead_s = 0.5894e-3;
-    c.moe_host_hide_s = 3.03e-3;
+    c.moe_permute_passes = 12.99;
+    c.moe_gemm_half_dim = 1115;
+    c.moe_layer_overhead_s = 1.548e-3;
+    c.moe_host_hide_s = 0.614e-3;
     return c;
   }();
   return k;
