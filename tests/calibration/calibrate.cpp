@@ -181,6 +181,9 @@ std::string to_workload(const json& r, json& out) {
                  {"virtual_stages", get_or(r, "vp", 1)}};
   if (get_or(r, "ep", 1) > 1) layout["ep"] = r["ep"];
   if (get_or(r, "etp", 1) > 1) layout["etp"] = r["etp"];
+  // The EP all-to-all overlapped with another micro-batch's compute, where the source says so
+  // (Megatron-Core's --overlap-moe-expert-parallel-comm, "1f1b overlap", A2A_OVERLAP=1).
+  if (get_or(r, "overlap_a2a", false)) layout["overlap_a2a"] = true;
   if (r.contains("recompute_layer_fraction") && r["recompute_layer_fraction"].is_number())
     layout["recompute_layer_fraction"] = r["recompute_layer_fraction"];
   const int per_node = std::min(gpus, node->gpus_per_node);
@@ -327,11 +330,15 @@ void fit_moe(const std::vector<Run>& runs, planner::PlannerConstants& k) {
       // A MoE layer launches tens of small kernels per pass (router, top-k, permute, unpermute,
       // dispatcher) and, dropless, waits on the host for the tokens per expert: 10 us to 5 ms.
       {"moe_layer_overhead_s", &k.moe_layer_overhead_s, 10e-6, 5e-3},
+      // The GPU time of a MoE layer's pass that hides half of that host time: 10 us (a few kernels)
+      // to 100 ms (never hidden in practice).
+      {"moe_host_hide_s", &k.moe_host_hide_s, 10e-6, 100e-3},
       // Permutation: at least its 4 passes (read + write, permute and unpermute), up to 4x that.
       {"moe_permute_passes", &k.moe_permute_passes, 4.0, 16.0},
   };
   k.moe_gemm_half_dim = 256;
   k.moe_layer_overhead_s = 100e-6;
+  k.moe_host_hide_s = 1e-3;
   k.moe_permute_passes = 4.0;
   double best = loss(runs, k, true);
   for (double step = 0.3; step > 0.002; step *= 0.5) {

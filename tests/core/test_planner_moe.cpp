@@ -373,13 +373,11 @@ TEST_CASE("MoE plans from presets: three models x pre-training, fine-tuning, ser
         CHECK(gpu_model.rfind(gpu, 0) == 0);
         if (std::string(gpu) == "GB200") CHECK(best["nvlink_domain_gpus"].get<int>() == 72);
         // Where EP pays the search takes it: DeepSeek-V3 everywhere, Qwen3-235B and Mixtral-8x22B for
-        // fine-tuning and serving. Their fp8 pre-training at this batch is cheapest as ZeRO-3 with
-        // every expert local, so ep stays the search's free choice there: Qwen3-235B's EP all-to-all
-        // would cross the network at 8 x 4096 x 2 bytes per token and layer; Mixtral-8x22B on H100
-        // (16 nodes) costs $411k at ep 1 (ZeRO-3, micro-batch 8) against $451k at ep 8 with the same
-        // micro-batch (the busiest EP rank's 1.1 load imbalance, 0.6 s of all-to-all per step) and
-        // $449k at ep 8 with micro-batch 1, which pays the fitted fixed cost per MoE layer per
-        // micro-batch (constants.cpp moe_layer_overhead_s) 8 times as often.
+        // fine-tuning and serving. Their fp8 pre-training at this batch can be cheapest as ZeRO-3
+        // with every expert local, so ep stays the search's free choice there: Qwen3-235B's EP
+        // all-to-all would cross the network at 8 x 4096 x 2 bytes per token and layer (H100, 32
+        // nodes: ep 1, ZeRO-3, micro-batch 4, $496k); Mixtral-8x22B on H100 (16 nodes) plans at ep 8
+        // (tp 2, pp 2, ZeRO-3, micro-batch 1, $363k) since the second MoE fit (constants.cpp).
         const bool pretrain = std::string(job).find("pretrain") != std::string::npos;
         if (!(pretrain && std::string(model) != "deepseek-v3")) CHECK(best["layout"]["ep"].get<int>() > 1);
       }
@@ -509,4 +507,67 @@ TEST_CASE("recommend ranks plans that clear the memory error band before tight o
   REQUIRE(only["results"].size() == 1);
   CHECK(only["results"][0]["memory_verdict"] == "tight");
   CHECK(only["results"][0]["why"].get<std::string>().find("no plan the search found clears it") != std::string::npos);
+}
+
+TEST_CASE("sliding-window attention: the contract, gpt-oss's preset, attention time and KV cache") {
+  const json base = json::parse(R"({"model": {"layers": 8, "hidden": 1024, "heads": 8, "vocab": 32000,
+      "attention": {"kind": "gqa", "kv_heads": 2, "window": 128, "full_every": 2}},
+      "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 16},
+      "hardware": {"instance": "aws:p5.48xlarge"}, "layout": {"tp": 1, "pp": 1}})");
+  CHECK(field_of(base).empty());
+  auto with = [&](const char* pointer, const json& value) {
+    json d = base;
+    d[json::json_pointer(pointer)] = value;
+    return field_of(d);
+  };
+  CHECK(with("/model/attention/window", 0) == "model.attention.window");
+  CHECK(with("/model/attention/window", "128") == "model.attention.window");
+  CHECK(with("/model/attention/full_every", 0) == "model.attention.full_every");
+  json no_window = base;
+  no_window["model"]["attention"].erase("window");
+  CHECK(field_of(no_window) == "model.attention.full_every");  // full_every needs a window
+
+  const planner::ModelShape oss = planner::preset("gpt-oss-120b");
+  CHECK(oss.attention_window == 128);
+  CHECK(oss.windowed_layers() == 18);  // every other one of 36 layers (config.json layer_types)
+  CHECK(planner::preset("gpt-oss-20b").windowed_layers() == 12);
+  CHECK(planner::preset("qwen3-235b-a22b").windowed_layers() == 0);
+
+  // Keys per query: a 128-token window over 4096 tokens on half the layers.
+  planner::Job job;
+  job.seq_len = 4096;
+  job.global_batch = 64;
+  const auto m = planner::prepare_model(oss, job);
+  CHECK(planner::attention_context(m, 4096) == Approx(0.5 * 4096 + 0.5 * 2 * 128 * (1 - 128.0 / 8192)));
+  CHECK(planner::attention_context(m, 100) == Approx(100));  // the window covers the whole context
+  CHECK(planner::kv_tokens(m, 4096) == Approx(0.5 * 4096 + 0.5 * 128));
+
+  // Training: the same layout without the window spends more time in attention and counts more
+  // model FLOPs per token.
+  auto plan_of = [&](bool window, const char* job_json, const char* layout_json) {
+    json d;
+    if (window) d["model"] = {{"preset", "gpt-oss-120b"}};
+    else  // the preset's shape, written out without the window
+      d["model"] = json::parse(R"({"layers": 36, "hidden": 2880, "heads": 64, "ffn_hidden": 2880, "vocab": 201088,
+          "gated_mlp": true, "attention": {"kind": "gqa", "kv_heads": 8, "head_dim": 64},
+          "moe": {"experts": 128, "top_k": 4, "expert_ffn_hidden": 2880}})");
+    d["job"] = json::parse(job_json);
+    d["hardware"] = {{"instance", "aws:p5.48xlarge"}, {"nodes", 2}};
+    if (layout_json) d["layout"] = json::parse(layout_json);
+    return planner::plan(planner::parse_workload(d, real_catalog()));
+  };
+  const char* train = R"({"kind": "pretrain", "seq_len": 8192, "global_batch": 64, "tokens": 1e9})";
+  const char* layout = R"({"tp": 1, "pp": 1, "dp": 16, "ep": 16, "micro_batch": 1, "zero": 1})";
+  const auto windowed = plan_of(true, train, layout), full = plan_of(false, train, layout);
+  REQUIRE(windowed.params_b == Approx(full.params_b).epsilon(1e-12));  // the same shape otherwise
+  CHECK(windowed.time_s.compute < full.time_s.compute);
+  CHECK(windowed.model_tflops_per_gpu * windowed.step_time_s < full.model_tflops_per_gpu * full.step_time_s);
+
+  // Serving at a long context: the windowed half of the layers keeps 128 tokens per sequence.
+  const char* serve =
+      R"({"kind": "inference", "prompt_len": 8192, "output_len": 1024, "concurrent": 64, "tokens": 1e8})";
+  const char* serve_layout = R"({"tp": 8, "pp": 1, "dp": 2, "ep": 8})";
+  const auto kv_w = plan_of(true, serve, serve_layout), kv_f = plan_of(false, serve, serve_layout);
+  CHECK(kv_w.memory_gb.kv_cache == Approx(kv_f.memory_gb.kv_cache * (0.5 * 9216 + 0.5 * 128) / 9216).epsilon(1e-9));
+  CHECK(kv_w.time_s.compute < kv_f.time_s.compute);  // each decode step reads less KV cache
 }

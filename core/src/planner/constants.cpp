@@ -119,27 +119,29 @@ const PlannerConstants& default_constants() {
     // runs are force-balanced or token-dropping (capacity 1.0), so they do not constrain it.
     c.moe_load_imbalance = 1.1;
     // Permutation: Megatron-Core's token permute and unpermute each read and write the routed rows
-    // once (moe/moe_utils.py permute/unpermute): 2 passes of read + write.
-    c.moe_permute_passes = 4.0;
-    // Grouped expert GEMMs and the MoE layer's fixed kernels (time_model.cpp, training only): fit by
-    // `linkwise_calibrate --moe-fit-set tests/calibration/moe_fit_runs.json --fit-moe` on the MoE fit
-    // set (22 Megatron-Bridge 25.11 and 25.09 performance-summary runs of DeepSeek-V3, Qwen3-30B-A3B,
-    // Qwen3-235B-A22B and gpt-oss-120b on H100/B200/GB200/GB300; tests/calibration/DATA.md), the
-    // dense constants above held fixed; loss 0.232, median |error| 15.9% on that set. Checked, never
-    // fit, on the 27 Megatron-Bridge/NeMo runs of moe_check_runs.json: 32.4% -> 23.8%; on its 3 NeMo
-    // AutoModel (PyTorch FSDP2) H100 runs 14.8% -> 37.9%: fit on Megatron-Core, they under-predict
-    // other frameworks (docs/calibration.md).
+    // once (moe/moe_utils.py permute/unpermute): 4 passes at least; fit below, see there.
+    // Grouped expert GEMMs, the MoE layer's host time and the permutation (time_model.cpp, training
+    // only): fit by `linkwise_calibrate --moe-fit-set tests/calibration/moe_fit_runs.json --fit-moe`
+    // on the MoE fit set (36 runs: 22 Megatron-Bridge 25.11/25.09 performance-summary rows and 14 of
+    // Megatron-Core's own published recipes, Megatron-MoE-ModelZoo and the DeepSeek-V3 GB200 guide:
+    // DeepSeek-V3, Qwen3-30B-A3B, Qwen3-235B-A22B, Mixtral-8x22B, gpt-oss-120b on H100/B200/GB200/
+    // GB300; tests/calibration/DATA.md), the dense constants above held fixed; loss 0.236, median
+    // |error| 17.8% on that set. Checked, never fit, on moe_check_runs.json (Megatron-Bridge 26.02,
+    // NeMo, NeMo AutoModel): 24.6% -> 17.6% over its 30 runs (docs/calibration.md).
     // moe_gemm_half_dim: a grouped GEMM whose smallest dimension n (rows per local expert, expert
-    // width, hidden) is n runs at n / (n + 3122) of the dense ceiling: 0.20 for Qwen3-30B-A3B's
-    // 768-wide experts, 0.40 for DeepSeek-V3's 2048, 0.57 for Mixtral's 4096. It also absorbs what
-    // the dense constants miss on Blackwell (uncalibrated, derive_uncalibrated_efficiencies), where
-    // most MoE runs are. moe_layer_overhead_s: 1.34 ms per MoE layer per pass per micro-batch, the
-    // router/permute/dispatcher kernels and the dropless dispatcher's host sync: what makes
-    // Megatron-Bridge's micro-batch-1 Qwen3-30B-A3B runs 2-3x slower per token than micro-batch 4-8
-    // (Megatron-Core MoE report, arXiv 2603.07685, names host overhead its "compute wall").
-    // moe_permute_passes stayed at its floor (4) in that fit.
-    c.moe_gemm_half_dim = 3122;
-    c.moe_layer_overhead_s = 1.337e-3;
+    // width, hidden) is n runs at n / (n + 1115) of the dense ceiling: 0.41 for Qwen3-30B-A3B's
+    // 768-wide experts, 0.65 for DeepSeek-V3's 2048, 0.79 for Mixtral's 4096. It also absorbs what
+    // the dense constants miss on Blackwell (uncalibrated, derive_uncalibrated_efficiencies).
+    // moe_layer_overhead_s: 1.55 ms of host time per MoE layer per pass per micro-batch (router,
+    // permute and dispatcher kernels, the dropless dispatcher's host sync), of which a pass with
+    // moe_host_hide_s = 0.61 ms of GPU work hides half (time_model.cpp moe_host_exposed_s; Megatron-
+    // LM's DeepSeek-V3 GB200 guide names this host overhead and the sync). moe_permute_passes: 13.0
+    // memory passes over the routed rows, more than permute/unpermute's 4: it takes the memory-bound
+    // work of fine-grained experts the model does not itemise (padding, FP8 casts of routed rows).
+    c.moe_permute_passes = 12.99;
+    c.moe_gemm_half_dim = 1115;
+    c.moe_layer_overhead_s = 1.548e-3;
+    c.moe_host_hide_s = 0.614e-3;
     return c;
   }();
   return k;

@@ -120,11 +120,12 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     // caches one latent per token, whole on every TP rank.
     const double kv_elements = m.kv_split_by_tp ? 2.0 * std::ceil(m.kv_heads / tp) * m.head_dim : m.kv_elements;
     const double kv_bytes_per_token = layers_per_stage * kv_elements * m.kv_bytes;
-    const double kv_full = kv_bytes_per_token * (m.prompt_len + m.output_len);  // one sequence at its end
+    // (sliding-window layers keep their window only: kv_tokens)
+    const double kv_full = kv_bytes_per_token * kv_tokens(m, m.prompt_len + m.output_len);  // one sequence at its end
     // What one running sequence holds in the engine's pool: its whole length where the engine
     // reserves it at admission, else (paged, on demand) the mean over its life in a steady stream.
     const double kv_held =
-        m.engine.reserves_full_length ? kv_full : kv_bytes_per_token * (m.prompt_len + m.output_len / 2.0);
+        m.engine.reserves_full_length ? kv_full : kv_bytes_per_token * kv_tokens(m, m.prompt_len + m.output_len / 2.0);
     const double logits_per_sequence = m.vocab / tp * 4.0;  // fp32 logits of the last position
     // One engine step's working set: the prefill tokens it carries (chunked to the engine's token
     // budget; several prompts share a step), one layer at a time, nothing kept across layers.

@@ -177,18 +177,26 @@ const std::vector<ModelShape>& presets() {
         moe(make("gpt-oss-20b", 24, 2880, 64, 8, 2880, 201088, true, false, false,
                  "huggingface.co/openai/gpt-oss-20b config.json (head_dim 64, 32 experts, 4 per token, "
                  "intermediate_size 2880); OpenAI gpt-oss model card (arXiv 2508.10925) Table 1: 21B total, "
-                 "3.6B active; sliding-window layers and attention sinks not modelled"),
+                 "3.6B active; sliding_window 128 on the layer_types' sliding_attention layers (every other one, "
+                 "attention.window / full_every); attention sinks not modelled"),
             32, 4, 0, 2880, 0, 1),
         moe(make("gpt-oss-120b", 36, 2880, 64, 8, 2880, 201088, true, false, false,
                  "huggingface.co/openai/gpt-oss-120b config.json (head_dim 64, 128 experts, 4 per token, "
                  "intermediate_size 2880); OpenAI gpt-oss model card (arXiv 2508.10925) Table 1: 117B total, "
-                 "5.1B active; sliding-window layers and attention sinks not modelled"),
+                 "5.1B active; sliding_window 128 on the layer_types' sliding_attention layers (every other one, "
+                 "attention.window / full_every); attention sinks not modelled"),
             128, 4, 0, 2880, 0, 1),
     };
     for (ModelShape& m : v)
       if (m.name.rfind("qwen3-", 0) == 0 || m.name.rfind("llama4-", 0) == 0) m.head_dim_explicit = 128;
+    // gpt-oss: config.json layer_types alternate sliding_attention (sliding_window 128) and
+    // full_attention, so every 2nd layer keeps full attention.
     for (ModelShape& m : v)
-      if (m.name.rfind("gpt-oss-", 0) == 0) m.head_dim_explicit = 64;
+      if (m.name.rfind("gpt-oss-", 0) == 0) {
+        m.head_dim_explicit = 64;
+        m.attention_window = 128;
+        m.full_attention_every = 2;
+      }
     // DeepSeek-V3 (= R1's shape): MLA, 256 routed experts (8 per token, sigmoid router) + 1 shared,
     // first 3 layers dense. The multi-token-prediction module (14B more on the hub) is left out.
     ModelShape ds = moe(make("deepseek-v3", 61, 7168, 128, 128, 18432, 129280, true, false, false,
@@ -304,7 +312,8 @@ std::optional<long long> int_field(const nlohmann::json& obj, const char* key, c
 void parse_attention(const nlohmann::json& a, ModelShape& m) {
   if (!a.is_object()) json_fields::fail("model.attention", "an object", a);
   reject_unknown_in(a, "model.attention",
-                    {"kind", "kv_heads", "head_dim", "kv_lora_rank", "q_lora_rank", "rope_head_dim", "v_head_dim"});
+                    {"kind", "kv_heads", "head_dim", "kv_lora_rank", "q_lora_rank", "rope_head_dim", "v_head_dim",
+                     "window", "full_every"});
   const std::string kind =
       json_fields::member_or_null(a, "kind") ? json_fields::string(a["kind"], "model.attention.kind") : "gqa";
   m.attention = parse_enum(kAttentionNames, kind, "model.attention.kind");
@@ -328,6 +337,15 @@ void parse_attention(const nlohmann::json& a, ModelShape& m) {
     m.q_lora_rank = int(int_field(a, "q_lora_rank", "model.attention", 1, limits::kLatentRank).value_or(0));
     m.rope_head_dim = int(int_field(a, "rope_head_dim", "model.attention", 1, limits::kHeadDim).value_or(0));
     m.v_head_dim_explicit = int(int_field(a, "v_head_dim", "model.attention", 1, limits::kHeadDim).value_or(0));
+  }
+  // Sliding window: tokens a windowed layer attends to; every full_every-th layer attends to all.
+  if (const auto w = int_field(a, "window", "model.attention", 1, limits::kAttentionWindow))
+    m.attention_window = int(*w);
+  if (const auto every = int_field(a, "full_every", "model.attention", 1, limits::kLayers)) {
+    if (m.attention_window == 0)
+      throw_invalid("model.attention.full_every",
+                    "model.attention.full_every (every n-th layer keeps full attention) needs model.attention.window");
+    m.full_attention_every = int(*every);
   }
 }
 
@@ -460,6 +478,10 @@ nlohmann::json attention_json(const ModelShape& m) {
     a["q_lora_rank"] = m.q_lora_rank > 0 ? nlohmann::json(m.q_lora_rank) : nlohmann::json(nullptr);
     a["rope_head_dim"] = m.rope_head_dim;
     a["v_head_dim"] = m.v_head_dim();
+  }
+  if (m.attention_window > 0) {
+    a["window"] = m.attention_window;
+    a["full_every"] = m.full_attention_every > 0 ? nlohmann::json(m.full_attention_every) : nlohmann::json(nullptr);
   }
   return a;
 }

@@ -50,6 +50,8 @@ PreparedModel prepare_model(const ModelShape& s, const Job& job) {
   m.kv_elements = s.kv_elements_per_token_layer();
   m.kv_split_by_tp = !m.mla;  // vLLM/SGLang keep MLA's latent whole on every TP rank
   m.kv_bytes = job.kv_cache_precision == Precision::fp8 ? 1.0 : 2.0;
+  m.window = s.attention_window;
+  m.windowed_share = s.layers > 0 ? double(s.windowed_layers()) / s.layers : 0.0;
 
   // Mixture-of-experts.
   m.moe = s.moe.enabled();

@@ -89,6 +89,19 @@ inline double grouped_gemm_efficiency(const PreparedModel& m, const Layout& l, c
       m, std::min({rows.busiest / rows.touched, m.expert_ffn / double(l.etp), double(m.hidden)}), k);
 }
 
+// The host time of a MoE layer's pass (moe_layer_overhead_s: the router, permute and dispatcher
+// kernels launched one by one, and the dropless dispatcher's device-to-host sync on the tokens per
+// expert) shows on the GPU only where the pass's GPU work is too short to cover it: the sync
+// empties the queue and the GPU waits for each launch. Exposed: overhead / (1 + gpu_s /
+// moe_host_hide_s), all of it for a tiny micro-batch, little of it for a large one (Megatron-LM
+// docs/discussions/deepseek-v3-gb200-optimization: "CPU overhead", and the sync that keeps the
+// routed experts out of CUDA graphs). Megatron-Bridge's B200 Qwen3-30B-A3B at micro-batch 1 runs
+// 18,066 tokens/s token-dropping and 9,299 dropless; at micro-batch 4 on GB200 the two agree.
+// Token-dropping runs pay it too: charging it to dropless runs only fit the MoE fit set worse.
+inline double moe_host_exposed_s(double gpu_s, const PlannerConstants& k) {
+  return k.moe_host_hide_s > 0 ? k.moe_layer_overhead_s / (1.0 + gpu_s / k.moe_host_hide_s) : k.moe_layer_overhead_s;
+}
+
 // Memory-bound work of one MoE layer's MLP besides the attention block's: activations of the shared
 // and routed experts, permutation of the routed rows.
 inline double moe_elementwise_bytes(const PreparedModel& m, double tokens, double tp, const Layout& l,
@@ -192,8 +205,8 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
       const double tokens = prompts * prompt;
       const double rows = std::min(eng.max_step_tokens, tokens);
       steps = std::ceil(tokens / rows);
-      const double attention =
-          prompts * 2.0 * prompt * prompt * m.attention_width / tp * (m.flash ? 1.0 : 2.0) / attention_flops_s;
+      const double attention = prompts * 2.0 * prompt * attention_context(m, prompt) * m.attention_width / tp *
+                               (m.flash ? 1.0 : 2.0) / attention_flops_s;
       const double elem = k.elementwise_passes * 2.0 * tokens * (h + m.ffn / tp) / hbm;
       const double dense_layer =
           tokens / rows * layer_gemms_s(m, rows, tp, engine_rates) + attention + elem + steps * k.layer_overhead_s;
@@ -222,12 +235,12 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     const double ahead = (sequences + 1.0) / 2.0;
     double steps_load = 0;
     const double prefill_load = prefill_s(ahead, steps_load);
-    const double running_kv = ahead / 2.0 * prompt * kv_bytes_per_token_layer * m.layers / hbm;
+    const double running_kv = ahead / 2.0 * kv_tokens(m, prompt) * kv_bytes_per_token_layer * m.layers / hbm;
     out.ttft_under_load = prefill_load + steps_load * running_kv + first_logits;
 
     // One decode step for `sequences` at the mean context length: weights and KV cache stream from HBM.
     const double context = m.prompt_len + m.output_len / 2.0;
-    const double kv_read = sequences * context * kv_bytes_per_token_layer;
+    const double kv_read = sequences * kv_tokens(m, context) * kv_bytes_per_token_layer;
     const Rates decode_rates{engine_rates.flops, hbm, m.bytes_per_weight};
     const double decode_common = kv_read / hbm + k.layer_overhead_s;
     const double decode_layer = layer_gemms_s(m, sequences, tp, decode_rates) + decode_common +
@@ -261,7 +274,8 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     const double per_round = prefill_s(sequences, steps_round) + m.output_len * out.tpot;
     out.tokens_per_step = dp * sequences;
     out.tokens_per_s = dp * sequences * m.output_len / per_round;
-    const double flops_per_token = 2.0 * m.active_linear_params + 4.0 * m.layers * context * m.attention_width;
+    const double flops_per_token =
+        2.0 * m.active_linear_params + 4.0 * m.layers * kv_tokens(m, context) * m.attention_width;
     out.model_flops_per_step = out.hardware_flops_per_step = flops_per_token * dp * sequences;
     out.gemm_time_fraction = 0;
     return;
@@ -275,7 +289,9 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   const double gemm_fwd = layer_gemms_s(m, tokens, tp, rates);
   // Causal FlashAttention skips the masked half; without it the full score matrix is computed and
   // streamed through memory several times.
-  const double attention_flops_fwd = 2.0 * l.micro_batch * (m.seq_len / cp) * m.seq_len * m.attention_width / tp;
+  // Sliding-window layers attend to their window only (attention_context).
+  const double attention_flops_fwd =
+      2.0 * l.micro_batch * (m.seq_len / cp) * attention_context(m, m.seq_len) * m.attention_width / tp;
   double attention_fwd = attention_flops_fwd / attention_flops_per_s;
   if (!m.flash)
     attention_fwd = 2.0 * attention_fwd +
@@ -358,10 +374,13 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
                                        kNf4DequantBytesPerWeight / dequant_bytes_per_s
                                  : 0.0;
     // Router top-k, permute/unpermute index kernels and the dispatcher (with its host sync on the
-    // tokens per expert) cost a fixed time per MoE layer per pass, whatever the micro-batch.
-    moe_fwd = moe_gemm_fwd + attention_fwd + elem + k.layer_overhead_s + fixed + k.moe_layer_overhead_s + moe_dequant;
-    moe_bwd = (lora ? 1.0 : 2.0) * (moe_gemm_fwd + fixed) + 2.5 * attention_fwd + 2.0 * elem + k.layer_overhead_s +
-              k.moe_layer_overhead_s + moe_dequant;
+    // tokens per expert): host time per MoE layer per pass, exposed as far as the pass's GPU work
+    // does not cover it (moe_host_exposed_s).
+    const double fwd_gpu = moe_gemm_fwd + attention_fwd + elem + k.layer_overhead_s + fixed + moe_dequant;
+    const double bwd_gpu = (lora ? 1.0 : 2.0) * (moe_gemm_fwd + fixed) + 2.5 * attention_fwd + 2.0 * elem +
+                           k.layer_overhead_s + moe_dequant;
+    moe_fwd = fwd_gpu + moe_host_exposed_s(fwd_gpu, k);
+    moe_bwd = bwd_gpu + moe_host_exposed_s(bwd_gpu, k);
     double recompute = layer_fraction * moe_fwd;
     if (l.recompute == Recompute::selective) recompute = op_sac ? 0.5 * moe_gemm_fwd + elem : attention_fwd;
     if (l.recompute != Recompute::full && m.framework == Framework::hai_llm)  // norms, up-projections, SwiGLU outputs
@@ -493,13 +512,14 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   // parameters), non-causal attention scores, output layer): forward 2 x active linear params +
   // 4 s x attention width per layer per token; training 3 passes (LoRA 2: no weight gradients for
   // the base); hardware FLOPs add what recompute repeats.
-  const double fwd_per_token = 2.0 * m.active_linear_params + 4.0 * m.layers * m.seq_len * m.attention_width;
+  const double fwd_per_token =
+      2.0 * m.active_linear_params + 4.0 * m.layers * kv_tokens(m, m.seq_len) * m.attention_width;
   const double passes = lora ? 2.0 : 3.0;
   out.model_flops_per_step = passes * fwd_per_token * out.tokens_per_step;
   double recompute_per_token = layer_fraction * (fwd_per_token - 2.0 * h * m.vocab);
   if (l.recompute == Recompute::selective)
     recompute_per_token = op_sac ? 2.0 * m.layers * (h * m.kv_width + m.o_width * h + h * m.ffn)
-                                 : 4.0 * m.layers * m.seq_len * m.attention_width;
+                                 : 4.0 * m.layers * kv_tokens(m, m.seq_len) * m.attention_width;
   if (l.recompute != Recompute::full) recompute_per_token += hai_recompute_flops_per_token;
   out.hardware_flops_per_step = out.model_flops_per_step + recompute_per_token * out.tokens_per_step;
 }
@@ -545,7 +565,7 @@ double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int 
   const double attention_rows = m.mla ? 0.0 : (h + (m.q_width + 2 * m.kv_width) / tp) + (m.o_width / tp + h);
   const double dense_gemm = 2.0 * tokens * (m.layer_params - 2 * h) / tp / r.flops +
                             r.elem * tokens * (attention_rows + (h + m.mlp_in_width / tp) + (m.ffn / tp + h)) / r.hbm;
-  double attention = 2.0 * sequences * (m.seq_len / cp) * m.seq_len * m.attention_width / tp /
+  double attention = 2.0 * sequences * (m.seq_len / cp) * attention_context(m, m.seq_len) * m.attention_width / tp /
                      (hw.attention_peak_flops * hw.attention_efficiency);
   if (!m.flash)
     attention = 2.0 * attention + 4.0 * 2.0 * sequences * (m.heads / tp) * (m.seq_len / cp) * m.seq_len / r.hbm;
@@ -564,8 +584,9 @@ double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int 
         (k.elementwise_passes * 2.0 * (tokens * (h / sp_div + m.shared_ffn / tp) + rows * m.expert_ffn) +
          k.moe_permute_passes * 2.0 * rows * h) /
         r.hbm;
-    per_moe_layer =
-        passes * moe_gemm + 3.5 * attention + 3.0 * moe_elem + 2.0 * (k.layer_overhead_s + k.moe_layer_overhead_s);
+    // The MoE layer's exposed host time is left out: it shrinks as the GPU work grows, which this
+    // bound only bounds from below.
+    per_moe_layer = passes * moe_gemm + 3.5 * attention + 3.0 * moe_elem + 2.0 * k.layer_overhead_s;
   }
   const double logits =
       3.0 * (2.0 * tokens * h * m.vocab / tp / r.flops + r.elem * tokens * (h + m.vocab / tp) / r.hbm) +

@@ -70,8 +70,10 @@ struct PlannerConstants {
   double moe_permute_passes = 0;    // memory passes over the routed rows (permute, unpermute, gather of probs)
   double moe_gemm_half_dim = 0;     // grouped expert GEMMs (training): the smallest GEMM dimension (rows per expert,
                                     // expert width, hidden) at which they reach half the dense GEMM ceiling
-  double moe_layer_overhead_s = 0;  // fixed time per MoE layer per pass per micro-batch (router top-k, permute
-                                    // index kernels, dispatcher and its host sync), training
+  double moe_layer_overhead_s = 0;  // host time per MoE layer per pass per micro-batch (router top-k, permute
+                                    // index kernels, dispatcher and its host sync), training; exposed in part:
+  double moe_host_hide_s = 0;       // GPU time of a MoE layer's pass at which half of that host time hides
+                                    // behind it (0: never hidden)
   // --- framework profiles (job.framework) ---
   double te_attention_speedup = 0;  // Megatron-Core / NeMo on Hopper+: cuDNN fused attention vs FlashAttention-2
   // Eager PyTorch (fsdp, torchtitan, hf-accelerate without job.torch_compile) on Llama-family

@@ -4,6 +4,8 @@
 // of layouts per second. plan() and recommend() decorate its result for people.
 #pragma once
 
+#include <algorithm>
+
 #include <string>
 
 #include "linkwise/links.hpp"
@@ -32,6 +34,9 @@ struct PreparedModel {
   double kv_elements = 0;      // KV-cache elements per token per layer (whole model)
   bool kv_split_by_tp = true;  // GQA/MHA heads split over TP; MLA's latent is replicated on every TP rank
   double kv_bytes = 2;         // job.kv_cache_precision
+  // sliding-window attention (ModelShape::attention_window): the window in tokens (0: none) and the
+  // share of the layers that use it; attention_context() and kv_tokens() below apply them
+  double window = 0, windowed_share = 0;
   // mixture-of-experts (moe false: a dense model, the fields below unused)
   bool moe = false;
   double experts = 0, top_k = 0, expert_ffn = 0, expert_in_width = 0, shared_ffn = 0, shared_in_width = 0;
@@ -55,6 +60,21 @@ struct PreparedModel {
   // Eager PyTorch running a Llama-family block op by op (PyTorch stack, gated MLP, no torch.compile).
   bool eager_llama = false;
 };
+
+// Sliding-window attention, averaged over the layers (gpt-oss alternates 128-token windows with
+// full attention). attention_context: the key count that replaces `context` in the causal
+// attention FLOPs 2 x rows x context x width: a windowed query attends to min(w, its position)
+// keys, w (1 - w / 2c) on average over c positions, twice that against the causal c / 2.
+inline double attention_context(const PreparedModel& m, double context) {
+  if (m.window <= 0 || m.window >= context) return context;
+  return (1.0 - m.windowed_share) * context + m.windowed_share * 2.0 * m.window * (1.0 - m.window / (2.0 * context));
+}
+// kv_tokens: the tokens a sequence of `context` tokens keeps in the KV cache per layer, and each
+// new token's attention reads: the whole context for full layers, the window for windowed ones.
+inline double kv_tokens(const PreparedModel& m, double context) {
+  if (m.window <= 0) return context;
+  return (1.0 - m.windowed_share) * context + m.windowed_share * std::min(m.window, context);
+}
 
 // One node's hardware, reduced to effective rates (bytes/s, FLOP/s) and the price.
 struct PreparedHardware {

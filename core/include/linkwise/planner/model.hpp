@@ -50,12 +50,21 @@ struct ModelShape {
   // (what the KV cache holds) plus a shared rope_head_dim key; Q through a q_lora_rank latent (0: none).
   int kv_lora_rank = 0, q_lora_rank = 0, rope_head_dim = 0;
   int v_head_dim_explicit = 0;  // MLA's value head size; 0: head_dim
+  // Sliding-window attention (attention.window, attention.full_every): a windowed layer's queries
+  // attend to the last `attention_window` tokens only and its KV cache keeps only those; every
+  // full_attention_every-th layer keeps full attention (gpt-oss: 2, Gemma 3: 6; 0: every layer
+  // windowed, Mistral-7B v0.1). attention_window 0: no window.
+  int attention_window = 0, full_attention_every = 0;
   MoeShape moe;
 
   int head_dim() const { return head_dim_explicit > 0 ? head_dim_explicit : hidden / heads; }
   int v_head_dim() const { return v_head_dim_explicit > 0 ? v_head_dim_explicit : head_dim(); }
   int qk_head_dim() const { return head_dim() + (attention == AttentionKind::mla ? rope_head_dim : 0); }
   int moe_layers() const { return moe.enabled() ? (layers - moe.dense_layers) / moe.moe_every : 0; }
+  int windowed_layers() const {
+    if (attention_window <= 0) return 0;
+    return full_attention_every > 0 ? layers - layers / full_attention_every : layers;
+  }
   int dense_mlp_layers() const { return layers - moe_layers(); }
   // Weights of the attention block (Q, K, V, O; MLA's down/up projections and latent norms).
   double attention_params() const;

@@ -61,6 +61,7 @@ inline constexpr long long kFfn = 1LL << 22;               // model.ffn_hidden, 
 inline constexpr long long kVocab = 1LL << 24;             // model.vocab
 inline constexpr long long kHeadDim = 1LL << 14;           // model.attention.head_dim, rope_head_dim, v_head_dim
 inline constexpr long long kLatentRank = 1LL << 20;        // model.attention.kv_lora_rank, q_lora_rank
+inline constexpr long long kAttentionWindow = 1LL << 24;   // model.attention.window (tokens)
 inline constexpr long long kExperts = 1LL << 16;           // model.moe.experts, top_k, shared_experts
 inline constexpr double kCapacityFactor = 1024;            // model.moe.capacity_factor (at least 1)
 inline constexpr long long kNvlinkDomainGpus = 1LL << 20;  // hardware.custom.nvlink_domain_gpus
