@@ -236,6 +236,40 @@ double median(std::vector<double> v) {
 
 // Mean over fit subgroups of the mean |log(predicted / measured)|: every GPU/precision counts equally.
 // moe: the MoE fit set's runs instead of the dense fit set's.
+// One fitted constant: where it lives and its physically plausible bounds.
+struct FitParam {
+  const char* name;
+  double* value;
+  double lo, hi;
+};
+
+// Coordinate descent shared by every fit: each parameter in turn is scaled up and down by a
+// step that halves from 30% to 0.2%, clamped to its bounds, kept when the loss falls. Returns the
+// final loss.
+template <typename Loss>
+double coordinate_descent(std::vector<FitParam>& params, Loss loss) {
+  for (FitParam& p : params) *p.value = std::clamp(*p.value, p.lo, p.hi);
+  double best = loss();
+  for (double step = 0.3; step > 0.002; step *= 0.5) {
+    for (int round = 0; round < 20; ++round) {
+      bool improved = false;
+      for (FitParam& p : params) {
+        for (double dir : {1.0 + step, 1.0 / (1.0 + step)}) {
+          const double old = *p.value;
+          *p.value = std::clamp(old * dir, p.lo, p.hi);
+          const double l = loss();
+          if (l < best - 1e-9) {
+            best = l;
+            improved = true;
+          } else *p.value = old;
+        }
+      }
+      if (!improved) break;
+    }
+  }
+  return best;
+}
+
 double loss(const std::vector<Run>& runs, const planner::PlannerConstants& k, bool moe = false) {
   std::map<std::string, std::pair<double, int>> by;
   for (const Run& r : runs) {
@@ -250,12 +284,7 @@ double loss(const std::vector<Run>& runs, const planner::PlannerConstants& k, bo
 }
 
 void fit(const std::vector<Run>& runs, planner::PlannerConstants& k) {
-  struct Param {
-    const char* name;
-    double* value;
-    double lo, hi;
-  };
-  std::vector<Param> params = {
+  std::vector<FitParam> params = {
       // Bounds keep each constant physically plausible: cuBLAS GEMMs reach 50-95% of dense peak,
       // FlashAttention 2/3 30-75%, a layer launches tens of kernels of a few microseconds.
       {"gemm_efficiency_ampere", &k.gemm_efficiency_ampere, 0.5, 0.95},
@@ -291,39 +320,16 @@ void fit(const std::vector<Run>& runs, planner::PlannerConstants& k) {
   k.nccl_hop_latency_net_s = 6.6e-6;
   k.nccl_half_bandwidth_bytes = 65536;
   k.tp_overlap = 0.0;  // not fit: the 2021-2022 Megatron runs of the check set did not overlap TP
-  for (Param& p : params) *p.value = std::clamp(*p.value, p.lo, p.hi);
-  double best = loss(runs, k);
-  for (double step = 0.3; step > 0.002; step *= 0.5) {
-    for (int round = 0; round < 20; ++round) {
-      bool improved = false;
-      for (Param& p : params) {
-        for (double dir : {1.0 + step, 1.0 / (1.0 + step)}) {
-          const double old = *p.value;
-          *p.value = std::clamp(old * dir, p.lo, p.hi);
-          const double l = loss(runs, k);
-          if (l < best - 1e-9) {
-            best = l;
-            improved = true;
-          } else *p.value = old;
-        }
-      }
-      if (!improved) break;
-    }
-  }
+  const double best = coordinate_descent(params, [&] { return loss(runs, k); });
   planner::derive_uncalibrated_efficiencies(k);
   std::printf("\nfitted (loss %.4f = mean |log(pred/meas)| over GPU/precision groups):\n", best);
-  for (const Param& p : params) std::printf("    c.%s = %.4g;\n", p.name, *p.value);
+  for (const FitParam& p : params) std::printf("    c.%s = %.4g;\n", p.name, *p.value);
 }
 
 // The MoE constants alone, on the MoE fit set (--moe-fit-set), the dense constants held at their
 // shipped values: coordinate descent as fit() from fixed starts within physical bounds.
 void fit_moe(const std::vector<Run>& runs, planner::PlannerConstants& k) {
-  struct Param {
-    const char* name;
-    double* value;
-    double lo, hi;
-  };
-  std::vector<Param> params = {
+  std::vector<FitParam> params = {
       // Grouped GEMMs at half the dense ceiling for a smallest dimension of 64 to 4096: cuBLAS/CUTLASS
       // tiles are 64-256 wide, so a GEMM only a few tiles wide leaves SMs idle in its last wave.
       {"moe_gemm_half_dim", &k.moe_gemm_half_dim, 64, 4096},
@@ -340,28 +346,11 @@ void fit_moe(const std::vector<Run>& runs, planner::PlannerConstants& k) {
   k.moe_layer_overhead_s = 100e-6;
   k.moe_host_hide_s = 1e-3;
   k.moe_permute_passes = 4.0;
-  double best = loss(runs, k, true);
-  for (double step = 0.3; step > 0.002; step *= 0.5) {
-    for (int round = 0; round < 20; ++round) {
-      bool improved = false;
-      for (Param& p : params) {
-        for (double dir : {1.0 + step, 1.0 / (1.0 + step)}) {
-          const double old = *p.value;
-          *p.value = std::clamp(old * dir, p.lo, p.hi);
-          const double l = loss(runs, k, true);
-          if (l < best - 1e-9) {
-            best = l;
-            improved = true;
-          } else *p.value = old;
-        }
-      }
-      if (!improved) break;
-    }
-  }
+  const double best = coordinate_descent(params, [&] { return loss(runs, k, true); });
   std::printf(
       "\nfitted MoE constants (loss %.4f = mean |log(pred/meas)| over the MoE fit set's GPU/precision groups):\n",
       best);
-  for (const Param& p : params) std::printf("    c.%s = %.4g;\n", p.name, *p.value);
+  for (const FitParam& p : params) std::printf("    c.%s = %.4g;\n", p.name, *p.value);
 }
 
 // Memory against Korthikanti et al. 2022 Figure 1 (Megatron-LM, tp 8, first pipeline stage,
@@ -592,38 +581,17 @@ double memory_loss(const std::vector<MemRun>& runs, const planner::PlannerConsta
 }
 
 void fit_memory(const std::vector<MemRun>& runs, planner::PlannerConstants& k) {
-  struct Param {
-    const char* name;
-    double* value;
-    double lo, hi;
-  };
   // NCCL: 4 MiB Simple + LL/LL128 buffers per channel per peer, 8-32 channels: 0.1-1 GB per
   // communicator; the caching allocator's reserve over live short-lived tensors 0-50%.
-  std::vector<Param> params = {{"nccl_gb_per_communicator", &k.nccl_gb_per_communicator, 0.1, 1.0},
-                               {"allocator_dynamic_fraction", &k.allocator_dynamic_fraction, 0.0, 0.5},
-                               {"allocator_static_fraction", &k.allocator_static_fraction, 0.0, 0.1}};
+  std::vector<FitParam> params = {{"nccl_gb_per_communicator", &k.nccl_gb_per_communicator, 0.1, 1.0},
+                                  {"allocator_dynamic_fraction", &k.allocator_dynamic_fraction, 0.0, 0.5},
+                                  {"allocator_static_fraction", &k.allocator_static_fraction, 0.0, 0.1}};
   k.nccl_gb_per_communicator = 0.3;
   k.allocator_dynamic_fraction = 0.2;
   k.allocator_static_fraction = 0.02;
-  double best = memory_loss(runs, k);
-  for (double step = 0.3; step > 0.002; step *= 0.5) {
-    for (int round = 0; round < 20; ++round) {
-      bool improved = false;
-      for (Param& p : params)
-        for (double dir : {1.0 + step, 1.0 / (1.0 + step)}) {
-          const double old = *p.value;
-          *p.value = std::clamp(old * dir, p.lo, p.hi);
-          const double l = memory_loss(runs, k);
-          if (l < best - 1e-9) {
-            best = l;
-            improved = true;
-          } else *p.value = old;
-        }
-      if (!improved) break;
-    }
-  }
+  const double best = coordinate_descent(params, [&] { return memory_loss(runs, k); });
   std::printf("\nmemory fit (loss %.4f = mean |log(pred/meas)| on the fit rows):\n", best);
-  for (const Param& p : params) std::printf("    c.%s = %.4g;\n", p.name, *p.value);
+  for (const FitParam& p : params) std::printf("    c.%s = %.4g;\n", p.name, *p.value);
 }
 
 // Prints per-group memory errors and OOM verdicts; returns false when a check threshold fails.
