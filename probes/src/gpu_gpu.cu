@@ -11,6 +11,7 @@
 
 #include "cuda_util.hpp"
 #include "probe.hpp"
+#include "probe_classes.hpp"
 
 namespace linkwise::probe {
 
@@ -39,13 +40,12 @@ struct Buffers {
   int blocks = 0;
 };
 
-class GpuGpu final : public Probe {
+// One run's buffers and results; GpuGpu (probe_classes.hpp) is compiled in every build, so the
+// CUDA state lives here. filter() has seen at least 2 GPUs.
+class PairBench {
  public:
-  std::string_view name() const override { return "gpu-gpu"; }
-
-  std::vector<Result> run(RunContext& context) override {
+  std::vector<Result> run(RunContext& context) {
     const int gpus = cuda::device_count();
-    if (gpus < 2) throw Skip{"needs 2 GPUs, found " + std::to_string(gpus)};
     quick_ = context.quick;
     bytes_ = context.quick ? (64u << 20) : (256u << 20);
     samples_ = context.quick ? 5 : 20;
@@ -203,13 +203,13 @@ class GpuGpu final : public Probe {
   bool quick_ = false;
   std::size_t bytes_ = 0;
   int samples_ = 0;
-  std::unique_ptr<cuda::Hold> hold_;  // made in run(): constructing a probe touches no GPU
+  std::unique_ptr<cuda::Hold> hold_;
   std::vector<Buffers> buffers_;
   std::vector<Result> results_;
 };
 
 }  // namespace
 
-std::unique_ptr<Probe> make_gpu_gpu_probe() { return std::make_unique<GpuGpu>(); }
+std::vector<Result> GpuGpu::run(RunContext& context) { return PairBench().run(context); }
 
 }  // namespace linkwise::probe

@@ -13,6 +13,7 @@
 #include "cuda_util.hpp"
 #include "linkwise/error.hpp"
 #include "probe.hpp"
+#include "probe_classes.hpp"
 
 #if LINKWISE_PROBES_HAVE_MPI
 #include "mpi_session.hpp"
@@ -193,72 +194,55 @@ void add_buffers(Member& m, std::size_t bytes) {
   m.receive = std::make_unique<cuda::DeviceBuffer>(m.device, bytes);
 }
 
-class NcclSingleNode final : public Probe {
- public:
-  std::string_view name() const override { return "nccl"; }
-
-  std::vector<Result> run(RunContext& context) override {
-    const int gpus = cuda::device_count();
-    if (gpus < 2) throw Skip{"needs 2 GPUs, found " + std::to_string(gpus)};
-    std::vector<ncclComm_t> comms(gpus);
-    std::vector<int> devices(gpus);
-    for (int d = 0; d < gpus; ++d) devices[d] = d;
-    const Sweep sweep = sweep_for(context.quick, free_memory_quarter(devices));
-    context.say("nccl: ncclCommInitAll over " + std::to_string(gpus) + " GPUs");
-    LW_NCCL(ncclCommInitAll(comms.data(), gpus, devices.data()));
-    std::vector<std::unique_ptr<Member>> members;
-    for (int d = 0; d < gpus; ++d) {
-      members.push_back(std::make_unique<Member>());
-      members.back()->device = d;
-      members.back()->comm = comms[d];
-      add_buffers(*members.back(), largest(sweep));
-    }
-    CollectiveBench bench(
-        members, gpus, 1, [](double s) { return s; }, [](bool b) { return b; });
-    return bench.run(sweep, context);
-  }
-};
-
-#if LINKWISE_PROBES_HAVE_MPI
-class NcclMultiNode final : public Probe {
- public:
-  std::string_view name() const override { return "nccl-multi-node"; }
-
-  std::vector<Result> run(RunContext& context) override {
-    const MpiSession& mpi = *context.mpi;
-    const int gpus = cuda::device_count();
-    if (!mpi.all(gpus > 0)) throw Skip{"a rank found no GPU; run one rank per GPU on GPU nodes"};
-    if (mpi.size() < 2) throw Skip{"needs at least 2 MPI ranks; run it under mpirun with one rank per GPU"};
-    const int device = mpi.local_rank() % gpus;
-    const Sweep sweep = sweep_for(context.quick, -mpi.max(-free_memory_quarter({device})));
-    ncclUniqueId id{};
-    if (mpi.rank() == 0) LW_NCCL(ncclGetUniqueId(&id));
-    mpi.broadcast(&id, sizeof id, 0);
-
-    std::vector<std::unique_ptr<Member>> members;
-    members.push_back(std::make_unique<Member>());
-    Member& m = *members.back();
-    m.device = device;
-    {
-      cuda::DeviceScope scope(m.device);
-      context.say("nccl-multi-node: ncclCommInitRank over " + std::to_string(mpi.size()) + " ranks on " +
-                  std::to_string(mpi.nodes()) + " nodes");
-      LW_NCCL(ncclCommInitRank(&m.comm, mpi.size(), id, mpi.rank()));
-    }
-    add_buffers(m, largest(sweep));
-    CollectiveBench bench(
-        members, mpi.size(), mpi.nodes(), [&](double s) { return mpi.max(s); }, [&](bool b) { return mpi.all(b); });
-    auto results = bench.run(sweep, context);
-    return mpi.rank() == 0 ? results : std::vector<Result>{};
-  }
-};
-#endif
-
 }  // namespace
 
-std::unique_ptr<Probe> make_nccl_probe() { return std::make_unique<NcclSingleNode>(); }
+std::vector<Result> NcclSingleNode::run(RunContext& context) {
+  const int gpus = cuda::device_count();  // filter() saw at least 2
+  std::vector<ncclComm_t> comms(gpus);
+  std::vector<int> devices(gpus);
+  for (int d = 0; d < gpus; ++d) devices[d] = d;
+  const Sweep sweep = sweep_for(context.quick, free_memory_quarter(devices));
+  context.say("nccl: ncclCommInitAll over " + std::to_string(gpus) + " GPUs");
+  LW_NCCL(ncclCommInitAll(comms.data(), gpus, devices.data()));
+  std::vector<std::unique_ptr<Member>> members;
+  for (int d = 0; d < gpus; ++d) {
+    members.push_back(std::make_unique<Member>());
+    members.back()->device = d;
+    members.back()->comm = comms[d];
+    add_buffers(*members.back(), largest(sweep));
+  }
+  CollectiveBench bench(
+      members, gpus, 1, [](double s) { return s; }, [](bool b) { return b; });
+  return bench.run(sweep, context);
+}
+
 #if LINKWISE_PROBES_HAVE_MPI
-std::unique_ptr<Probe> make_nccl_multi_node_probe() { return std::make_unique<NcclMultiNode>(); }
+// filter() saw an MPI world of at least 2 ranks, each with a GPU.
+std::vector<Result> NcclMultiNode::run(RunContext& context) {
+  const MpiSession& mpi = *context.mpi;
+  const int gpus = cuda::device_count();
+  const int device = mpi.local_rank() % gpus;
+  const Sweep sweep = sweep_for(context.quick, -mpi.max(-free_memory_quarter({device})));
+  ncclUniqueId id{};
+  if (mpi.rank() == 0) LW_NCCL(ncclGetUniqueId(&id));
+  mpi.broadcast(&id, sizeof id, 0);
+
+  std::vector<std::unique_ptr<Member>> members;
+  members.push_back(std::make_unique<Member>());
+  Member& m = *members.back();
+  m.device = device;
+  {
+    cuda::DeviceScope scope(m.device);
+    context.say("nccl-multi-node: ncclCommInitRank over " + std::to_string(mpi.size()) + " ranks on " +
+                std::to_string(mpi.nodes()) + " nodes");
+    LW_NCCL(ncclCommInitRank(&m.comm, mpi.size(), id, mpi.rank()));
+  }
+  add_buffers(m, largest(sweep));
+  CollectiveBench bench(
+      members, mpi.size(), mpi.nodes(), [&](double s) { return mpi.max(s); }, [&](bool b) { return mpi.all(b); });
+  auto results = bench.run(sweep, context);
+  return mpi.rank() == 0 ? results : std::vector<Result>{};
+}
 #endif
 
 }  // namespace linkwise::probe

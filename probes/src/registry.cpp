@@ -1,6 +1,6 @@
-// The one probe registry: each probe's key, description, mode and class, in the order they run,
-// and why this build cannot run it. A build without CUDA or MPI links the stubs of stubs.cpp
-// (factories returning null); their entries say what to install.
+// The one probe registry: the probe classes (probe_classes.hpp), in the order they run. Every
+// class is in every build; what a probe needs and why it cannot run here come from the object
+// (key, description, mode, filter), never from a second table.
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
@@ -9,75 +9,39 @@
 #include "linkwise/error.hpp"
 #include "linkwise/probes.hpp"
 #include "probe.hpp"
+#include "probe_classes.hpp"
 
 namespace linkwise::probe {
 
 namespace {
 
-constexpr bool kHaveCuda = LINKWISE_PROBES_HAVE_CUDA != 0;
-constexpr bool kHaveMpi = LINKWISE_PROBES_HAVE_MPI != 0;
+using Factory = std::unique_ptr<Probe> (*)();
 
-// The one "not built" message per missing part.
-std::optional<std::string> unavailable_reason(const std::string& name, ProbeMode mode, bool needs_gpu) {
-  const bool needs_mpi = mode == ProbeMode::multi_node;
-  if (needs_gpu && !kHaveCuda) {
-    std::string message =
-        "the GPU probes were not built into this linkwise (no CUDA compiler at configure time): install the CUDA "
-        "toolkit (nvcc and NCCL) and reconfigure with -DLINKWISE_CUDA=ON (pip: -Ccmake.define.LINKWISE_CUDA=ON)";
-    if (needs_mpi && !kHaveMpi) message += "; " + name + " also needs Open MPI";
-    return message;
-  }
-  if (needs_mpi && !kHaveMpi) {
-    return "the MPI probes were not built into this linkwise (no MPI at configure time): install Open MPI "
-           "(libopenmpi-dev, openmpi-bin) and reconfigure";
-  }
-  return std::nullopt;
+template <class P>
+std::unique_ptr<Probe> make() {
+  return std::make_unique<P>();
 }
 
-struct Entry {
-  ProbeInfo info;
-  std::unique_ptr<Probe> (*make)();
+// The order a run takes: topology first, since the report's environment comes from it.
+constexpr Factory kFactories[] = {
+    &make<Topology>,       &make<HostDevice>,    &make<DeviceMemory>,     &make<GpuGpu>,
+    &make<NcclSingleNode>, &make<NcclMultiNode>, &make<MpiHostBandwidth>,
 };
 
-Entry entry(std::string name, std::string description, ProbeMode mode, bool needs_gpu,
-            std::unique_ptr<Probe> (*make)()) {
-  ProbeInfo info{name, std::move(description), mode, needs_gpu, unavailable_reason(name, mode, needs_gpu)};
-  return {std::move(info), make};
-}
-
-const std::vector<Entry>& entries() {
-  static const std::vector<Entry> list{
-      entry("topology",
-            "GPUs (name, UUID, PCI bus id, NUMA node, PCIe link, clocks, power limit, ECC), P2P access "
-            "matrix, NVLink links (NVML), driver/runtime/NCCL versions, VM detection",
-            ProbeMode::any, true, &make_topology_probe),
-      entry("host-device",
-            "H2D, D2H (one-direction) and both at once (both-directions-added), pinned and pageable, per "
-            "GPU from its NUMA node's CPUs, and all GPUs at once",
-            ProbeMode::single_node, true, &make_host_device_probe),
-      entry("device-memory",
-            "device memory: copy-engine copy and SM kernels read, write, copy, triad (bytes read + "
-            "written, as each result states)",
-            ProbeMode::single_node, true, &make_device_memory_probe),
-      entry("gpu-gpu",
-            "GPU pairs: unidirectional (one-direction) and bidirectional (both-directions-added) "
-            "bandwidth by copy engine and by SM kernel, and latency, with P2P on and off",
-            ProbeMode::single_node, true, &make_gpu_gpu_probe),
-      entry("nccl",
-            "NCCL all-reduce, all-gather, reduce-scatter, all-to-all over the node's GPUs, size sweep, "
-            "algbw and busbw as nccl-tests define them",
-            ProbeMode::single_node, true, &make_nccl_probe),
-      entry("nccl-multi-node", "the NCCL collectives across nodes, one rank per GPU under MPI (ncclCommInitRank)",
-            ProbeMode::multi_node, true, &make_nccl_multi_node_probe),
-      entry("mpi-host-bandwidth",
-            "host memory between MPI rank pairs: ping-pong (one-direction) and bidirectional "
-            "(both-directions-added) bandwidth and latency over a size sweep; needs no GPU",
-            ProbeMode::multi_node, false, &make_mpi_host_bandwidth_probe),
-  };
-  return list;
-}
-
 }  // namespace
+
+std::vector<std::unique_ptr<Probe>> make_all_probes() {
+  std::vector<std::unique_ptr<Probe>> probes;
+  for (Factory make_one : kFactories) probes.push_back(make_one());
+  return probes;
+}
+
+std::unique_ptr<Probe> make_probe(std::string_view key) {
+  for (Factory make_one : kFactories) {
+    if (auto probe = make_one(); probe->key() == key) return probe;
+  }
+  return nullptr;
+}
 
 namespace {
 
@@ -91,23 +55,22 @@ constexpr EnumNames<ProbeMode, 3> kModeNames{{
 
 std::string_view to_string(ProbeMode mode) noexcept { return enum_name(kModeNames, mode); }
 
+// The list reads each object; `unavailable` is its filter() on the build alone (the list looks
+// for no GPU and starts no MPI).
 const std::vector<ProbeInfo>& all_probes() {
   static const std::vector<ProbeInfo> probes = [] {
+    const Machine build = Machine::of_this_build();
     std::vector<ProbeInfo> out;
-    for (const Entry& e : entries()) out.push_back(e.info);
+    for (const auto& probe : make_all_probes()) {
+      out.push_back({std::string(probe->key()), std::string(probe->description()), probe->mode(), probe->needs_gpu(),
+                     probe->filter(build)});
+    }
     return out;
   }();
   return probes;
 }
 
-bool has_gpu_probes() { return kHaveCuda; }
-
-std::unique_ptr<Probe> make_probe(std::string_view name) {
-  for (const Entry& e : entries()) {
-    if (e.info.name == name) return e.make();
-  }
-  return nullptr;
-}
+bool has_gpu_probes() { return Machine::of_this_build().cuda_built; }
 
 nlohmann::json list_json() {
   nlohmann::json list = nlohmann::json::array();

@@ -1,33 +1,30 @@
-// The stubs a build without CUDA or without MPI compiles in place of the missing probe classes: the
-// registry still lists those probes, says why they cannot run (registry.cpp), and never runs them.
-#include "linkwise/error.hpp"
-#include "linkwise/probes.hpp"
+// What a build without CUDA or without MPI compiles in place of the missing run() bodies: the
+// classes (probe_classes.hpp) still list their key, description and filter(), which says what to
+// install; the runner never runs a probe its filter refuses, and a stub run() still only skips.
 #include "probe.hpp"
+#include "probe_classes.hpp"
 
 namespace linkwise::probe {
 
 #if !LINKWISE_PROBES_HAVE_CUDA
-std::unique_ptr<Probe> make_topology_probe() { return nullptr; }
-std::unique_ptr<Probe> make_host_device_probe() { return nullptr; }
-std::unique_ptr<Probe> make_device_memory_probe() { return nullptr; }
-std::unique_ptr<Probe> make_gpu_gpu_probe() { return nullptr; }
-std::unique_ptr<Probe> make_nccl_probe() { return nullptr; }
+std::vector<Result> Topology::run(RunContext&) { skip_not_built(*this); }
+std::vector<Result> HostDevice::run(RunContext&) { skip_not_built(*this); }
+std::vector<Result> DeviceMemory::run(RunContext&) { skip_not_built(*this); }
+std::vector<Result> GpuGpu::run(RunContext&) { skip_not_built(*this); }
+std::vector<Result> NcclSingleNode::run(RunContext&) { skip_not_built(*this); }
 
-int require_gpus() {
-  const auto& probes = all_probes();
-  for (const ProbeInfo& p : probes) {
-    if (p.needs_gpu && p.unavailable) throw Error(ErrorKind::unsupported, *p.unavailable, "only");
-  }
-  throw Error(ErrorKind::unsupported, "no CUDA-capable GPU found (this linkwise has no CUDA)");
+int count_gpus(std::string& why_none) {
+  why_none = "this linkwise was built without CUDA";
+  return 0;
 }
 #endif
 
 #if !(LINKWISE_PROBES_HAVE_CUDA && LINKWISE_PROBES_HAVE_MPI)
-std::unique_ptr<Probe> make_nccl_multi_node_probe() { return nullptr; }
+std::vector<Result> NcclMultiNode::run(RunContext&) { skip_not_built(*this); }
 #endif
 
 #if !LINKWISE_PROBES_HAVE_MPI
-std::unique_ptr<Probe> make_mpi_host_bandwidth_probe() { return nullptr; }
+std::vector<Result> MpiHostBandwidth::run(RunContext&) { skip_not_built(*this); }
 #endif
 
 }  // namespace linkwise::probe

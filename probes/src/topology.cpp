@@ -10,6 +10,7 @@
 #include "linkwise/error.hpp"
 #include "nvml.hpp"
 #include "probe.hpp"
+#include "probe_classes.hpp"
 
 namespace linkwise::probe {
 
@@ -48,101 +49,92 @@ std::string version_text(int code) {  // CUDA's 12040 -> "12.4"
   return std::to_string(code / 1000) + "." + std::to_string(code % 1000 / 10);
 }
 
-class Topology final : public Probe {
- public:
-  std::string_view name() const override { return "topology"; }
-
-  std::vector<Result> run(RunContext& context) override {
-    Environment& env = *context.environment;
-    const int count = require_gpus();
-    Nvml nvml;
-    int version = 0;
-    if (nvml.available()) {
-      env.driver_version = nvml.driver_version();
-    } else if (cudaDriverGetVersion(&version) == cudaSuccess) {
-      env.driver_version = "CUDA driver API " + version_text(version);
-    }
-    if (cudaRuntimeGetVersion(&version) == cudaSuccess) env.cuda_runtime_version = version_text(version);
-    if (ncclGetVersion(&version) == ncclSuccess) {  // 22809 -> 2.28.9
-      env.nccl_version = std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +
-                         std::to_string(version % 100);
-    }
-
-    env.gpus.clear();
-    for (int d = 0; d < count; ++d) {
-      cudaDeviceProp prop{};
-      LW_CUDA(cudaGetDeviceProperties(&prop, d));
-      GpuInfo gpu;
-      gpu.index = d;
-      gpu.name = prop.name;
-      gpu.uuid = uuid_text(prop.uuid);
-      gpu.pci_bus_id = cuda::pci_bus_id(d);
-      gpu.compute_capability = std::to_string(prop.major) + "." + std::to_string(prop.minor);
-      gpu.memory_bytes = prop.totalGlobalMem;
-      gpu.l2_bytes = static_cast<std::uint64_t>(prop.l2CacheSize);
-      gpu.sm_count = prop.multiProcessorCount;
-
-      const std::string sys = "/sys/bus/pci/devices/" + *gpu.pci_bus_id + "/";
-      if (auto numa = read_int_file(sys + "numa_node"); numa && *numa >= 0) gpu.numa_node = numa;
-      gpu.pcie_link_gen = generation_from_speed(sys + "current_link_speed");
-      gpu.pcie_link_width = read_int_file(sys + "current_link_width");
-      gpu.pcie_max_link_gen = generation_from_speed(sys + "max_link_speed");
-      gpu.pcie_max_link_width = read_int_file(sys + "max_link_width");
-
-      const NvmlDeviceFacts facts = nvml.device(*gpu.pci_bus_id);
-      gpu.sm_clock_mhz = facts.sm_clock_mhz;
-      gpu.memory_clock_mhz = facts.memory_clock_mhz;
-      gpu.power_limit_w = facts.power_limit_w;
-      gpu.ecc_enabled = facts.ecc_enabled;
-      gpu.nvlink_active_links = facts.nvlink_active_links;
-      if (!gpu.pcie_link_gen) gpu.pcie_link_gen = facts.pcie_link_gen;
-      if (!gpu.pcie_link_width) gpu.pcie_link_width = facts.pcie_link_width;
-      if (!gpu.pcie_max_link_gen) gpu.pcie_max_link_gen = facts.pcie_max_link_gen;
-      if (!gpu.pcie_max_link_width) gpu.pcie_max_link_width = facts.pcie_max_link_width;
-      if (!gpu.sm_clock_mhz) {
-        int khz = 0;
-        if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, d) == cudaSuccess) gpu.sm_clock_mhz = khz / 1e3;
-      }
-      if (!gpu.memory_clock_mhz) {
-        int khz = 0;
-        if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, d) == cudaSuccess)
-          gpu.memory_clock_mhz = khz / 1e3;
-      }
-      if (!gpu.ecc_enabled) gpu.ecc_enabled = prop.ECCEnabled != 0;
-      env.gpus.push_back(gpu);
-      context.say("topology: GPU " + std::to_string(d) + " " + gpu.name + " at " + *gpu.pci_bus_id);
-    }
-
-    std::vector<std::vector<bool>> access(count, std::vector<bool>(count, false));
-    for (int i = 0; i < count; ++i) {
-      for (int j = 0; j < count; ++j) {
-        int can = 0;
-        if (i != j && cudaDeviceCanAccessPeer(&can, i, j) == cudaSuccess) access[i][j] = can != 0;
-      }
-    }
-    env.p2p_access = access;
-    return {};  // the topology is the environment; no measurement
-  }
-};
-
 }  // namespace
 
-int require_gpus() {
+std::vector<Result> Topology::run(RunContext& context) {
+  Environment& env = *context.environment;
+  const int count = cuda::device_count();  // filter() saw at least one
+  Nvml nvml;
+  int version = 0;
+  if (nvml.available()) {
+    env.driver_version = nvml.driver_version();
+  } else if (cudaDriverGetVersion(&version) == cudaSuccess) {
+    env.driver_version = "CUDA driver API " + version_text(version);
+  }
+  if (cudaRuntimeGetVersion(&version) == cudaSuccess) env.cuda_runtime_version = version_text(version);
+  if (ncclGetVersion(&version) == ncclSuccess) {  // 22809 -> 2.28.9
+    env.nccl_version = std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +
+                       std::to_string(version % 100);
+  }
+
+  env.gpus.clear();
+  for (int d = 0; d < count; ++d) {
+    cudaDeviceProp prop{};
+    LW_CUDA(cudaGetDeviceProperties(&prop, d));
+    GpuInfo gpu;
+    gpu.index = d;
+    gpu.name = prop.name;
+    gpu.uuid = uuid_text(prop.uuid);
+    gpu.pci_bus_id = cuda::pci_bus_id(d);
+    gpu.compute_capability = std::to_string(prop.major) + "." + std::to_string(prop.minor);
+    gpu.memory_bytes = prop.totalGlobalMem;
+    gpu.l2_bytes = static_cast<std::uint64_t>(prop.l2CacheSize);
+    gpu.sm_count = prop.multiProcessorCount;
+
+    const std::string sys = "/sys/bus/pci/devices/" + *gpu.pci_bus_id + "/";
+    if (auto numa = read_int_file(sys + "numa_node"); numa && *numa >= 0) gpu.numa_node = numa;
+    gpu.pcie_link_gen = generation_from_speed(sys + "current_link_speed");
+    gpu.pcie_link_width = read_int_file(sys + "current_link_width");
+    gpu.pcie_max_link_gen = generation_from_speed(sys + "max_link_speed");
+    gpu.pcie_max_link_width = read_int_file(sys + "max_link_width");
+
+    const NvmlDeviceFacts facts = nvml.device(*gpu.pci_bus_id);
+    gpu.sm_clock_mhz = facts.sm_clock_mhz;
+    gpu.memory_clock_mhz = facts.memory_clock_mhz;
+    gpu.power_limit_w = facts.power_limit_w;
+    gpu.ecc_enabled = facts.ecc_enabled;
+    gpu.nvlink_active_links = facts.nvlink_active_links;
+    if (!gpu.pcie_link_gen) gpu.pcie_link_gen = facts.pcie_link_gen;
+    if (!gpu.pcie_link_width) gpu.pcie_link_width = facts.pcie_link_width;
+    if (!gpu.pcie_max_link_gen) gpu.pcie_max_link_gen = facts.pcie_max_link_gen;
+    if (!gpu.pcie_max_link_width) gpu.pcie_max_link_width = facts.pcie_max_link_width;
+    if (!gpu.sm_clock_mhz) {
+      int khz = 0;
+      if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, d) == cudaSuccess) gpu.sm_clock_mhz = khz / 1e3;
+    }
+    if (!gpu.memory_clock_mhz) {
+      int khz = 0;
+      if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, d) == cudaSuccess) gpu.memory_clock_mhz = khz / 1e3;
+    }
+    if (!gpu.ecc_enabled) gpu.ecc_enabled = prop.ECCEnabled != 0;
+    env.gpus.push_back(gpu);
+    context.say("topology: GPU " + std::to_string(d) + " " + gpu.name + " at " + *gpu.pci_bus_id);
+  }
+
+  std::vector<std::vector<bool>> access(count, std::vector<bool>(count, false));
+  for (int i = 0; i < count; ++i) {
+    for (int j = 0; j < count; ++j) {
+      int can = 0;
+      if (i != j && cudaDeviceCanAccessPeer(&can, i, j) == cudaSuccess) access[i][j] = can != 0;
+    }
+  }
+  env.p2p_access = access;
+  return {};  // the topology is the environment; no measurement
+}
+
+int count_gpus(std::string& why_none) {
   int count = 0;
   const cudaError_t code = cudaGetDeviceCount(&count);
   if (code == cudaSuccess && count > 0) return count;
-  std::string why;
   if (code == cudaSuccess) {
-    why = "cudaGetDeviceCount returned 0 devices";
+    why_none = "cudaGetDeviceCount returned 0 devices";
   } else if (void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL); !driver) {
-    why = "no NVIDIA driver: libcuda.so.1 is not installed";  // CUDA would say "driver too old"
+    why_none = "no NVIDIA driver: libcuda.so.1 is not installed";  // CUDA would say "driver too old"
   } else {
     dlclose(driver);
-    why = "cudaGetDeviceCount: " + cuda::error_text(code);
+    why_none = "cudaGetDeviceCount: " + cuda::error_text(code);
   }
-  throw Error(ErrorKind::unsupported, "no CUDA-capable GPU found (" + why + ")");
+  return 0;
 }
-
-std::unique_ptr<Probe> make_topology_probe() { return std::make_unique<Topology>(); }
 
 }  // namespace linkwise::probe

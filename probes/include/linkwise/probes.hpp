@@ -4,7 +4,8 @@
 // descriptions, modes), what this build can run and why not, selection, and the run.
 //
 // The library exists in every build. The GPU probes need CUDA (LINKWISE_CUDA), the multi-node
-// probes MPI; a probe this build lacks is still listed, with the reason it cannot run.
+// probes MPI; a probe this build lacks is still listed, with the reason it cannot run. Each probe
+// is one class that says why it cannot run here (probes/src/probe.hpp, Probe::filter).
 #pragma once
 
 #include <functional>
@@ -30,8 +31,9 @@ struct ProbeInfo {
   std::string description;  // one line: what it measures and how bytes are counted
   ProbeMode mode = ProbeMode::single_node;
   bool needs_gpu = true;
-  // Why this build cannot run it (no CUDA or no MPI at configure time, with how to get it); empty
-  // when it is built. Whether the machine has a GPU is found out when it runs.
+  // Why this build cannot run it (no CUDA or no MPI at configure time, with how to get it): the
+  // probe's filter() with only the build known; empty when it is built. Whether the machine has
+  // enough GPUs, or an MPI world, is found out when it runs.
   std::optional<std::string> unavailable;
   bool built() const { return !unavailable; }
 };
@@ -65,10 +67,11 @@ struct ProbeOptions {
 
 // Runs the chosen probes and returns the report document (to_json(ProbeReport)), or, with
 // `list`, list_json(). Multi-node: initialises and finalises MPI; every rank must call it; only
-// rank 0 gets the report, the other ranks get null.
-// Throws invalid_input for a bad --only; Error(unsupported) with the probe's `unavailable` reason
-// when this build lacks a chosen probe, and "no CUDA-capable GPU found (...)" when a GPU probe is
-// chosen and the machine has none.
+// rank 0 gets the report, the other ranks get null. A chosen probe that cannot run here (its
+// filter: not built, no GPU, too few GPUs, no MPI world) is `skipped` in the report with the reason.
+// Throws invalid_input for a bad --only; Error(unsupported, field "only") with the first probe's
+// reason when none of the chosen probes can run here ("no CUDA-capable GPU found (...)" without a
+// GPU; the "not built" reason in a build without CUDA).
 nlohmann::json run_probes(const ProbeOptions& options);
 
 }  // namespace linkwise::probe
