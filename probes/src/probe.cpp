@@ -39,8 +39,8 @@ std::optional<std::string> Probe::filter(const Machine& machine) const {
 }
 
 void skip_not_built(const Probe& probe) {
-  throw Skip{probe.filter(Machine::of_this_build()).value_or("probe \"" + std::string(probe.key()) +
-                                                             "\" was not built into this linkwise")};
+  throw Skip{probe.filter(Machine::of_this_build())
+                 .value_or("probe \"" + std::string(probe.key()) + "\" was not built into this linkwise")};
 }
 
 }  // namespace linkwise::probe
