@@ -156,8 +156,11 @@ std::string to_workload(const json& r, json& out) {
   const std::string framework_text = get_or<std::string>(r, "framework", "");
   // Transformer Engine's fused norm and attention kernels (NeMo AutoModel) are not the eager op-by-op
   // block the planner's `fsdp` assumes without compile either: the same fused-block cost model.
-  if (framework_text.find("torch.compile") != std::string::npos ||
-      framework_text.find("Transformer Engine") != std::string::npos || get_or(r, "torch_compile", false))
+  // The flag exists for the PyTorch stacks only (Megatron-Core and NeMo always run fused kernels).
+  const bool pytorch_stack = job["framework"] == "fsdp" || job["framework"] == "torchtitan";
+  if (pytorch_stack &&
+      (framework_text.find("torch.compile") != std::string::npos ||
+       framework_text.find("Transformer Engine") != std::string::npos || get_or(r, "torch_compile", false)))
     job["torch_compile"] = true;
   if (pre_flash) {
     job["flash_attention"] = false;

@@ -140,6 +140,48 @@ TEST_CASE("each bad input names its field") {
   CHECK(failing_field(d) == "job.output_len");
 }
 
+TEST_CASE("a field of another kind of job, or one that would change nothing, is an error naming it") {
+  const json inference = json::parse(R"({"kind": "inference", "prompt_len": 1024, "output_len": 256,
+                                         "concurrent": 8, "tokens": 1e9})");
+  json d = good();
+  d["job"]["concurrent"] = "max";
+  CHECK(failing_field(d) == "job.concurrent");
+  d = good();
+  d["job"]["output_len"] = 256;
+  CHECK(failing_field(d) == "job.output_len");
+  d = good();
+  d["job"]["lora_rank"] = 16;  // a pretrain job
+  CHECK(failing_field(d) == "job.lora_rank");
+  d = good();
+  d["job"]["torch_compile"] = true;  // Megatron-Core by default: nothing to compile
+  CHECK(failing_field(d) == "job.torch_compile");
+  d = good();
+  d["job"]["framework"] = "torchtitan";
+  d["job"]["torch_compile"] = true;
+  CHECK(failing_field(d) == "<no error>");
+  d = good();
+  d["job"] = inference;
+  d["job"]["seq_len"] = 4096;
+  CHECK(failing_field(d) == "job.seq_len");
+  d = good();
+  d["job"] = inference;
+  d["layout"] = {{"tp", 8}, {"pp", 1}, {"recompute", "full"}};
+  CHECK(failing_field(d) == "layout.recompute");
+  // A pipeline split Megatron-Core cannot make: 80 layers over 79 stages leaves the first or last
+  // stage without a layer (the search never offers it; a fixed layout is refused the same way).
+  d = good();
+  d["layout"]["pp"] = 79;
+  d["layout"]["dp"] = 1;
+  d["layout"]["tp"] = 1;
+  CHECK(failing_field(d) == "layout.pp");
+  // A sliding window needs windowed layers: full_every 1 would leave none.
+  d = good();
+  d["model"] = {{"layers", 32},        {"hidden", 4096}, {"heads", 32},
+                {"ffn_hidden", 14336}, {"vocab", 32000}, {"attention", {{"window", 4096}, {"full_every", 1}}}};
+  d["layout"]["tp"] = 8;
+  CHECK(failing_field(d) == "model.attention.full_every");
+}
+
 TEST_CASE("a params_b model uses the documented shape rule") {
   const auto m = planner::shape_from_params(70);
   CHECK(m.hidden % 128 == 0);

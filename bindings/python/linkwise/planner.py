@@ -236,8 +236,9 @@ class Plan(Record):
     tpot_s = Field[Optional[float]]("Inference: time per output token, s.")
     decode_tokens_per_s = Field[Optional[float]]("Inference: decode throughput, tokens/s.")
     meets_latency_target = Field[Optional[bool]]("Inference: whether the latency target is met.")
-    ttft_under_load_s = Field[Optional[float]]("Inference: mean time to first token when `concurrent` requests "
-                                               "arrive together (queued, chunked prefill), s.")
+    ttft_under_load_s = Field[Optional[float]]("Inference: mean time to first token when one replica's "
+                                               "concurrent / dp requests arrive together (queued, chunked "
+                                               "prefill), s.")
     engine = Field[Optional[str]]("Inference: the serving engine profile ('vllm', 'sglang', 'tensorrt-llm').")
     concurrent = Field[Optional[int]]("Inference: sequences decoded together, whole job.")
     max_concurrent = Field[Optional[int]]("Inference: sequences the engines' KV pools hold, whole job "

@@ -131,7 +131,9 @@ const std::vector<ModelShape>& presets() {
         make("llama3.3-70b", 80, 8192, 64, 8, 28672, 128256, true, false, false,
              "huggingface.co/meta-llama/Llama-3.3-70B-Instruct config.json"),
         make("mistral-7b", 32, 4096, 32, 8, 14336, 32000, true, false, false,
-             "huggingface.co/mistralai/Mistral-7B-v0.1 config.json; Jiang et al. 2023 (arXiv 2310.06825) Table 1"),
+             "huggingface.co/mistralai/Mistral-7B-v0.1 config.json; Jiang et al. 2023 (arXiv 2310.06825) Table 1; "
+             "v0.1's 4096-token sliding window is not set (v0.2 and later dropped it; give attention.window for "
+             "v0.1 beyond 4096 tokens)"),
         make("mistral-large-2", 88, 12288, 96, 8, 28672, 32768, true, false, false,
              "huggingface.co/mistralai/Mistral-Large-Instruct-2407 config.json (head_dim 128 = 12288 / 96)"),
         make("qwen2.5-7b", 28, 3584, 28, 4, 18944, 152064, true, false, false,
@@ -146,7 +148,8 @@ const std::vector<ModelShape>& presets() {
                  128),
         head_dim(make("gemma3-27b", 62, 5376, 32, 16, 21504, 262208, true, true, false,
                       "huggingface.co/google/gemma-3-27b-pt config.json text_config (head_dim 128, GeGLU, tied "
-                      "embeddings); text model only, local/global attention windows not modelled"),
+                      "embeddings; sliding_window 1024 with every 6th layer global, sliding_window_pattern 6: "
+                      "attention.window / full_every); text model only"),
                  128),
         // Mixture-of-experts.
         moe(make("mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, true, false, false,
@@ -189,6 +192,13 @@ const std::vector<ModelShape>& presets() {
     };
     for (ModelShape& m : v)
       if (m.name.rfind("qwen3-", 0) == 0 || m.name.rfind("llama4-", 0) == 0) m.head_dim_explicit = 128;
+    // Gemma 3: five local layers (1024-token window) to one global layer (its technical report, §2;
+    // config.json sliding_window 1024, sliding_window_pattern 6).
+    for (ModelShape& m : v)
+      if (m.name == "gemma3-27b") {
+        m.attention_window = 1024;
+        m.full_attention_every = 6;
+      }
     // gpt-oss: config.json layer_types alternate sliding_attention (sliding_window 128) and
     // full_attention, so every 2nd layer keeps full attention.
     for (ModelShape& m : v)
@@ -345,6 +355,10 @@ void parse_attention(const nlohmann::json& a, ModelShape& m) {
     if (m.attention_window == 0)
       throw_invalid("model.attention.full_every",
                     "model.attention.full_every (every n-th layer keeps full attention) needs model.attention.window");
+    // 1 would leave no layer windowed, more than the layers every layer: neither is a pattern.
+    if (*every < 2 || *every > m.layers)
+      throw_invalid("model.attention.full_every", "model.attention.full_every must be from 2 to model.layers (" +
+                                                      std::to_string(m.layers) + "); got " + std::to_string(*every));
     m.full_attention_every = int(*every);
   }
 }

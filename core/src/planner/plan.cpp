@@ -143,11 +143,14 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
     plan.concurrent = static_cast<long long>(e.sequences) * l.dp;
     plan.max_concurrent = static_cast<long long>(e.max_sequences) * l.dp;
     plan.concurrent_is_max = w.job.concurrent_max;
-    if (w.job.concurrent_max && e.sequences < 1)
+    if (w.job.concurrent_max && e.sequences < 1) {
+      const EngineProfile& engine = engine_profile(w.job.engine);
       plan.why_not.push_back("the engine's KV pool (" + std::string(to_string(resolve(w.job.engine))) +
-                             fmt(", %.0f%% of memory) cannot hold one sequence of prompt_len + output_len tokens",
-                                 100 * engine_profile(w.job.engine).memory_fraction));
-    if (w.job.concurrent_max && e.sequences < 1) plan.why_not_reasons.push_back(Reason::memory);
+                             fmt(", %.0f%% of ", 100 * engine.memory_fraction) +
+                             (engine.memory_fraction_of_whole_card ? "the card" : "the memory left after weights") +
+                             ") cannot hold one sequence of prompt_len + output_len tokens");
+      plan.why_not_reasons.push_back(Reason::memory);
+    }
     if (!w.job.concurrent_max && e.sequences > e.max_sequences)
       plan.warnings.push_back("job.concurrent exceeds what " + std::string(to_string(resolve(w.job.engine))) +
                               "'s KV pool holds per replica at its defaults (" +

@@ -211,18 +211,13 @@ std::vector<int> ep_choices(const Workload& w) {
   return allowed<int>(w.layout.ep, divisors(w.model.moe.experts, w.model.moe.experts));
 }
 
-// Pipeline sizes: the workload's, or every stage count up to the layers whose split Megatron-Core
-// can make: the layers divide evenly, or the middle stages hold ceil(layers / pp) and the first and
-// last stages share the deficit keeping at least one layer each (its first/last-stage layer
-// counts; DeepSeek-V3 runs its 61 layers as PP16). Prime layer counts (61) so still pipeline.
+// Pipeline sizes: the workload's, or every stage count whose split Megatron-Core can make
+// (pipeline_split_possible): prime layer counts (61) so still pipeline.
 std::vector<int> pp_choices(const Workload& w) {
   if (w.layout.pp) return {*w.layout.pp};
-  const int layers = w.model.layers;
   std::vector<int> out;
-  for (int pp = 1; pp <= layers; ++pp) {
-    const int per_stage = (layers + pp - 1) / pp, deficit = pp * per_stage - layers;
-    if (deficit <= 2 * (per_stage - 1)) out.push_back(pp);  // first and last keep >= 1 layer
-  }
+  for (int pp = 1; pp <= w.model.layers; ++pp)
+    if (pipeline_split_possible(w.model.layers, pp)) out.push_back(pp);
   return out;
 }
 

@@ -60,8 +60,8 @@ EngineProfile make_vllm() {
   // comparison, H100 in Lambda's report; the 70B and 405B rows of both are check rows).
   EngineProfile p = paged_engine(0.496);
   // Defaults of vLLM 0.6 (the version of the published rows): gpu_memory_utilization 0.9 of the
-  // card, max_num_seqs 256; chunked prefill's token budget (max_num_batched_tokens) 8192 on V1 for
-  // the API server on large GPUs.
+  // card, max_num_seqs 256. The 8192-token step budget is V1's (max_num_batched_tokens for the API
+  // server on large GPUs), a later default than the rows'; 0.6 ran them without chunked prefill.
   p.memory_fraction = 0.90;
   p.max_batch = 256;
   return p;
@@ -70,8 +70,9 @@ EngineProfile make_vllm() {
 EngineProfile make_sglang() {
   // One fit row; the decode fraction absorbs what an uncapped batch over-predicts.
   EngineProfile p = paged_engine(0.427);
-  // SGLang server defaults: mem_fraction_static 0.88 at TP 1 (0.85 at TP 4-8) of the card for
-  // weights and the KV pool, running requests bounded by the pool, chunked_prefill_size 8192.
+  // SGLang server defaults: mem_fraction_static 0.88 at TP 1 of the card for weights and the KV
+  // pool (0.85 at TP 4-8: not applied, one profile serves every TP), running requests bounded by the
+  // pool, chunked_prefill_size 8192.
   p.memory_fraction = 0.88;
   p.max_batch = 0;
   return p;

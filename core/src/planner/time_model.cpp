@@ -478,9 +478,9 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
 
   out.micro_batches = micro_batches;
   out.compute = micro_batches * stage_compute_mb + optimizer_s;
-  // The dequantisation inside compute: forward, backward, and the forward again under full recompute.
-  out.dequant =
-      micro_batches * (l.recompute == Recompute::full ? 3.0 : 2.0) * (st.dense * dequant_layer + st.moe * moe_dequant);
+  // The dequantisation inside compute: forward, backward, and the forward again on the layers full
+  // recompute checkpoints (layer_fraction of them).
+  out.dequant = micro_batches * (2.0 + layer_fraction) * (st.dense * dequant_layer + st.moe * moe_dequant);
   out.tp_comm = micro_batches * tp_per_mb;
   out.tp_exposed = out.tp_comm * (1.0 - k.tp_overlap);
   out.cp_comm = micro_batches * cp_per_mb;

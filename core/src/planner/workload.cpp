@@ -179,8 +179,23 @@ Job parse_job(const json& j) {
                     "job.seq_len x job.global_batch = " + std::to_string((long long)job.seq_len * job.global_batch) +
                         " tokens per step; at most 2^40 are accepted");
   }
-  if (job.kind != JobKind::inference && j.contains("engine"))
-    throw_invalid("job.engine", "job.engine is for inference jobs (vllm, sglang, tensorrt-llm)");
+  // A field of another kind of job would be ignored: an error naming it instead.
+  const bool inference = job.kind == JobKind::inference;
+  for (const char* key : {"prompt_len", "output_len", "concurrent", "latency_target_ms", "engine"})
+    if (!inference && j.contains(key))
+      throw_invalid(std::string("job.") + key, std::string("job.") + key + " is for inference jobs");
+  for (const char* key : {"seq_len", "global_batch", "torch_compile"})
+    if (inference && j.contains(key))
+      throw_invalid(std::string("job.") + key, std::string("job.") + key + " is for training jobs");
+  for (const char* key : {"lora_rank", "lora_base"})
+    if (job.kind != JobKind::lora && j.contains(key))
+      throw_invalid(std::string("job.") + key, std::string("job.") + key + " is for lora jobs");
+  // Only the PyTorch stacks run a block op by op without compile (prepare.cpp): elsewhere the flag
+  // would change nothing.
+  if (j.contains("torch_compile") && job.framework != Framework::fsdp && job.framework != Framework::torchtitan &&
+      job.framework != Framework::hf_accelerate)
+    throw_invalid("job.torch_compile",
+                  "job.torch_compile applies to the PyTorch stacks: job.framework fsdp, torchtitan or hf-accelerate");
   if (job.kind == JobKind::lora) {
     job.lora_rank = opt_int(j, "lora_rank", "job.lora_rank", 1, limits::kLoraRank).value_or(16);
     const std::string base = opt_string(j, "lora_base", "job.lora_base").value_or("bf16");
@@ -371,6 +386,9 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
       throw_invalid(
           "layout.recompute_layer_fraction",
           "layout.recompute_layer_fraction is the share of layers fully recomputed: it needs layout.recompute 'full'");
+    if (w.job.kind == JobKind::inference && s.recompute.value_or(Recompute::none) != Recompute::none)
+      throw_invalid("layout.recompute",
+                    "layout.recompute is a training setting: inference keeps no activations to recompute");
     s.sequence_parallel = opt_bool(l, "sequence_parallel", "layout.sequence_parallel");
     if (s.tp && w.model.heads % *s.tp != 0)
       throw_invalid("layout.tp", "layout.tp (" + std::to_string(*s.tp) + ") must divide the model's attention heads (" +
@@ -440,6 +458,12 @@ Layout complete_layout(const Workload& w, int gpus) {
   return l;
 }
 
+bool pipeline_split_possible(int layers, int pp) noexcept {
+  if (pp < 1 || pp > layers) return false;
+  const int per_stage = (layers + pp - 1) / pp, deficit = pp * per_stage - layers;
+  return pp == 1 || deficit <= 2 * (per_stage - 1);
+}
+
 void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int nodes) {
   const ModelShape& m = w.model;
   const int gpus = gpus_per_node * nodes;
@@ -449,6 +473,11 @@ void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int 
   if (l.pp > m.layers)
     throw_invalid("layout.pp", "layout.pp (" + std::to_string(l.pp) + ") exceeds the model's layers (" +
                                    std::to_string(m.layers) + ")");
+  if (!pipeline_split_possible(m.layers, l.pp))
+    throw_invalid("layout.pp", "layout.pp (" + std::to_string(l.pp) + ") cannot split the model's " +
+                                   std::to_string(m.layers) +
+                                   " layers: with ceil(layers / pp) on the middle stages the first and last "
+                                   "stages would hold no layer");
   // tp x pp x cp x dp in checked arithmetic: four sizes of up to 2^20 overflow 64 bits.
   long long product = 1;
   bool overflow = false;

@@ -187,6 +187,11 @@ Layout complete_layout(const Workload& w, int gpus);
 // Checks one layout against the model and job; throws invalid_input naming the field.
 void validate_layout(const Workload& w, const Layout& layout, int gpus_per_node, int nodes);
 
+// Whether Megatron-Core can split `layers` over `pp` stages: evenly, or with the middle stages at
+// ceil(layers / pp) and the first and last sharing the deficit, each keeping at least one layer
+// (its first/last-stage layer counts; DeepSeek-V3 runs its 61 layers as PP16).
+bool pipeline_split_possible(int layers, int pp) noexcept;
+
 nlohmann::json to_json(const Layout& layout);
 
 }  // namespace linkwise::planner
