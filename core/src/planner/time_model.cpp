@@ -89,6 +89,24 @@ inline double grouped_gemm_efficiency(const PreparedModel& m, const Layout& l, c
       m, std::min({rows.busiest / rows.touched, m.expert_ffn / double(l.etp), double(m.hidden)}), k);
 }
 
+// Serving's grouped expert GEMMs (prefill chunks and decode batches alike) at the same shape
+// efficiency, with n the expert's narrowest weight dimension only (expert width per etp rank,
+// hidden): the training fit's constant (moe_gemm_half_dim, Megatron-Core's grouped GEMMs), no
+// serving fit. A narrow expert (Qwen3's 768 or 1536, DeepSeek's 2048) gives any grouped GEMM
+// kernel few tiles per expert and a short reduction loop, TensorRT-LLM's CUTLASS MoE GEMMs as
+// much as Transformer Engine's. The rows per expert do not enter: in decode (tens of rows per
+// expert) and short prefills the GEMM streams each expert's weights once, which the roofline's
+// byte term already prices, and the fit never saw fewer than a few hundred rows per expert (its
+// form would charge ~1100 phantom rows per expert, several times the weight stream).
+// TensorRT-LLM's MoE GEMM is one CUTLASS grouped kernel over all experts, where Transformer
+// Engine's grouped GEMM in training issues one cuBLAS GEMM per expert over several streams (a
+// per-expert cost the rows term can stand for there). Not exempt under job.framework: a serving
+// job's kernels are the engine's, the training framework plays no part.
+inline double serving_grouped_gemm_efficiency(const PreparedModel& m, const Layout& l, const PlannerConstants& k) {
+  const double n = std::min(m.expert_ffn / double(l.etp), double(m.hidden));
+  return n / (n + k.moe_gemm_half_dim);
+}
+
 // The host time of a MoE layer's pass (moe_layer_overhead_s: the router, permute and dispatcher
 // kernels launched one by one, and the dropless dispatcher's device-to-host sync on the tokens per
 // expert) shows on the GPU only where the pass's GPU work is too short to cover it: the sync
@@ -195,6 +213,14 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     // fraction of the 16-bit peak as the engine's GEMMs.
     const double attention_flops_s = hw.attention_peak_flops * eng.gemm_fraction * scale;
     const double sequences = std::max(1.0, out.sequences);  // per replica, decoded together
+    // Routed experts' GEMMs at the training fit's shape efficiency (serving_grouped_gemm_efficiency).
+    // The training MoE layer's host time (moe_host_exposed_s) is not charged. Its mechanism is
+    // Megatron's dropless device-to-host sync on the tokens per expert, which empties the queue;
+    // TensorRT-LLM captures each decode step in a CUDA graph (its perf overview's llm_options.yml:
+    // batch sizes 1-8192, padded), which can hold no such sync, so the fused MoE op it captures
+    // has none in prefill either, where each chunk's GPU work per layer covers the op's few
+    // launches. The engine's per-step host work is its step_overhead_s.
+    const double expert_efficiency = m.moe ? serving_grouped_gemm_efficiency(m, l, k) : 1.0;
     const double prompt = m.prompt_len;
     const double kv_elements = m.kv_split_by_tp ? 2.0 * std::ceil(m.kv_heads / tp) * m.head_dim : m.kv_elements;
     const double kv_bytes_per_token_layer = kv_elements * m.kv_bytes;
@@ -215,12 +241,12 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
       double moe_layer = 0;
       if (m.moe) {
         const MoeRows r = moe_rows(m, rows, tp, l);
-        moe_layer =
-            tokens / rows *
-                (attention_gemms_s(m, rows, tp, engine_rates) + moe_mlp_gemms_s(m, rows, tp, l, r, engine_rates) +
-                 all_to_all_s(r.busiest * h * dispatch_bytes(m), a2a) + all_to_all_s(r.busiest * h * 2.0, a2a) +
-                 (k.elementwise_passes * 2.0 * rows * h + moe_elementwise_bytes(m, rows, tp, l, r, k)) / hbm) +
-            attention + steps * k.layer_overhead_s;
+        moe_layer = tokens / rows *
+                        (attention_gemms_s(m, rows, tp, engine_rates) +
+                         moe_mlp_gemms_s(m, rows, tp, l, r, engine_rates, expert_efficiency) +
+                         all_to_all_s(r.busiest * h * dispatch_bytes(m), a2a) + all_to_all_s(r.busiest * h * 2.0, a2a) +
+                         (k.elementwise_passes * 2.0 * rows * h + moe_elementwise_bytes(m, rows, tp, l, r, k)) / hbm) +
+                    attention + steps * k.layer_overhead_s;
       }
       return m.dense_mlp_layers * (dense_layer + tp_comm) + m.moe_layers * (moe_layer + tp_comm) + pp_comm +
              steps * eng.step_overhead_s;
@@ -251,8 +277,8 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     if (m.moe) {
       const MoeRows rows = moe_rows(m, sequences, tp, l);
       decode_moe_layer =
-          attention_gemms_s(m, sequences, tp, decode_rates) + moe_mlp_gemms_s(m, sequences, tp, l, rows, decode_rates) +
-          decode_common +
+          attention_gemms_s(m, sequences, tp, decode_rates) +
+          moe_mlp_gemms_s(m, sequences, tp, l, rows, decode_rates, expert_efficiency) + decode_common +
           (k.elementwise_passes * 2.0 * sequences * h + moe_elementwise_bytes(m, sequences, tp, l, rows, k)) / hbm;
       decode_a2a = all_to_all_s(rows.busiest * h * dispatch_bytes(m), a2a) + all_to_all_s(rows.busiest * h * 2.0, a2a);
     }
