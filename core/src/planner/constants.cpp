@@ -120,8 +120,10 @@ const PlannerConstants& default_constants() {
     c.moe_load_imbalance = 1.1;
     // Permutation: Megatron-Core's token permute and unpermute each read and write the routed rows
     // once (moe/moe_utils.py permute/unpermute): 4 passes at least; fit below, see there.
-    // Grouped expert GEMMs, the MoE layer's host time and the permutation (time_model.cpp, training
-    // only): fit by `linkwise_calibrate --moe-fit-set tests/calibration/moe_fit_runs.json --fit-moe`
+    // Grouped expert GEMMs, the MoE layer's host time and the permutation (time_model.cpp; serving
+    // reuses moe_gemm_half_dim at the expert's width and moe_permute_passes, not the host time,
+    // serving_grouped_gemm_efficiency; never fit on serving rows): fit by `linkwise_calibrate
+    // --moe-fit-set tests/calibration/moe_fit_runs.json --fit-moe`
     // on the MoE fit set (36 runs: 22 Megatron-Bridge 25.11/25.09 performance-summary rows and 14 of
     // Megatron-Core's own published recipes, Megatron-MoE-ModelZoo and the DeepSeek-V3 GB200 guide:
     // DeepSeek-V3, Qwen3-30B-A3B, Qwen3-235B-A22B, Mixtral-8x22B, gpt-oss-120b on H100/B200/GB200/
