@@ -240,6 +240,49 @@ TEST_CASE("decode streams only the experts the batch touches") {
   CHECK(r256.touched > 30);                                             // nearly all
 }
 
+TEST_CASE("MoE serving: the training fit's grouped-GEMM shape efficiency at the expert's width, no host term") {
+  // Serving reuses moe_gemm_half_dim with n = min(expert width / etp, hidden), in prefill and decode;
+  // the rows per expert do not enter, and the training MoE layer's host time is not charged
+  // (time_model.cpp serving_grouped_gemm_efficiency; docs/calibration.md).
+  const auto serve = [](const std::string& preset, int concurrent) {
+    json doc = json::parse(R"({"job": {"kind": "inference", "prompt_len": 1024, "output_len": 1024,
+        "tokens": 1e9, "precision": "fp8"}, "hardware": {"instance": "aws:p5.48xlarge", "nodes": 1},
+        "layout": {"tp": 1, "pp": 1, "dp": 8}})");
+    doc["model"] = {{"preset", preset}};
+    doc["job"]["concurrent"] = concurrent;
+    return planner::parse_workload(doc, real_catalog());
+  };
+  const auto estimate = [](const planner::Workload& w, const planner::PlannerConstants& k) {
+    const planner::Layout l = planner::complete_layout(w, 8);
+    return planner::estimate(planner::prepare_model(w.model, w.job),
+                             planner::prepare_hardware(*w.hardware, w.job, k, nullptr, false), 1, l, k);
+  };
+  const planner::PlannerConstants& shipped = planner::default_constants();
+  planner::PlannerConstants no_shape = shipped, more_host = shipped;
+  no_shape.moe_gemm_half_dim = 0;
+  more_host.moe_layer_overhead_s *= 10;
+  more_host.moe_host_hide_s *= 10;
+
+  // Qwen3-30B-A3B's 768-wide experts at a large batch: decode and prefill both pay the shape loss.
+  const planner::Workload big = serve("qwen3-30b-a3b", 2048);
+  const planner::Estimate with = estimate(big, shipped), without = estimate(big, no_shape);
+  CHECK(with.tpot > 1.02 * without.tpot);
+  CHECK(with.ttft_under_load > 1.05 * without.ttft_under_load);
+  CHECK(with.tokens_per_s < without.tokens_per_s);
+  // One sequence: a few rows per expert. Were the rows part of n, the ~1100 phantom rows per expert
+  // would dwarf the weight stream; at the expert's width the step barely moves.
+  const planner::Workload one = serve("qwen3-30b-a3b", 8);
+  CHECK(estimate(one, shipped).tpot < 1.10 * estimate(one, no_shape).tpot);
+  CHECK(estimate(one, shipped).ttft < 1.25 * estimate(one, no_shape).ttft);
+  // No MoE host time in serving: its constants change nothing.
+  CHECK(estimate(big, more_host).tpot == with.tpot);
+  CHECK(estimate(big, more_host).ttft_under_load == with.ttft_under_load);
+  // Dense serving does not see the MoE constants.
+  const planner::Workload dense = serve("llama3.1-8b", 2048);
+  CHECK(estimate(dense, no_shape).tpot == estimate(dense, shipped).tpot);
+  CHECK(estimate(dense, no_shape).ttft == estimate(dense, shipped).ttft);
+}
+
 TEST_CASE("pruned search equals exhaustive search on MoE workloads") {
   const Gpu h100 = planner_test::h100_80(), a100 = planner_test::a100_80();
   const Catalog catalog({a100, h100}, {planner_test::node(h100, "aws", "p5.48xlarge", Fabric::nvswitch, 3200, 98.3),
