@@ -387,8 +387,14 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     const MoeRows rows = moe_rows(m, tokens, tp, l);
     moe_gemm_fwd = attention_gemms_s(m, tokens, tp, rates) +
                    moe_mlp_gemms_s(m, tokens, tp, l, rows, rates, grouped_gemm_efficiency(m, l, rows, k));
+    // Eager PyTorch runs the experts' SwiGLU op by op too: the shared experts' rows and the busiest
+    // rank's routed rows, each at its expert width.
+    const double eager_moe_swiglu = m.eager_llama
+                                        ? k.eager_swiglu_extra_bytes_per_element *
+                                              (tokens * m.shared_ffn / tp + rows.busiest * m.expert_ffn / l.etp)
+                                        : 0.0;
     double elem = (k.elementwise_passes * 2.0 * tokens * h / sp_div + moe_elementwise_bytes(m, tokens, tp, l, rows, k) +
-                   tokens * eager_norm_rope) /
+                   tokens * eager_norm_rope + eager_moe_swiglu) /
                   hw.hbm_bytes_per_s;
     if (low_precision)
       elem += k.fp8_cast_passes * 3.0 *
