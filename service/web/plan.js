@@ -49,12 +49,14 @@
       h('fieldset', {}, h('legend', {}, 'Job'),
         h('div', {class: 'grid2'},
           field('kind', 'Kind', {options: [['pretrain', 'pre-train'], ['finetune', 'full fine-tune'], ['lora', 'LoRA'], ['inference', 'inference']]}),
-          field('precision', 'Precision', {options: ['bf16', 'fp16', 'fp8']}),
+          field('precision', 'Precision', {options: ['bf16', 'fp16', 'fp8', 'fp4']}),
           field('tokens', 'Tokens', {min: 1}, 'e.g. 1e12'),
           h('div', {'data-kind': 'train', class: 'grid2', style: null}, field('seq_len', 'Sequence', {min: 1, step: 1}, 'tokens'), field('global_batch', 'Global batch', {min: 1, step: 1}, 'sequences')),
           h('div', {'data-kind': 'lora', class: 'grid2'}, field('lora_rank', 'LoRA rank', {min: 1, step: 1}), field('lora_base', 'LoRA base', {options: ['bf16', '4bit']})),
           h('div', {'data-kind': 'inference', class: 'grid2'}, field('prompt_len', 'Prompt', {min: 1, step: 1}, 'tokens'), field('output_len', 'Output', {min: 1, step: 1}, 'tokens'),
-            field('concurrent', 'Concurrent', {min: 1, step: 1}, 'sequences'), field('latency_target_ms', 'Latency target', {min: 0}, 'ms/token')),
+            field('concurrent', 'Concurrent', {min: 1, step: 1}, 'sequences'), field('latency_target_ms', 'Latency target', {min: 0}, 'ms/token'),
+            field('engine', 'Engine', {options: [['auto', 'auto (TensorRT-LLM)'], ['vllm', 'vLLM'], ['sglang', 'SGLang'], ['tensorrt-llm', 'TensorRT-LLM']]}),
+            check('concurrent_max', 'Max throughput (as many sequences as the KV cache holds)', false)),
           h('div', {'data-kind': 'train'}, check('flash_attention', 'FlashAttention', true)))),
       h('fieldset', {}, h('legend', {}, 'Hardware (optional)'),
         h('div', {class: 'grid2'},
@@ -133,7 +135,9 @@
     const kind = e.kind.value;
     const job = {kind};
     if (kind === 'inference') Object.assign(job, {prompt_len: numberOf('prompt_len'), output_len: numberOf('output_len'),
-                                                  concurrent: numberOf('concurrent'), latency_target_ms: numberOf('latency_target_ms')});
+                                                  concurrent: e.concurrent_max.checked ? 'max' : numberOf('concurrent'),
+                                                  latency_target_ms: numberOf('latency_target_ms'),
+                                                  engine: e.engine.value === 'auto' ? undefined : e.engine.value});
     else {
       Object.assign(job, {seq_len: numberOf('seq_len'), global_batch: numberOf('global_batch')});
       if (kind === 'lora') Object.assign(job, {lora_rank: numberOf('lora_rank'), lora_base: e.lora_base.value});
@@ -141,7 +145,9 @@
     job.tokens = numberOf('tokens');
     job.precision = e.precision.value;
     if (kind !== 'inference' && !e.flash_attention.checked) job.flash_attention = false;
-    const w = {model: clean(model), job: clean(job)};
+    // Fields the form has no control for (a model's attention or moe object, job.framework, ...)
+    // travel unchanged: the planner, not the page, decides what they mean.
+    const w = {model: clean(Object.assign({}, extras.model || {}, model)), job: clean(Object.assign({}, extras.job || {}, job))};
     const instance = e.instance.value.trim();
     if (instance || extras.hardware) {
       w.hardware = clean(Object.assign({}, extras.hardware || {}, instance ? {instance} : {}, {nodes: numberOf('nodes')}));
@@ -171,9 +177,12 @@
       form.elements.gated_mlp.checked = m.gated_mlp !== false; form.elements.tied_embeddings.checked = !!m.tied_embeddings;
       form.elements.dropout.checked = !!m.dropout;
     }
-    for (const k of ['kind', 'precision', 'tokens', 'seq_len', 'global_batch', 'lora_rank', 'lora_base', 'prompt_len', 'output_len', 'concurrent', 'latency_target_ms']) {
-      if (j[k] !== undefined) setValue(k, typeof j[k] === 'number' && j[k] >= 1e7 ? j[k].toExponential().replace('e+', 'e') : j[k]);
+    const jobFields = ['kind', 'precision', 'tokens', 'seq_len', 'global_batch', 'lora_rank', 'lora_base', 'prompt_len', 'output_len', 'concurrent', 'latency_target_ms', 'engine'];
+    for (const k of jobFields) {
+      if (j[k] !== undefined && !(k === 'concurrent' && j[k] === 'max'))
+        setValue(k, typeof j[k] === 'number' && j[k] >= 1e7 ? j[k].toExponential().replace('e+', 'e') : j[k]);
     }
+    form.elements.concurrent_max.checked = j.concurrent === 'max';
     form.elements.flash_attention.checked = j.flash_attention !== false;
     setValue('instance', hw.instance); setValue('nodes', hw.nodes);
     for (const b of form.querySelectorAll('input[name=providers]')) b.checked = (c.providers || []).includes(b.value);
@@ -186,7 +195,14 @@
     const known = new Set(['providers', 'gpu_models', 'max_gpus', 'max_nodes', 'min_nodes', 'budget_usd', 'deadline_hours', 'objective', 'spot', 'tp_across_nodes']);
     const otherConstraints = Object.fromEntries(Object.entries(c).filter(([k]) => !known.has(k)));
     const otherHardware = Object.fromEntries(Object.entries(hw).filter(([k]) => k !== 'instance' && k !== 'nodes'));
+    const knownJob = new Set([...jobFields, 'flash_attention']);
+    const otherJob = Object.fromEntries(Object.entries(j).filter(([k]) => !knownJob.has(k)));
+    const knownModel = new Set({preset: ['preset'], params: ['params_b', 'vocab'],
+                                shape: ['layers', 'hidden', 'heads', 'kv_heads', 'ffn_hidden', 'vocab', 'gated_mlp', 'tied_embeddings', 'dropout']}[mode]);
+    const otherModel = Object.fromEntries(Object.entries(m).filter(([k]) => !knownModel.has(k)));
     extras = {layout: w.layout, name: w.name, description: w.description,
+              job: Object.keys(otherJob).length ? otherJob : undefined,
+              model: Object.keys(otherModel).length ? otherModel : undefined,
               hardware: Object.keys(otherHardware).length ? otherHardware : undefined,
               constraints: Object.keys(otherConstraints).length ? otherConstraints : undefined};
     updateVisibility();

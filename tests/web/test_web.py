@@ -234,6 +234,28 @@ def test_plan_form_edits_reach_the_workload(browser, web_server):
     browser.get_log("browser")  # the 400 is expected
 
 
+def test_plan_form_keeps_fields_it_has_no_control_for(browser, web_server):
+    """A workload opened in the form comes back whole: job.framework, torch_compile, kv_cache_precision
+    and a model's extra objects travel unchanged; engine and "concurrent": "max" have controls."""
+    workloads = [
+        {"model": {"preset": "llama3.1-8b"},
+         "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 256, "tokens": 1e9, "precision": "bf16",
+                 "framework": "torchtitan", "torch_compile": True, "optimizer": "adamw"}},
+        {"model": {"preset": "deepseek-v3"},
+         "job": {"kind": "inference", "prompt_len": 2048, "output_len": 512, "concurrent": "max", "engine": "vllm",
+                 "kv_cache_precision": "fp8", "tokens": 1e9, "precision": "fp8"}},
+    ]
+    for workload in workloads:
+        fragment = "#/plan?" + urllib.parse.urlencode({"w": json.dumps(workload), "top": "3"})
+        open_page(browser, web_server, fragment)
+        area = wait_for(browser, lambda d: d.find_element(By.ID, "p-json").get_attribute("value") and d.find_element(By.ID, "p-json"),
+                        what="the workload JSON")
+        shown = json.loads(area.get_attribute("value"))
+        assert shown["model"] == workload["model"] and shown["job"] == workload["job"]
+    assert browser.find_element(By.ID, "p-engine").get_attribute("value") == "vllm"
+    assert browser.find_element(By.NAME, "concurrent_max").is_selected()
+
+
 def test_fleet_view_shows_an_uploaded_report(browser, web_server, artifacts):
     report = h100_node_report(380, 3000)
     r = requests.post(web_server.url + "/v1/probe-reports", params={"instance": P5}, data=json.dumps(report), timeout=30,
