@@ -239,6 +239,17 @@ double median(std::vector<double> v) {
 
 // Mean over fit subgroups of the mean |log(predicted / measured)|: every GPU/precision counts equally.
 // moe: the MoE fit set's runs instead of the dense fit set's.
+// The routing a MoE row states: benchmarks that force-balance the tokens over the experts
+// (Megatron-Bridge's MoE rows) run without the load imbalance the planner assumes by default
+// (capacity 1.0, as the source states); token-dropping runs at the capacity factor the row states
+// (or assumes, see its derived_fields).
+void apply_row_routing(const json& r, planner::Workload& w) {
+  if (!w.model.moe.enabled()) return;
+  if (get_or(r, "force_balanced", false)) w.model.moe.capacity_factor = 1.0;
+  if (r.contains("capacity_factor") && r["capacity_factor"].is_number())
+    w.model.moe.capacity_factor = r["capacity_factor"].get<double>();
+}
+
 // One fitted constant: where it lives and its physically plausible bounds.
 struct FitParam {
   const char* name;
@@ -478,13 +489,7 @@ std::vector<MemRun> load_memory_runs(const std::string& path, const std::string&
     run.measured_bytes = bytes;
     try {
       run.workload = planner::parse_workload(workload, catalog);
-      // Benchmarks that force-balance the tokens over the experts (Megatron-Bridge's MoE rows) run
-      // without the load imbalance the planner assumes by default: capacity 1.0, as the source states.
-      if (get_or(r, "force_balanced", false) && run.workload.model.moe.enabled())
-        run.workload.model.moe.capacity_factor = 1.0;
-      // Token-dropping runs: the capacity factor the row states (or assumes, see its derived_fields).
-      if (r.contains("capacity_factor") && r["capacity_factor"].is_number() && run.workload.model.moe.enabled())
-        run.workload.model.moe.capacity_factor = r["capacity_factor"].get<double>();
+      apply_row_routing(r, run.workload);
     } catch (const Error& e) {
       std::fprintf(stderr, "memory run %s unusable: %s\n", run.id.c_str(), e.what());
       return;
@@ -829,13 +834,7 @@ int main(int argc, char** argv) {
       }
       try {
         run.workload = planner::parse_workload(workload, catalog);
-        // Benchmarks that force-balance the tokens over the experts (Megatron-Bridge's MoE rows) run
-        // without the load imbalance the planner assumes by default: capacity 1.0, as the source states.
-        if (get_or(r, "force_balanced", false) && run.workload.model.moe.enabled())
-          run.workload.model.moe.capacity_factor = 1.0;
-        // Token-dropping runs: the capacity factor the row states (or assumes, see its derived_fields).
-        if (r.contains("capacity_factor") && r["capacity_factor"].is_number() && run.workload.model.moe.enabled())
-          run.workload.model.moe.capacity_factor = r["capacity_factor"].get<double>();
+        apply_row_routing(r, run.workload);
         planner::validate_layout(
             run.workload,
             planner::complete_layout(run.workload, *run.workload.nodes * run.workload.hardware->instance.gpu_count),
