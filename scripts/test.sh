@@ -28,3 +28,14 @@ LINKWISE_BIN="$PWD/$BUILD/bin/linkwise" LINKWISE_WEB_ARTIFACTS="$PWD/$BUILD/web-
 # venv; its pytest suite compares with the CLI's --json and runs every notebook in notebooks/.
 CMAKE_BUILD_PARALLEL_LEVEL="$JOBS" .venv/bin/python -m pip install -q .
 LINKWISE_BIN="$PWD/$BUILD/bin/linkwise" MPLBACKEND=Agg .venv/bin/python -m pytest -q tests/python
+
+# Where a CUDA toolkit is installed (by hand: Debian 12 has none), the build above compiled the CUDA
+# probes; the stubs a machine without CUDA builds are then built and checked here too, so both probe
+# paths compile wherever this runs (CI's clean Debian machine builds only the stubs, above).
+if command -v nvcc >/dev/null 2>&1; then
+  cmake -S . -B "$BUILD-nocuda" -DCMAKE_BUILD_TYPE=Release -DLINKWISE_WERROR=ON -DLINKWISE_CUDA=OFF \
+        -DLINKWISE_BUILD_BENCHMARKS=OFF
+  cmake --build "$BUILD-nocuda" -j "$JOBS" --target linkwise linkwise_probe_tests
+  "$BUILD-nocuda/bin/linkwise_probe_tests"
+  "$BUILD-nocuda/bin/linkwise" probe --list | grep -Eq '^topology +any +skipped'
+fi

@@ -80,7 +80,12 @@
         h('button', {type: 'button', onclick: () => { loadWorkload(EXAMPLE, 50); run(); }}, 'Example')));
     form.addEventListener('submit', e => { e.preventDefault(); run(); });
     form.addEventListener('input', () => { updateVisibility(); showJson(); });
-    form.addEventListener('change', () => { updateVisibility(); showJson(); });
+    form.addEventListener('change', ev => {
+      // The job fields a loaded workload carried without a control were for its kind of job: a
+      // new kind starts without them (the planner refuses, e.g., torch_compile on inference).
+      if (ev.target.name === 'kind') extras.job = undefined;
+      updateVisibility(); showJson();
+    });
 
     jsonArea = h('textarea', {id: 'p-json', class: 'mono', rows: 12, spellcheck: 'false', 'aria-labelledby': 'h-json', 'aria-describedby': 'p-json-help'});
     reopenLink = h('a', {href: '#/plan', id: 'p-reopen'}, 'Link to this workload');

@@ -254,6 +254,10 @@ def test_plan_form_keeps_fields_it_has_no_control_for(browser, web_server):
         assert shown["model"] == workload["model"] and shown["job"] == workload["job"]
     assert browser.find_element(By.ID, "p-engine").get_attribute("value") == "vllm"
     assert browser.find_element(By.NAME, "concurrent_max").is_selected()
+    # Another kind of job leaves the carried inference fields behind.
+    browser.find_element(By.ID, "p-kind").send_keys("pre-train")
+    job = json.loads(browser.find_element(By.ID, "p-json").get_attribute("value"))["job"]
+    assert job["kind"] == "pretrain" and "kv_cache_precision" not in job and "engine" not in job
 
 
 def test_fleet_view_shows_an_uploaded_report(browser, web_server, artifacts):

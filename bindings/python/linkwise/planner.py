@@ -243,6 +243,7 @@ class Plan(Record):
     concurrent = Field[Optional[int]]("Inference: sequences decoded together, whole job.")
     max_concurrent = Field[Optional[int]]("Inference: sequences the engines' KV pools hold, whole job "
                                           "(job.concurrent \"max\" plans at it).")
+    concurrent_is_max = Field[Optional[bool]]("Inference: True when job.concurrent was \"max\".")
     why = Field[Optional[str]]("recommend(): why this plan ranks here, in words.")
 
     def _repr_html_(self) -> str:

@@ -382,7 +382,10 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     if (const auto r = opt_string(l, "recompute", "layout.recompute"))
       s.recompute = parse_enum(kRecomputeNames, *r, "layout.recompute");
     s.recompute_layer_fraction = opt_number(l, "recompute_layer_fraction", "layout.recompute_layer_fraction", 1.0);
-    if (s.recompute_layer_fraction && s.recompute.value_or(Recompute::none) != Recompute::full)
+    // 1 (every layer, what a plan's layout prints) reads the same under any recompute mode; a share
+    // below 1 only means something with full recompute.
+    if (s.recompute_layer_fraction && *s.recompute_layer_fraction < 1.0 &&
+        s.recompute.value_or(Recompute::none) != Recompute::full)
       throw_invalid(
           "layout.recompute_layer_fraction",
           "layout.recompute_layer_fraction is the share of layers fully recomputed: it needs layout.recompute 'full'");
