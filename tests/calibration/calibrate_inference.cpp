@@ -10,7 +10,8 @@
 //
 // Mixture-of-experts rows (TensorRT-LLM's Mixtral, Qwen3, Llama 4, gpt-oss and DeepSeek-R1 tables)
 // are reported and gated apart from the dense ones; their fit rows (the 1.2-era table) fit only the
-// serving MoE constant moe_serving_routed_row_s, never the engine profiles; "ep", "etp" and
+// serving MoE constants (moe_serving_routed_row_s, moe_serving_ep_layer_sync_s), never the engine
+// profiles; "ep", "etp" and
 // "attention_dp" in a row place its experts as the source ran them.
 //
 // Every row is planned on one node of its GPU (NVSwitch at the GPU's NVLink figure), its model
