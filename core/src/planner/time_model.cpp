@@ -221,6 +221,12 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     // has none in prefill either, where each chunk's GPU work per layer covers the op's few
     // launches. The engine's per-step host work is its step_overhead_s.
     const double expert_efficiency = m.moe ? serving_grouped_gemm_efficiency(m, l, k) : 1.0;
+    // The engine's per-routed-row work of a MoE layer (moe_serving_routed_row_s, constants.cpp),
+    // charged on the busiest rank's routed rows of each step, prefill chunks and decode batches, and
+    // with experts over several ranks the wait of each MoE layer's exchange for the slowest rank
+    // (moe_serving_ep_layer_sync_s), once per layer per step.
+    auto routed_rows_s = [&](double routed_rows) { return routed_rows * k.moe_serving_routed_row_s; };
+    const double ep_sync_s = l.ep > 1 ? k.moe_serving_ep_layer_sync_s : 0.0;
     const double prompt = m.prompt_len;
     const double kv_elements = m.kv_split_by_tp ? 2.0 * std::ceil(m.kv_heads / tp) * m.head_dim : m.kv_elements;
     const double kv_bytes_per_token_layer = kv_elements * m.kv_bytes;
@@ -245,8 +251,9 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
                         (attention_gemms_s(m, rows, tp, engine_rates) +
                          moe_mlp_gemms_s(m, rows, tp, l, r, engine_rates, expert_efficiency) +
                          all_to_all_s(r.busiest * h * dispatch_bytes(m), a2a) + all_to_all_s(r.busiest * h * 2.0, a2a) +
-                         (k.elementwise_passes * 2.0 * rows * h + moe_elementwise_bytes(m, rows, tp, l, r, k)) / hbm) +
-                    attention + steps * k.layer_overhead_s;
+                         (k.elementwise_passes * 2.0 * rows * h + moe_elementwise_bytes(m, rows, tp, l, r, k)) / hbm +
+                         routed_rows_s(r.busiest)) +
+                    attention + steps * (k.layer_overhead_s + ep_sync_s);
       }
       return m.dense_mlp_layers * (dense_layer + tp_comm) + m.moe_layers * (moe_layer + tp_comm) + pp_comm +
              steps * eng.step_overhead_s;
@@ -279,7 +286,8 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
       decode_moe_layer =
           attention_gemms_s(m, sequences, tp, decode_rates) +
           moe_mlp_gemms_s(m, sequences, tp, l, rows, decode_rates, expert_efficiency) + decode_common +
-          (k.elementwise_passes * 2.0 * sequences * h + moe_elementwise_bytes(m, sequences, tp, l, rows, k)) / hbm;
+          (k.elementwise_passes * 2.0 * sequences * h + moe_elementwise_bytes(m, sequences, tp, l, rows, k)) / hbm +
+          routed_rows_s(rows.busiest) + ep_sync_s;
       decode_a2a = all_to_all_s(rows.busiest * h * dispatch_bytes(m), a2a) + all_to_all_s(rows.busiest * h * 2.0, a2a);
     }
     const double logits = gemm_s(sequences, h, m.vocab / tp, decode_rates);

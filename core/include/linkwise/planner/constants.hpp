@@ -74,6 +74,16 @@ struct PlannerConstants {
                                     // index kernels, dispatcher and its host sync), training; exposed in part:
   double moe_host_hide_s = 0;       // GPU time of a MoE layer's pass at which half of that host time hides
                                     // behind it (0: never hidden)
+  // Serving only (inference jobs): time per routed token row on the busiest expert-parallel rank per
+  // MoE layer in every engine step, prefill and decode, beyond the GEMMs, permutation bytes and
+  // all-to-all priced above (router top-k, the routed rows' activation quantisation, gather and
+  // the combine's weighted sum as a serving engine runs them); fit on the MoE serving fit set.
+  double moe_serving_routed_row_s = 0;
+  // Serving only: time per MoE layer per engine step where the experts are spread over ranks (ep > 1;
+  // attention data parallelism): every rank waits at the layer's exchange for the slowest one (its
+  // own batch, context lengths and prefill chunk) and pays the exchange's fixed cost beyond the
+  // collective's latency; fit on the MoE serving fit set.
+  double moe_serving_ep_layer_sync_s = 0;
   // --- framework profiles (job.framework) ---
   double te_attention_speedup = 0;  // Megatron-Core / NeMo on Hopper+: cuDNN fused attention vs FlashAttention-2
   // Eager PyTorch (fsdp, torchtitan, hf-accelerate without job.torch_compile) on Llama-family
