@@ -210,10 +210,19 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
                             " layers: stages are uneven (Megatron's first/last-stage split); the heaviest, " +
                             std::to_string((w.model.layers + l.pp - 1) / l.pp) + " layers, sets the pace");
   const std::string architecture(to_string(hw.gpu.architecture));
-  if (hw.gpu.architecture != Architecture::ampere && hw.gpu.architecture != Architecture::hopper)
+  const Architecture arch = hw.gpu.architecture;
+  if (w.job.kind == JobKind::inference) {
+    // Serving runs at the engine profile's fractions (serving.cpp), fit on Ampere, Hopper and
+    // Blackwell rows; the training GEMM efficiency plays no part.
+    if (arch != Architecture::ampere && arch != Architecture::hopper && arch != Architecture::blackwell)
+      plan.warnings.push_back("no published serving benchmark of the " + architecture +
+                              " generation in the engine profiles' fit set: its decode and GEMM fractions are "
+                              "those fit on Ampere, Hopper and Blackwell");
+  } else if (arch != Architecture::ampere && arch != Architecture::hopper) {
     plan.warnings.push_back("no calibration data for the " + architecture +
                             " generation: its GEMM efficiency is the uncalibrated default " +
                             fmt("%.2f", k.gemm_efficiency_other));
+  }
   {
     const Interval iv =
         throughput_interval(hw.gpu.architecture, w.job.precision, w.job.kind, l, plan.gpus,

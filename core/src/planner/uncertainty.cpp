@@ -77,8 +77,10 @@ Interval throughput_interval(Architecture generation, Precision precision, JobKi
                     : "217 published dense serving runs never fit (TensorRT-LLM, SGLang, vLLM): p10-p90 of measured / "
                       "predicted output tokens/s";
     out.widened = true;
-    out.reasons.push_back(
-        "inference: interval from the serving check set (engine profiles fit on 53 other published rows)");
+    out.reasons.push_back(moe ? "inference: interval from the MoE serving check set (engine profiles fit on 53 dense "
+                                "rows, the MoE serving terms on 106 rows of another table)"
+                              : "inference: interval from the serving check set (engine profiles fit on 53 other "
+                                "published rows)");
     return out;
   }
   if (!calibrated_generation) widen(2.0, "no calibration run on the " + name + " generation: interval doubled");
