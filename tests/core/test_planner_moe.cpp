@@ -18,6 +18,23 @@ const Catalog& real_catalog() {
   return catalog;
 }
 
+// Serving `preset` on one p5.48xlarge as 8 replicas (tp 1, dp 8, `ep` expert groups): 1k prompt,
+// 1k output, fp8, `concurrent` sequences; and its estimate under constants `k`.
+planner::Workload serve_on_p5(const std::string& preset, int concurrent, int ep = 1) {
+  json doc = json::parse(R"({"job": {"kind": "inference", "prompt_len": 1024, "output_len": 1024,
+      "tokens": 1e9, "precision": "fp8"}, "hardware": {"instance": "aws:p5.48xlarge", "nodes": 1}})");
+  doc["model"] = {{"preset", preset}};
+  doc["job"]["concurrent"] = concurrent;
+  doc["layout"] = {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"ep", ep}};
+  return planner::parse_workload(doc, real_catalog());
+}
+
+planner::Estimate estimate(const planner::Workload& w, const planner::PlannerConstants& k) {
+  const planner::Layout l = planner::complete_layout(w, 8);
+  return planner::estimate(planner::prepare_model(w.model, w.job),
+                           planner::prepare_hardware(*w.hardware, w.job, k, nullptr, false), 1, l, k);
+}
+
 std::string field_of(const json& doc) {
   try {
     (void)planner::plan(planner::parse_workload(doc, real_catalog()));
@@ -244,19 +261,6 @@ TEST_CASE("MoE serving: the training fit's grouped-GEMM shape efficiency at the 
   // Serving reuses moe_gemm_half_dim with n = min(expert width / etp, hidden), in prefill and decode;
   // the rows per expert do not enter, and the training MoE layer's host time is not charged
   // (time_model.cpp serving_grouped_gemm_efficiency; docs/calibration.md).
-  const auto serve = [](const std::string& preset, int concurrent) {
-    json doc = json::parse(R"({"job": {"kind": "inference", "prompt_len": 1024, "output_len": 1024,
-        "tokens": 1e9, "precision": "fp8"}, "hardware": {"instance": "aws:p5.48xlarge", "nodes": 1},
-        "layout": {"tp": 1, "pp": 1, "dp": 8}})");
-    doc["model"] = {{"preset", preset}};
-    doc["job"]["concurrent"] = concurrent;
-    return planner::parse_workload(doc, real_catalog());
-  };
-  const auto estimate = [](const planner::Workload& w, const planner::PlannerConstants& k) {
-    const planner::Layout l = planner::complete_layout(w, 8);
-    return planner::estimate(planner::prepare_model(w.model, w.job),
-                             planner::prepare_hardware(*w.hardware, w.job, k, nullptr, false), 1, l, k);
-  };
   const planner::PlannerConstants& shipped = planner::default_constants();
   planner::PlannerConstants no_shape = shipped, more_host = shipped;
   no_shape.moe_gemm_half_dim = 0;
@@ -264,21 +268,21 @@ TEST_CASE("MoE serving: the training fit's grouped-GEMM shape efficiency at the 
   more_host.moe_host_hide_s *= 10;
 
   // Qwen3-30B-A3B's 768-wide experts at a large batch: decode and prefill both pay the shape loss.
-  const planner::Workload big = serve("qwen3-30b-a3b", 2048);
+  const planner::Workload big = serve_on_p5("qwen3-30b-a3b", 2048);
   const planner::Estimate with = estimate(big, shipped), without = estimate(big, no_shape);
   CHECK(with.tpot > 1.02 * without.tpot);
   CHECK(with.ttft_under_load > 1.05 * without.ttft_under_load);
   CHECK(with.tokens_per_s < without.tokens_per_s);
   // One sequence: a few rows per expert. Were the rows part of n, the ~1100 phantom rows per expert
   // would dwarf the weight stream; at the expert's width the step barely moves.
-  const planner::Workload one = serve("qwen3-30b-a3b", 8);
+  const planner::Workload one = serve_on_p5("qwen3-30b-a3b", 8);
   CHECK(estimate(one, shipped).tpot < 1.10 * estimate(one, no_shape).tpot);
   CHECK(estimate(one, shipped).ttft < 1.25 * estimate(one, no_shape).ttft);
   // No MoE host time in serving: its constants change nothing.
   CHECK(estimate(big, more_host).tpot == with.tpot);
   CHECK(estimate(big, more_host).ttft_under_load == with.ttft_under_load);
   // Dense serving does not see the MoE constants.
-  const planner::Workload dense = serve("llama3.1-8b", 2048);
+  const planner::Workload dense = serve_on_p5("llama3.1-8b", 2048);
   CHECK(estimate(dense, no_shape).tpot == estimate(dense, shipped).tpot);
   CHECK(estimate(dense, no_shape).ttft == estimate(dense, shipped).ttft);
 }
@@ -287,19 +291,6 @@ TEST_CASE("MoE serving: per routed row and, with experts over ranks, per layer a
   // moe_serving_routed_row_s is paid on the busiest rank's routed rows of every step (top_k rows per
   // token), moe_serving_ep_layer_sync_s once per MoE layer per step only where ep > 1
   // (time_model.cpp inference branch; docs/calibration.md "MoE serving fit set").
-  const auto serve = [](const std::string& preset, int concurrent, int ep) {
-    json doc = json::parse(R"({"job": {"kind": "inference", "prompt_len": 1024, "output_len": 1024,
-        "tokens": 1e9, "precision": "fp8"}, "hardware": {"instance": "aws:p5.48xlarge", "nodes": 1}})");
-    doc["model"] = {{"preset", preset}};
-    doc["job"]["concurrent"] = concurrent;
-    doc["layout"] = {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"ep", ep}};
-    return planner::parse_workload(doc, real_catalog());
-  };
-  const auto estimate = [](const planner::Workload& w, const planner::PlannerConstants& k) {
-    const planner::Layout l = planner::complete_layout(w, 8);
-    return planner::estimate(planner::prepare_model(w.model, w.job),
-                             planner::prepare_hardware(*w.hardware, w.job, k, nullptr, false), 1, l, k);
-  };
   const planner::PlannerConstants& shipped = planner::default_constants();
   REQUIRE(shipped.moe_serving_routed_row_s > 0);
   REQUIRE(shipped.moe_serving_ep_layer_sync_s > 0);
@@ -309,7 +300,7 @@ TEST_CASE("MoE serving: per routed row and, with experts over ranks, per layer a
 
   // One GPU per replica (ep 1): only the routed rows pay, top_k (8) rows per decoded sequence on
   // each of the 48 MoE layers.
-  const planner::Workload solo = serve("qwen3-30b-a3b", 256, 1);
+  const planner::Workload solo = serve_on_p5("qwen3-30b-a3b", 256, 1);
   const planner::Estimate base = estimate(solo, none), paid = estimate(solo, shipped);
   const double rows_per_step = base.sequences * 8;
   CHECK(paid.tpot - base.tpot == Approx(48 * rows_per_step * shipped.moe_serving_routed_row_s).epsilon(1e-6));
@@ -317,13 +308,13 @@ TEST_CASE("MoE serving: per routed row and, with experts over ranks, per layer a
   CHECK(estimate(solo, rows_only).tpot == paid.tpot);  // no sync without expert parallelism
 
   // Experts over 8 ranks: each decode step also pays the sync once per MoE layer, whatever the batch.
-  const planner::Workload ep8 = serve("qwen3-30b-a3b", 256, 8);
+  const planner::Workload ep8 = serve_on_p5("qwen3-30b-a3b", 256, 8);
   const planner::Estimate sync = estimate(ep8, shipped), no_sync = estimate(ep8, rows_only);
   CHECK(sync.tpot - no_sync.tpot == Approx(48 * shipped.moe_serving_ep_layer_sync_s).epsilon(1e-6));
   CHECK(sync.tokens_per_s < no_sync.tokens_per_s);
 
   // Dense serving does not see either constant.
-  const planner::Workload dense = serve("llama3.1-8b", 256, 1);
+  const planner::Workload dense = serve_on_p5("llama3.1-8b", 256, 1);
   CHECK(estimate(dense, none).tpot == estimate(dense, shipped).tpot);
   CHECK(estimate(dense, none).ttft_under_load == estimate(dense, shipped).ttft_under_load);
 }
