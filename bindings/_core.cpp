@@ -77,8 +77,8 @@ py::list instance_dicts(const std::vector<const Instance*>& instances) {
   return out;
 }
 
-// {"items": [instance dicts], "excluded_unknown": {field: count}}: the matches and what the filters
-// hid for want of a value (Catalog::match).
+// {"total", "excluded_unknown": {field: count}, "items": [instance dicts]} as the CLI and REST print
+// it: the matches and what the filters hid for want of a value (Catalog::match).
 py::dict query_instances(const Catalog& catalog, py::object gpu, py::object min_gpus, py::object fabric,
                          py::object provider, py::object max_price, py::object min_gpu_memory_gb,
                          py::object min_nvlink_gbytes_per_s, py::object min_network_gbits_per_s, py::object rdma,
@@ -101,11 +101,8 @@ py::dict query_instances(const Catalog& catalog, py::object gpu, py::object min_
     py::gil_scoped_release release;
     found = catalog.match(filter, order);
   }
-  py::dict out;
+  py::dict out = to_python(matches_summary_json(found));
   out["items"] = instance_dicts(found.instances);
-  py::dict excluded;
-  for (const auto& [field, count] : found.excluded_unknown) excluded[py::str(field)] = count;
-  out["excluded_unknown"] = excluded;
   return out;
 }
 
@@ -139,8 +136,8 @@ void bind_catalog(py::module_& m) {
            py::arg("min_gpu_memory_gb") = py::none(), py::arg("min_nvlink_gbytes_per_s") = py::none(),
            py::arg("min_network_gbits_per_s") = py::none(), py::arg("rdma") = py::none(),
            py::arg("region") = py::none(), py::arg("sort") = py::none(),
-           "Instances matching every given filter, as contract dicts, sorted: {'items': [...], "
-           "'excluded_unknown': {field: count}}.")
+           "Instances matching every given filter, as contract dicts, sorted: {'total': n, "
+           "'excluded_unknown': {field: count}, 'items': [...]}.")
       .def(
           "save",
           [](const Catalog& c, const std::string& path) {

@@ -7,6 +7,8 @@
 #include <set>
 #include <variant>
 
+#include <nlohmann/json.hpp>
+
 #include "linkwise/catalog_db.hpp"
 #include "linkwise/error.hpp"
 #include "suggest.hpp"
@@ -317,6 +319,13 @@ InstanceMatches Catalog::match(const InstanceFilter& filter, const InstanceSort&
 
 std::vector<const Instance*> Catalog::query(const InstanceFilter& filter, const InstanceSort& sort) const {
   return match(filter, sort).instances;
+}
+
+nlohmann::ordered_json matches_summary_json(const InstanceMatches& matches) {
+  nlohmann::ordered_json out;
+  out["total"] = matches.instances.size();
+  out["excluded_unknown"] = matches.excluded_unknown;
+  return out;
 }
 
 }  // namespace linkwise

@@ -114,9 +114,7 @@ std::string csv_value(const ordered_json& value) {
 void print_instances_json(const InstanceMatches& matches) {
   ordered_json items = ordered_json::array();
   for (const Instance* instance : matches.instances) items.push_back(*instance);
-  ordered_json out;
-  out["total"] = matches.instances.size();
-  out["excluded_unknown"] = matches.excluded_unknown;
+  ordered_json out = matches_summary_json(matches);
   out["items"] = std::move(items);
   std::cout << out.dump(2) << "\n";
 }

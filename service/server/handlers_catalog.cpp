@@ -51,10 +51,14 @@ void add_catalog_routes(Router& router, Context& ctx) {
     const auto& matches = found.instances;
     const auto first = std::min<std::size_t>(matches.size(), static_cast<std::size_t>(offset));
     const auto last = std::min<std::size_t>(matches.size(), first + static_cast<std::size_t>(limit));
-    // excluded_unknown: instance field -> instances the filters hid only because that field is null.
-    std::string body = R"({"total":)" + std::to_string(matches.size()) + R"(,"limit":)" + std::to_string(limit) +
-                       R"(,"offset":)" + std::to_string(offset) + R"(,"excluded_unknown":)" +
-                       nlohmann::json(found.excluded_unknown).dump() + R"(,"items":[)";
+    // The core's envelope (total, excluded_unknown) plus this page's bounds; the items are appended
+    // as their cached encodings, so the object is closed by hand.
+    nlohmann::ordered_json head = matches_summary_json(found);
+    head["limit"] = limit;
+    head["offset"] = offset;
+    std::string body = head.dump();
+    body.pop_back();  // the closing '}'
+    body += R"(,"items":[)";
     std::size_t size = body.size() + 2;
     for (std::size_t i = first; i < last; ++i) size += ctx.json_of(*matches[i])->identity().size() + 1;
     body.reserve(size);

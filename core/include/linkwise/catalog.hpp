@@ -167,6 +167,10 @@ struct InstanceMatches {
   std::size_t excluded_unknown_instances = 0;  // each hidden instance once
 };
 
+// The answer's envelope as every front end prints it: {"total": matches, "excluded_unknown": {field:
+// count}}. CLI --json and Python add "items"; REST adds its paging fields and the page's "items".
+nlohmann::ordered_json matches_summary_json(const InstanceMatches& matches);
+
 // The one GPU matching rule, used by the catalog's filters and the planner's constraints.gpu_models:
 // an exact id, or a leading part ending at a '-' ("H100", "H100-SXM5"), case-insensitive. "A10"
 // matches neither "A100-SXM4-80GB" nor "A10G".
