@@ -1,12 +1,19 @@
 // Calibration of the serving-engine profiles (core/src/planner/serving.cpp) against each engine's
 // own published throughput (tests/calibration/inference_runs.json: TensorRT-LLM's performance
 // overview tables (0.5, 0.17, 1.0 and the 1.2-era page), SGLang's and vLLM's offline ShareGPT runs,
-// Lambda's vLLM 0.6.0 runs). Rows marked "set": "fit" tune the
-// profiles (--fit); "check" rows are never fit and say how far the planner lands elsewhere.
+// Lambda's vLLM 0.6.0 runs; GPUStack's vLLM and SGLang runs, DataCrunch's SGLang H200 runs). Rows
+// marked "set": "fit" tune the profiles (--fit); "check" rows are never fit and say how far the
+// planner lands elsewhere.
 //
 //   linkwise_calibrate_inference [--runs FILE] [--data DIR] [--table] [--fit] [--bands]
 //                                [--check MAX_FIT_MEDIAN MAX_DENSE_CHECK_MEDIAN] [--check-groups MAX_DENSE_GROUP]
 //                                [--check-moe MAX_MOE_CHECK_MEDIAN MAX_MOE_GROUP]
+//                                [--group-limit "SET: SOURCE" MAX_MEDIAN]...
+//
+// --group-limit gates one source group (named as the report prints it) at its own limit instead of
+// the dense or MoE group limit: the vLLM and SGLang check sources that land far from the planner
+// are gated a few points above their figure, so a regression still fails without loosening the
+// limit every other source is held to. Naming a group the runs do not have is an error.
 //
 // Mixture-of-experts rows (TensorRT-LLM's Mixtral, Qwen3, Llama 4, gpt-oss and DeepSeek-R1 tables)
 // are reported and gated apart from the dense ones; their fit rows (the 1.2-era table) fit only the
@@ -258,6 +265,7 @@ int main(int argc, char** argv) {
   std::string data_dir = LINKWISE_DATA_DIR;
   bool table = false, do_fit = false, bands = false;
   double max_fit = -1, max_check = -1, max_group = -1, max_moe = -1, max_moe_group = -1;
+  std::map<std::string, double> group_limits;  // --group-limit: "<set>: <source>" -> max median
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--runs" && i + 1 < argc) runs_path = argv[++i];
@@ -272,11 +280,15 @@ int main(int argc, char** argv) {
     else if (a == "--check-moe" && i + 2 < argc) {
       max_moe = std::atof(argv[++i]);
       max_moe_group = std::atof(argv[++i]);
+    } else if (a == "--group-limit" && i + 2 < argc) {
+      const std::string name = argv[++i];
+      group_limits[name] = std::atof(argv[++i]);
     } else {
-      std::fprintf(stderr,
-                   "usage: %s [--runs FILE] [--data DIR] [--table] [--fit] [--bands] [--check FIT DENSE_CHECK] "
-                   "[--check-groups DENSE_GROUP] [--check-moe MOE_CHECK MOE_GROUP]\n",
-                   argv[0]);
+      std::fprintf(
+          stderr,
+          "usage: %s [--runs FILE] [--data DIR] [--table] [--fit] [--bands] [--check FIT DENSE_CHECK] "
+          "[--check-groups DENSE_GROUP] [--check-moe MOE_CHECK MOE_GROUP] [--group-limit \"SET: SOURCE\" MAX]...\n",
+          argv[0]);
       return 2;
     }
   }
@@ -316,11 +328,17 @@ int main(int argc, char** argv) {
     // MOE_GROUP (the planner is far from the MoE serving rows today, docs/calibration.md).
     std::printf("\noutput tokens/s, median |error| (median signed) per source:\n");
     bool ok = true;
+    for (const auto& limit : group_limits)
+      if (!groups.contains(limit.first)) {
+        std::fprintf(stderr, "error: --group-limit names no source group in the runs: \"%s\"\n", limit.first.c_str());
+        return 2;
+      }
     for (const auto& [name, g] : groups) {
       const double m = median(g.abs_err);
       std::printf("  %-50s %3zu rows  %5.1f%% (%+5.1f%%)%s\n", name.c_str(), g.abs_err.size(), 100 * m,
                   100 * median(g.signed_err), group_moe[name] ? "  [MoE]" : "");
-      const double limit = group_moe[name] ? max_moe_group : max_group;
+      const auto own = group_limits.find(name);
+      const double limit = own != group_limits.end() ? own->second : group_moe[name] ? max_moe_group : max_group;
       if (limit >= 0 && m > limit) {
         std::printf("    FAIL: above %.0f%%\n", 100 * limit);
         ok = false;
