@@ -38,6 +38,7 @@
 
 #include "linkwise/error.hpp"
 #include "linkwise/planner.hpp"
+#include "linkwise/planner/uncertainty.hpp"
 
 using namespace linkwise;
 using nlohmann::json;
@@ -263,7 +264,7 @@ struct Group {
 int main(int argc, char** argv) {
   std::string runs_path = std::string(LINKWISE_CALIBRATION_DIR) + "/inference_runs.json";
   std::string data_dir = LINKWISE_DATA_DIR;
-  bool table = false, do_fit = false, bands = false;
+  bool table = false, do_fit = false, bands = false, check_bands = false;
   double max_fit = -1, max_check = -1, max_group = -1, max_moe = -1, max_moe_group = -1;
   std::map<std::string, double> group_limits;  // --group-limit: "<set>: <source>" -> max median
   for (int i = 1; i < argc; ++i) {
@@ -273,6 +274,7 @@ int main(int argc, char** argv) {
     else if (a == "--table") table = true;
     else if (a == "--fit") do_fit = true;
     else if (a == "--bands") bands = true;
+    else if (a == "--check-bands") check_bands = true;
     else if (a == "--check" && i + 2 < argc) {
       max_fit = std::atof(argv[++i]);
       max_check = std::atof(argv[++i]);
@@ -286,7 +288,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(
           stderr,
-          "usage: %s [--runs FILE] [--data DIR] [--table] [--fit] [--bands] [--check FIT DENSE_CHECK] "
+          "usage: %s [--runs FILE] [--data DIR] [--table] [--fit] [--bands] [--check-bands] [--check FIT DENSE_CHECK] "
           "[--check-groups DENSE_GROUP] [--check-moe MOE_CHECK MOE_GROUP] [--group-limit \"SET: SOURCE\" MAX]...\n",
           argv[0]);
       return 2;
@@ -305,7 +307,8 @@ int main(int argc, char** argv) {
     std::map<std::string, Group> groups;  // "<set>: <source>"
     std::map<std::string, bool> group_moe;
     Group fit_all, fit_moe_rows, check_dense, check_moe;
-    std::vector<double> ratio_dense, ratio_moe;  // measured / predicted, check rows (--bands)
+    // measured / predicted on the check rows (--bands), by engine and model kind: "<engine> dense|moe"
+    std::map<std::pair<planner::Engine, bool>, std::vector<double>> ratios;
     for (const Run& r : runs) {
       planner::Estimate e;
       const double pred = predict(r, profiles[planner::resolve(r.engine)], k, &e);
@@ -322,7 +325,7 @@ int main(int argc, char** argv) {
         x->abs_err.push_back(std::fabs(err));
         x->signed_err.push_back(err);
       }
-      if (r.set != "fit" && pred > 0) (r.moe ? ratio_moe : ratio_dense).push_back(r.measured / pred);
+      if (r.set != "fit" && pred > 0) ratios[{planner::resolve(r.engine), r.moe}].push_back(r.measured / pred);
     }
     // Sources are gated apart: dense ones against DENSE_GROUP, mixture-of-experts ones against
     // MOE_GROUP (the planner is far from the MoE serving rows today, docs/calibration.md).
@@ -354,10 +357,33 @@ int main(int argc, char** argv) {
     line("check set, dense models (never fit)", check_dense);
     line("check set, mixture-of-experts models (never fit)", check_moe);
     if (bands) {
-      // p10-p90 of measured / predicted on the check rows: the serving interval of uncertainty.cpp.
-      for (auto& [what, v] : {std::pair<const char*, std::vector<double>&>{"dense", ratio_dense},
-                              std::pair<const char*, std::vector<double>&>{"mixture-of-experts", ratio_moe}})
-        std::printf("band %-20s %3zu rows  p10 %.3f  p90 %.3f\n", what, v.size(), quantile(v, 0.10), quantile(v, 0.90));
+      // p10-p90 of measured / predicted on the check rows, per engine and model kind, printed as the
+      // rows of core/src/planner/serving_bands.inc (the serving interval of uncertainty.cpp).
+      std::printf("\nserving bands (core/src/planner/serving_bands.inc):\n");
+      for (const auto& [key, v] : ratios)
+        std::printf("{Engine::%s, %s, %.3f, %.3f, %zu},\n",
+                    key.first == planner::Engine::tensorrt_llm ? "tensorrt_llm"
+                                                               : std::string(to_string(key.first)).c_str(),
+                    key.second ? "true" : "false", quantile(v, 0.10), quantile(v, 0.90), v.size());
+    }
+    if (check_bands) {
+      // The shipped serving intervals (serving_bands.inc, compiled into the core) must be the
+      // residuals' quantiles of today's check rows: a row added or a constant refit without
+      // regenerating the table fails here.
+      for (const auto& [key, v] : ratios) {
+        const auto& shipped = planner::serving_bands();
+        const auto it = std::find_if(shipped.begin(), shipped.end(), [&](const planner::ServingBand& b) {
+          return b.engine == key.first && b.moe == key.second;
+        });
+        const std::string what = std::string(to_string(key.first)) + (key.second ? " moe" : " dense");
+        if (it == shipped.end() || it->runs != static_cast<int>(v.size()) ||
+            std::fabs(it->p10 - quantile(v, 0.10)) > 0.005 || std::fabs(it->p90 - quantile(v, 0.90)) > 0.005) {
+          std::printf("FAIL: serving band %s is %zu rows p10 %.3f p90 %.3f; serving_bands.inc differs "
+                      "(regenerate with --bands)\n",
+                      what.c_str(), v.size(), quantile(v, 0.10), quantile(v, 0.90));
+          ok = false;
+        }
+      }
     }
     if (max_fit >= 0 && mf > max_fit) {
       std::printf("FAIL: fit set median %.1f%% above %.0f%%\n", 100 * mf, 100 * max_fit);

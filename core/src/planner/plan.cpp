@@ -227,7 +227,7 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
     const Interval iv =
         throughput_interval(hw.gpu.architecture, w.job.precision, w.job.kind, l, plan.gpus,
                             w.job.kind == JobKind::inference ? double(w.job.prompt_len) : double(w.job.seq_len),
-                            plan.mfu, w.model.moe.enabled());
+                            plan.mfu, w.model.moe.enabled(), w.job.engine);
     plan.tokens_per_s_interval = {e.tokens_per_s * iv.tokens_low, e.tokens_per_s * iv.tokens_high};
     plan.step_time_interval = {e.step / iv.tokens_high, e.step / iv.tokens_low};
     if (plan.cost_usd)

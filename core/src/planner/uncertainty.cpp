@@ -16,6 +16,13 @@ const std::vector<ResidualBand>& residual_bands() {
   return bands;
 }
 
+const std::vector<ServingBand>& serving_bands() {
+  static const std::vector<ServingBand> bands = {
+#include "serving_bands.inc"
+  };
+  return bands;
+}
+
 double best_published_mfu(Architecture generation, Precision precision) noexcept {
   // The best MFU in the calibration and check sets (linkwise_calibrate --bands prints them):
   // Megatron/NeMo/MosaicML runs; a plan above this is beyond anything measured on the generation.
@@ -36,7 +43,7 @@ std::string pct(double v) {
 }  // namespace
 
 Interval throughput_interval(Architecture generation, Precision precision, JobKind kind, const Layout& l, int gpus,
-                             double seq_len, double mfu, bool moe) {
+                             double seq_len, double mfu, bool moe, Engine engine) {
   Interval out;
   const std::string prec = precision == Precision::fp8 ? "fp8" : "16bit";
   const std::string family = l.zero == 3 ? "fsdp" : "3d";
@@ -66,21 +73,24 @@ Interval throughput_interval(Architecture generation, Precision precision, JobKi
     out.reasons.push_back(std::move(why));
   };
   if (kind == JobKind::inference) {
-    // p10-p90 of measured / predicted output tokens/s on the serving check rows never fit
-    // (tests/calibration/inference_runs.json, `linkwise_calibrate_inference --bands`): dense models
-    // 217 rows, 0.83-1.12; mixture-of-experts models 236 rows (TensorRT-LLM 1.0 and 0.17 tables; the
-    // 1.2-era table is the MoE serving fit set), 0.69-1.29 (docs/calibration.md "MoE serving fit set").
-    out.tokens_low = std::min(out.tokens_low, moe ? 0.69 : 0.83);
-    out.tokens_high = std::max(out.tokens_high, moe ? 1.29 : 1.12);
-    out.basis = moe ? "236 published mixture-of-experts serving runs never fit (TensorRT-LLM 0.17 and 1.0 tables): "
-                      "p10-p90 of measured / predicted output tokens/s"
-                    : "217 published dense serving runs never fit (TensorRT-LLM, SGLang, vLLM): p10-p90 of measured / "
-                      "predicted output tokens/s";
+    // The engine's own check rows never fit (serving_bands.inc): TensorRT-LLM's tables are large and
+    // close; vLLM's and SGLang's are third-party runs of newer versions than their profiles' fit rows,
+    // and far wider (docs/calibration.md "vLLM and SGLang check sources").
+    const Engine resolved = resolve(engine);
+    const std::string engine_name(to_string(resolved));
+    for (const ServingBand& b : serving_bands()) {
+      if (b.engine != resolved || b.moe != moe) continue;
+      out.tokens_low = std::min(out.tokens_low, b.p10);
+      out.tokens_high = std::max(out.tokens_high, b.p90);
+      out.runs = b.runs;
+      out.basis = std::to_string(b.runs) + " published " + engine_name + " serving runs of " +
+                  (moe ? "mixture-of-experts" : "dense") + " models never fit: p10-p90 of measured / predicted " +
+                  "output tokens/s";
+      break;
+    }
     out.widened = true;
-    out.reasons.push_back(moe ? "inference: interval from the MoE serving check set (engine profiles fit on 53 dense "
-                                "rows, the MoE serving terms on 106 rows of another table)"
-                              : "inference: interval from the serving check set (engine profiles fit on 53 other "
-                                "published rows)");
+    out.reasons.push_back("inference: interval from " + engine_name + "'s serving check rows (" +
+                          std::to_string(out.runs) + " runs, never fit; the engine profiles are fit on other rows)");
     return out;
   }
   if (!calibrated_generation) widen(2.0, "no calibration run on the " + name + " generation: interval doubled");

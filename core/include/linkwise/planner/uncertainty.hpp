@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "linkwise/planner/engine.hpp"
+#include "linkwise/planner/serving.hpp"
 
 namespace linkwise::planner {
 
@@ -22,6 +23,16 @@ struct ResidualBand {
 // The table, from `linkwise_calibrate --bands` over the fit and check sets.
 const std::vector<ResidualBand>& residual_bands();
 
+// Serving: one band per engine and model kind, from the engine's own published runs never fit.
+struct ServingBand {
+  Engine engine;  // resolved: vllm, sglang or tensorrt_llm
+  bool moe;       // mixture-of-experts models
+  double p10, p90;
+  int runs;
+};
+// The table, from `linkwise_calibrate_inference --bands` over the serving check rows.
+const std::vector<ServingBand>& serving_bands();
+
 struct Interval {
   double tokens_low = 1, tokens_high = 1;  // multipliers of the predicted tokens/s (p10, p90)
   std::string basis;                       // which runs the band comes from
@@ -35,8 +46,8 @@ double best_published_mfu(Architecture generation, Precision precision) noexcept
 
 // `generation` picks the band of its own runs where the calibration has them (Ampere, Hopper), the
 // pooled band ("*") otherwise.
-// `moe`: a mixture-of-experts model; serving plans of one take the MoE serving check set's band.
+// `moe`, `engine`: serving plans take the band of their engine's published runs of that model kind.
 Interval throughput_interval(Architecture generation, Precision precision, JobKind kind, const Layout& l, int gpus,
-                             double seq_len, double mfu, bool moe = false);
+                             double seq_len, double mfu, bool moe = false, Engine engine = Engine::auto_);
 
 }  // namespace linkwise::planner
