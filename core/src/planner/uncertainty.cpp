@@ -45,6 +45,29 @@ std::string pct(double v) {
 Interval throughput_interval(Architecture generation, Precision precision, JobKind kind, const Layout& l, int gpus,
                              double seq_len, double mfu, bool moe, Engine engine) {
   Interval out;
+  if (kind == JobKind::inference) {
+    // The engine's own check rows never fit (serving_bands.inc): TensorRT-LLM's tables are large and
+    // close; vLLM's and SGLang's are third-party runs of newer versions than their profiles' fit rows,
+    // and far wider (docs/calibration.md "vLLM and SGLang check sources").
+    const Engine resolved = resolve(engine);
+    const std::string engine_name(to_string(resolved));
+    // Serving has no ZeRO family or training precision class: the training bands below do not apply.
+    // Kept around the point prediction as every band is.
+    for (const ServingBand& b : serving_bands()) {
+      if (b.engine != resolved || b.moe != moe) continue;
+      out.tokens_low = std::min(0.97, b.p10);
+      out.tokens_high = std::max(1.03, b.p90);
+      out.runs = b.runs;
+      out.basis = std::to_string(b.runs) + " published " + engine_name + " serving runs of " +
+                  (moe ? "mixture-of-experts" : "dense") + " models never fit: p10-p90 of measured / predicted " +
+                  "output tokens/s";
+      break;
+    }
+    out.widened = true;
+    out.reasons.push_back("inference: interval from " + engine_name + "'s serving check rows (" +
+                          std::to_string(out.runs) + " runs, never fit; the engine profiles are fit on other rows)");
+    return out;
+  }
   const std::string prec = precision == Precision::fp8 ? "fp8" : "16bit";
   const std::string family = l.zero == 3 ? "fsdp" : "3d";
   const bool calibrated_generation = generation == Architecture::ampere || generation == Architecture::hopper;
@@ -72,27 +95,6 @@ Interval throughput_interval(Architecture generation, Precision precision, JobKi
     out.widened = true;
     out.reasons.push_back(std::move(why));
   };
-  if (kind == JobKind::inference) {
-    // The engine's own check rows never fit (serving_bands.inc): TensorRT-LLM's tables are large and
-    // close; vLLM's and SGLang's are third-party runs of newer versions than their profiles' fit rows,
-    // and far wider (docs/calibration.md "vLLM and SGLang check sources").
-    const Engine resolved = resolve(engine);
-    const std::string engine_name(to_string(resolved));
-    for (const ServingBand& b : serving_bands()) {
-      if (b.engine != resolved || b.moe != moe) continue;
-      out.tokens_low = std::min(out.tokens_low, b.p10);
-      out.tokens_high = std::max(out.tokens_high, b.p90);
-      out.runs = b.runs;
-      out.basis = std::to_string(b.runs) + " published " + engine_name + " serving runs of " +
-                  (moe ? "mixture-of-experts" : "dense") + " models never fit: p10-p90 of measured / predicted " +
-                  "output tokens/s";
-      break;
-    }
-    out.widened = true;
-    out.reasons.push_back("inference: interval from " + engine_name + "'s serving check rows (" +
-                          std::to_string(out.runs) + " runs, never fit; the engine profiles are fit on other rows)");
-    return out;
-  }
   if (!calibrated_generation) widen(2.0, "no calibration run on the " + name + " generation: interval doubled");
   const double best = best_published_mfu(generation, precision);
   if (mfu > best)
