@@ -488,7 +488,17 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   double dp_comm = 0, dp_exposed = 0;
   // The DP (and expert-DP) communicators for the latency model: ranks and the nodes they span.
   const CommGroup dp_comm_group{dp_group, std::max(1.0, std::ceil(dp_group / dp_per_node)), dp_busbw};
-  const CommGroup expert_comm_group{expert_group, std::max(1.0, std::ceil(expert_group / dp_per_node)), dp_busbw};
+  // The expert-DP group is strided by etp x ep (those ranks are innermost in Megatron-Core's expert
+  // order), so a node holds only its stage ranks / (etp x ep) members of one group: with ep = 8 on
+  // 8-GPU nodes, one per node, and the group's ring sends over one GPU's NIC per hop, not the node's.
+  const double expert_per_node =
+      std::min(expert_group, std::max(1.0, std::floor(dp_per_node * tp / (m.moe ? double(l.ep * l.etp) : 1.0))));
+  const bool expert_inside_node = expert_group <= expert_per_node && dp_inside_node;
+  const double expert_busbw =
+      expert_inside_node ? hw.intra_busbw : std::min(hw.intra_busbw, expert_per_node * hw.nic_per_gpu);
+  const double expert_latency = expert_inside_node ? hw.intra_latency_s : hw.inter_latency_s;
+  const CommGroup expert_comm_group{expert_group, std::max(1.0, std::ceil(expert_group / expert_per_node)),
+                                    expert_busbw};
   if (dp_group > 1 || expert_group > 1) {
     if (l.zero == 3) {
       // FSDP / ZeRO-3: every layer gathered for forward and backward, its gradients reduce-scattered,
@@ -501,9 +511,9 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     } else {
       // All-reduce, or reduce-scatter + all-gather (ZeRO-1/2: the same bytes); ZeRO-2 reduces per micro-batch.
       const double reduce_scatter = all_gather_s(grad_bytes, dp_group, dp_busbw, dp_latency) +
-                                    all_gather_s(expert_bytes, expert_group, dp_busbw, dp_latency);
+                                    all_gather_s(expert_bytes, expert_group, expert_busbw, expert_latency);
       const double gather = all_gather_s(weight_bytes, dp_group, dp_busbw, dp_latency) +
-                            all_gather_s(expert_bytes, expert_group, dp_busbw, dp_latency);
+                            all_gather_s(expert_bytes, expert_group, expert_busbw, expert_latency);
       dp_comm = l.zero == 2 ? micro_batches * reduce_scatter + gather : reduce_scatter + gather;
       // One collective per gradient bucket, each with NCCL's latency at this group size (collectives.cpp).
       dp_comm += (l.zero == 2 ? micro_batches : 1.0) * bucket_latency_s(grad_bytes, dp_comm_group, l.zero == 0, k);
