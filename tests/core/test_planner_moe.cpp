@@ -425,6 +425,30 @@ TEST_CASE("DeepSeek-V3 pre-training on 2048 H800 with its published layout: GPU-
   CHECK(megatron.time_s.compute > p.time_s.compute);
 }
 
+TEST_CASE("hai-llm's dispatch crosses the network once per target node, at most 4 nodes (DeepSeek-V3 report 3.2.2)") {
+  // DeepSeek-V3's layout (EP64 over 8 nodes of 8 H800, top-8 of 256 experts): NCCL's all-to-all
+  // sends each of a token's 8 routed rows, 7/8 of them over the NIC; DeepSeek's kernels send the
+  // token once to each of at most 4 target nodes (of which 7/8 are remote: 3.5 copies per token)
+  // and forward it on NVLink. The NIC bytes, which bound the exchange, halve.
+  json doc = json::parse(R"({"model": {"preset": "deepseek-v3"},
+      "job": {"kind": "pretrain", "precision": "fp8", "seq_len": 4096, "global_batch": 15360, "tokens": 14.8e12},
+      "hardware": {"custom": {"gpu_model": "H800-SXM5-80GB", "gpu_count": 8, "intra_node_fabric": "nvswitch",
+        "nvlink_gbytes_per_s": 400, "network_type": "infiniband", "network_gbits_per_s": 3200}, "nodes": 256},
+      "layout": {"tp": 1, "pp": 16, "ep": 64, "dp": 128, "micro_batch": 1, "zero": 1, "recompute": "none"}})");
+  const planner::Plan nccl = planner::plan(planner::parse_workload(doc, real_catalog()));
+  doc["job"]["framework"] = "hai-llm";
+  const planner::Plan hai = planner::plan(planner::parse_workload(doc, real_catalog()));
+  INFO("all-to-all per step: NCCL " << nccl.time_s.ep_comm << " s, hai-llm " << hai.time_s.ep_comm << " s");
+  REQUIRE(nccl.time_s.ep_comm > 0);
+  CHECK(hai.time_s.ep_comm == Approx(0.5 * nccl.time_s.ep_comm).epsilon(0.03));
+  // Inside one node (ep 8) nothing crosses the network: the same exchange for both.
+  doc["layout"]["ep"] = 8;
+  const planner::Plan hai8 = planner::plan(planner::parse_workload(doc, real_catalog()));
+  doc["job"].erase("framework");
+  const planner::Plan nccl8 = planner::plan(planner::parse_workload(doc, real_catalog()));
+  CHECK(hai8.time_s.ep_comm == Approx(nccl8.time_s.ep_comm).epsilon(1e-9));
+}
+
 TEST_CASE("MoE plans from presets: three models x pre-training, fine-tuning, serving x H100, H200, B200, GB200 NVL72") {
   // The issue's done-when, on the real catalog: every combination gives a fitting plan with ep
   // placed by the search. GB200 comes from the catalog's NVL72 trays (4 GPUs, 72-GPU domain).

@@ -138,17 +138,37 @@ inline double all_gather_s(double bytes, double n, double busbw, double latency)
 
 // All-to-all of `bytes` per GPU in a group of n of which `local` share its NVLink domain: the
 // nccl-tests factor (n-1)/n; the share bound for other domains leaves on the GPU's NIC while the
-// rest moves on NVLink at the same time.
+// rest moves on NVLink at the same time. A node-deduplicating dispatch (hai-llm's, below) sets its
+// own shares of the bytes on each link instead.
 struct A2aLinks {
   double n = 1, local = 1, intra = 0, inter = 0, latency_intra = 0, latency_inter = 0;
+  double intra_share = -1, inter_share = -1;  // < 0: NCCL all-to-all, (local - 1)/n and (n - local)/n
 };
 inline double all_to_all_s(double bytes, const A2aLinks& a) {
   if (a.n <= 1) return 0.0;
   if (a.local >= a.n) return bus_factor(Collective::all_to_all, a.n) * bytes / a.intra + a.latency_intra;
-  return std::max((a.local - 1) / a.n * bytes / a.intra, (a.n - a.local) / a.n * bytes / a.inter) + a.latency_inter;
+  const double intra_share = a.intra_share >= 0 ? a.intra_share : (a.local - 1) / a.n;
+  const double inter_share = a.inter_share >= 0 ? a.inter_share : (a.n - a.local) / a.n;
+  return std::max(intra_share * bytes / a.intra, inter_share * bytes / a.inter) + a.latency_inter;
 }
 
-A2aLinks ep_links(const PreparedHardware& hw, const Layout& l, double total_gpus, bool& inside) {
+// DeepSeek's dispatch (hai-llm; DeepSeek-V3 report, arXiv 2412.19437, section 3.2.2): a token goes
+// over IB once to each target node, to the GPU of its own in-node index, and is forwarded there on
+// NVLink to the GPUs holding its experts; node-limited routing sends it to at most 4 nodes. So the
+// NIC carries one copy per remote node the token reaches, not one per routed expert, and NVLink
+// carries every copy whose expert sits on another GPU of its node. Under uniform routing a token's
+// top_k experts reach D(1 - (1 - 1/D)^top_k) of the group's D domains, at most 4, of which the
+// share (D - 1)/D are remote.
+constexpr double kHaiLlmMaxNodesPerToken = 4;
+inline void dedup_by_node(A2aLinks& a, double top_k, double max_nodes) {
+  const double domains = a.n / a.local;
+  const double reached = std::min(max_nodes, domains * (1.0 - std::pow(1.0 - 1.0 / domains, top_k)));
+  a.inter_share = reached * (domains - 1.0) / domains / top_k;  // of the top_k rows per token
+  a.intra_share = (a.local - 1.0) / a.local;
+}
+
+A2aLinks ep_links(const PreparedModel& m, const PreparedHardware& hw, const Layout& l, double total_gpus,
+                  bool& inside) {
   A2aLinks a;
   a.n = l.ep;
   const double group = double(l.ep) * l.etp;
@@ -159,6 +179,7 @@ A2aLinks ep_links(const PreparedHardware& hw, const Layout& l, double total_gpus
   a.inter = hw.nic_per_gpu > 0 ? hw.nic_per_gpu : hw.intra_busbw * 1e-3;  // no network: a single node never gets here
   a.latency_intra = hw.intra_latency_s;
   a.latency_inter = hw.inter_latency_s;
+  if (!inside && m.framework == Framework::hai_llm && m.top_k > 0) dedup_by_node(a, m.top_k, kHaiLlmMaxNodesPerToken);
   return a;
 }
 
@@ -197,7 +218,7 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   const double pp_p2p = pp_crosses_nodes ? hw.nic_per_gpu : hw.intra_p2p;
   const double pp_latency = pp_crosses_nodes ? hw.inter_latency_s : hw.intra_latency_s;
   bool ep_inside = true;
-  const A2aLinks a2a = m.moe ? ep_links(hw, l, total_gpus, ep_inside) : A2aLinks{};
+  const A2aLinks a2a = m.moe ? ep_links(m, hw, l, total_gpus, ep_inside) : A2aLinks{};
   out.ep_inside_domain = ep_inside;
 
   if (m.kind == JobKind::inference) {
@@ -577,7 +598,7 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
 double a2a_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int nodes, const Layout& l) noexcept {
   if (!m.moe || l.ep <= 1 || l.overlap_a2a) return 0.0;
   bool inside = true;
-  const A2aLinks a2a = ep_links(hw, l, double(nodes) * hw.gpus_per_node, inside);
+  const A2aLinks a2a = ep_links(m, hw, l, double(nodes) * hw.gpus_per_node, inside);
   // The step's routed rows on the busiest rank, summed over its micro-batches: the per-micro-batch
   // all-to-all is linear in its bytes plus a latency, so the sum is at least this with one latency.
   const double sequences = m.global_batch / double(l.dp);
