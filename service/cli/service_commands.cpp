@@ -101,8 +101,11 @@ void serve(const ServeOptions& options) {
   server::Server http(ctx, server_options);
   http.bind();
 
-  std::cerr << "linkwise serve: http://" << server_options.host << ":" << http.port() << " ("
-            << ctx.catalog.instances().size() << " instance types, " << ctx.catalog.gpus().size() << " GPU models from "
+  // An IPv6 address in a URL goes in brackets (RFC 3986 3.2.2): http://[::1]:8080, not http://::1:8080.
+  const std::string& host = server_options.host;
+  const std::string url_host = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  std::cerr << "linkwise serve: http://" << url_host << ":" << http.port() << " (" << ctx.catalog.instances().size()
+            << " instance types, " << ctx.catalog.gpus().size() << " GPU models from "
             << (store.catalog_in_db ? db_path.string() : "the embedded catalog") << "; keys and probe reports in "
             << db_path.string() << "; " << server_options.threads
             << " threads; web page at /, API reference at /docs, OpenAPI at /openapi.json)\n";

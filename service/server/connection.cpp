@@ -72,7 +72,12 @@ HeadCheck inspect_head(std::string_view bytes, const ConnectionLimits& limits) {
   std::string_view head = bytes.substr(start, end - start);
   const std::size_t line_end = head.find("\r\n");
   const std::string_view request_line = head.substr(0, line_end);
-  check.method = std::string(request_line.substr(0, request_line.find(' ')));
+  const std::size_t method_end = request_line.find(' ');
+  check.method = std::string(request_line.substr(0, method_end));
+  if (method_end != std::string_view::npos) {
+    const std::string_view after = request_line.substr(method_end + 1);
+    check.target = std::string(after.substr(0, after.find(' ')));
+  }
   std::size_t lines = 0;
   bool has_length = false;
   std::string_view rest = line_end == std::string_view::npos ? std::string_view() : head.substr(line_end + 2);
@@ -96,8 +101,15 @@ HeadCheck inspect_head(std::string_view bytes, const ConnectionLimits& limits) {
       check.content_length = length;
     } else if (header_is(line, "Expect")) {
       check.expects_continue = true;
+    } else if (header_is(line, "Transfer-Encoding")) {
+      check.chunked = true;
     }
   }
+  check.has_content_length = has_length;
+  // Refused before a byte of it is read: the reception never holds more than the limit for a body.
+  if (check.content_length > limits.max_body_bytes)
+    return refused(413, "the body is " + std::to_string(check.content_length) + " bytes; at most " +
+                            std::to_string(limits.max_body_bytes) + " are accepted");
   return check;
 }
 
@@ -107,9 +119,25 @@ Connection::~Connection() {
   if (sock_ >= 0) ::close(sock_);
 }
 
-bool Connection::fill_available(std::size_t limit) {
+namespace {
+// How many bytes the front request needs in the buffer: its head and body once the head is in, a
+// head's limit (+1, to see it outgrown) before. Nothing more is read: a refused head needs no more.
+std::size_t wanted_bytes(std::string_view buffer, const ConnectionLimits& limits) {
+  const HeadCheck check = inspect_head(buffer, limits);
+  switch (check.state) {
+    case HeadCheck::State::incomplete: return limits.max_head_bytes + 1;
+    case HeadCheck::State::refused: return buffer.size();
+    case HeadCheck::State::complete: break;
+  }
+  return check.head_bytes + (check.chunked ? 0 : check.content_length);
+}
+}  // namespace
+
+bool Connection::fill_available(const ConnectionLimits& limits) {
   char chunk[kReadChunk];
-  while (buffer_.size() < limit) {
+  while (true) {
+    const std::size_t limit = wanted_bytes(buffer_, limits);
+    if (buffer_.size() >= limit) return true;
     const ssize_t n = ::recv(sock_, chunk, std::min(sizeof chunk, limit - buffer_.size()), MSG_DONTWAIT);
     if (n > 0) {
       buffer_.append(chunk, static_cast<std::size_t>(n));
@@ -119,16 +147,36 @@ bool Connection::fill_available(std::size_t limit) {
     if (errno == EINTR) continue;
     return errno == EAGAIN || errno == EWOULDBLOCK;
   }
-  return true;
 }
 
 bool Connection::ready(const ConnectionLimits& limits) const {
   const HeadCheck check = inspect_head(buffer_, limits);
   if (check.state == HeadCheck::State::refused) return true;
   if (check.state == HeadCheck::State::incomplete) return false;
-  if (check.expects_continue) return true;  // the client sends its body after our 100 Continue
-  const std::size_t wanted = check.head_bytes + std::min(check.content_length, limits.body_prefetch_bytes);
-  return buffer_.size() >= wanted;
+  if (check.chunked) return true;  // refused 411 (Server::pre_route) without reading the body
+  return buffer_.size() >= check.head_bytes + check.content_length;
+}
+
+bool Connection::send_continue() {
+  static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+  if (write(kContinue.data(), kContinue.size()) < 0) return false;
+  // Drop the Expect line from the buffered head (it is complete: the caller checked).
+  const std::size_t head_end = buffer_.find("\r\n\r\n");
+  for (std::size_t line = buffer_.find("\r\n"); line < head_end;) {
+    const std::size_t start = line + 2, end = buffer_.find("\r\n", start);
+    if (header_is(std::string_view(buffer_).substr(start, end - start), "Expect")) {
+      buffer_.erase(start, end + 2 - start);
+      break;
+    }
+    line = end;
+  }
+  return true;
+}
+
+bool Connection::peer_closed() const {
+  // POLLRDHUP: the client's FIN (it closed, or shut down its sending side); POLLHUP/POLLERR: gone.
+  pollfd p{sock_, POLLRDHUP, 0};
+  return sock_ < 0 || (::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)));
 }
 
 void Connection::begin_request(std::size_t request_bytes, Clock::time_point deadline) {
@@ -156,7 +204,11 @@ bool Connection::is_writable() const {
 }
 
 ssize_t Connection::read(char* ptr, std::size_t size) {
-  if (size == 0) return 0;
+  // The stream ends with the request (head + Content-Length): cpp-httplib reads a POST, PUT, PATCH
+  // or DELETE without Content-Length "until the connection closes", which held a worker for the
+  // whole body deadline; here that body is empty at once (and POST/PUT/PATCH get 411 before).
+  if (size == 0 || request_left_ == 0) return 0;
+  size = std::min(size, request_left_);
   if (buffer_.empty()) {
     // Wait within the request's deadline: a slow body is cut off, never waited for forever.
     pollfd p{sock_, POLLIN, 0};
@@ -218,14 +270,14 @@ void Connection::get_local_ip_and_port(std::string& ip, int& port) const {
   if (::getsockname(sock_, reinterpret_cast<sockaddr*>(&address), &size) == 0) address_of(address, ip, port);
 }
 
-void Connection::answer_and_close(const Problem& problem) {
+void Connection::answer_and_close(const Problem& problem, const std::string& extra_headers) {
   // The one problem renderer (problem.cpp), so these answers look like every other error.
   httplib::Response res;
   write_problem(res, problem, "");
   const std::string response = "HTTP/1.1 " + std::to_string(problem.status) + " " + problem.title +
                                "\r\nContent-Type: " + res.get_header_value("Content-Type") +
-                               "\r\nContent-Length: " + std::to_string(res.body.size()) +
-                               "\r\nConnection: close\r\n\r\n" + res.body;
+                               "\r\nContent-Length: " + std::to_string(res.body.size()) + "\r\n" + extra_headers +
+                               "Connection: close\r\n\r\n" + res.body;
   write(response.data(), response.size());
   close_gracefully();
 }
@@ -233,11 +285,12 @@ void Connection::answer_and_close(const Problem& problem) {
 void Connection::close_gracefully() {
   if (sock_ < 0) return;
   ::shutdown(sock_, SHUT_WR);
-  // Drop what the client still sends (at most 1 MiB, for at most half a second), until its FIN.
+  // Drop what the client still sends (at most 8 MiB, for at most half a second), until its FIN:
+  // enough for a body over the 4 MiB limit that a client sends before reading its 413.
   const auto until = Clock::now() + std::chrono::milliseconds(500);
   char sink[kReadChunk];
   std::size_t dropped = 0;
-  while (dropped < (1u << 20)) {
+  while (dropped < (8u << 20)) {
     pollfd p{sock_, POLLIN, 0};
     if (::poll(&p, 1, millis_until(until)) <= 0) break;
     const ssize_t n = ::recv(sock_, sink, sizeof sink, 0);
@@ -248,9 +301,19 @@ void Connection::close_gracefully() {
   sock_ = -1;
 }
 
+namespace {
+thread_local const Connection* serving = nullptr;  // the connection this worker thread serves
+}  // namespace
+
+Connection::Serving::Serving(const Connection& c) { serving = &c; }
+Connection::Serving::~Serving() { serving = nullptr; }
+
+bool current_client_gone() { return serving != nullptr && serving->peer_closed(); }
+
 // ---------------------------------------------------------------------------------------------
 
-Reception::Reception(ConnectionLimits limits, Serve serve) : limits_(limits), serve_(std::move(serve)) {
+Reception::Reception(ConnectionLimits limits, Serve serve, Screen screen)
+    : limits_(limits), serve_(std::move(serve)), screen_(std::move(screen)) {
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   epoll_event wake{};
@@ -268,15 +331,42 @@ Reception::~Reception() {
 }
 
 void Reception::hold(std::shared_ptr<Connection> connection) {
-  std::lock_guard lock(mutex_);
-  if (stopping_) return;  // the connection closes as it is destroyed here
-  const int fd = connection->fd();
-  const auto wait = connection->empty() ? limits_.idle_timeout : limits_.head_timeout;
-  held_[fd] = Held{std::move(connection), Clock::now() + wait};
-  epoll_event event{};
-  event.events = EPOLLIN | EPOLLRDHUP;
-  event.data.fd = fd;
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event);
+  std::optional<EarlyAnswer> refusal;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return;  // the connection closes as it is destroyed here
+    const int fd = connection->fd();
+    const auto wait = connection->empty() ? limits_.idle_timeout : limits_.head_timeout;
+    Held held{connection, Clock::now() + wait};
+    // The head may have come with the request's first bytes: its body is awaited from now on.
+    if (const HeadCheck head = connection->head(limits_); head.state == HeadCheck::State::complete)
+      refusal = start_body(held, head);
+    if (!refusal) {
+      held_[fd] = std::move(held);
+      epoll_event event{};
+      event.events = EPOLLIN | EPOLLRDHUP;
+      event.data.fd = fd;
+      ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event);
+      return;
+    }
+  }
+  // hold() runs on a worker thread (after accept, or after a request): answer here.
+  connection->answer_and_close(problem_for_status(refusal->status, refusal->detail), refusal->headers);
+}
+
+std::optional<EarlyAnswer> Reception::start_body(Held& held, const HeadCheck& head) {
+  if (screen_) {
+    if (auto early = screen_(head)) return early;
+  }
+  if (reserved_ + head.content_length > limits_.max_receiving_body_bytes)
+    return EarlyAnswer{503, "too many request bodies are arriving at once; retry after a second", "Retry-After: 1\r\n"};
+  reserved_ += head.content_length;
+  held.reserved = head.content_length;
+  held.receiving_body = true;
+  held.deadline = Clock::now() + limits_.body_timeout;
+  // The client waits for this before it sends the body; a failed write shows as EOF next.
+  if (head.expects_continue) held.connection->send_continue();
+  return std::nullopt;
 }
 
 void Reception::stop() {
@@ -302,6 +392,7 @@ void Reception::run() {
   while (true) {
     const int n = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), 200);
     std::vector<std::shared_ptr<Connection>> ready, expired, closed;
+    std::vector<std::pair<std::shared_ptr<Connection>, EarlyAnswer>> refused;
     {
       std::lock_guard lock(mutex_);
       if (stopping_) {
@@ -312,9 +403,11 @@ void Reception::run() {
           if (!held.connection->empty()) ready.push_back(std::move(held.connection));
         }
         held_.clear();
+        reserved_ = 0;
       }
       const auto release = [&](std::map<int, Held>::iterator it, std::vector<std::shared_ptr<Connection>>& into) {
         ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, it->first, nullptr);
+        reserved_ -= it->second.reserved;
         into.push_back(std::move(it->second.connection));
         held_.erase(it);
       };
@@ -322,10 +415,20 @@ void Reception::run() {
         const auto it = held_.find(events[static_cast<std::size_t>(i)].data.fd);
         if (it == held_.end()) continue;  // the wake-up eventfd
         Connection& c = *it->second.connection;
-        // Read at most a head's limit plus the body prefetch: beyond that ready() is true anyway.
-        const bool open = c.fill_available(limits_.max_head_bytes + limits_.body_prefetch_bytes + 1);
+        const bool open = c.fill_available(limits_);
         if (c.ready(limits_)) release(it, ready);
         else if (!open) release(it, closed);
+        else if (!it->second.receiving_body) {
+          // The head is in, the body is not: a worker takes the request only once it is.
+          if (const HeadCheck head = c.head(limits_); head.state == HeadCheck::State::complete) {
+            if (auto refusal = start_body(it->second, head)) {
+              auto connection = it->second.connection;
+              std::vector<std::shared_ptr<Connection>> sink;
+              release(it, sink);
+              refused.emplace_back(std::move(connection), std::move(*refusal));
+            }
+          }
+        }
       }
       const auto now = Clock::now();
       for (auto it = held_.begin(); it != held_.end();) {
@@ -335,14 +438,22 @@ void Reception::run() {
       }
     }
     for (auto& c : ready) serve_(std::move(c));
+    // Refused before their body (404, 405, 503): answered on a worker, whose close may linger.
+    for (auto& [c, answer] : refused) {
+      c->early_answer = std::move(answer);
+      serve_(std::move(c));
+    }
     {
       std::lock_guard lock(mutex_);
       if (stopping_) return;
     }
     for (auto& c : expired) {
-      // Idle keep-alive connections just close; a request cut off mid-head gets its 408.
+      // Idle keep-alive connections just close; a request cut off mid-head or mid-body gets its 408.
       if (c->empty()) continue;
-      c->answer_and_close(problem_for_status(408, "the request head did not arrive in time"));
+      const bool body = c->head(limits_).state == HeadCheck::State::complete;
+      c->answer_and_close(problem_for_status(
+          408, body ? "the request body did not arrive in time (its Content-Length is more than was sent)"
+                    : "the request head did not arrive in time"));
     }
   }
 }

@@ -1,16 +1,24 @@
 // The service's connection handling, in front of cpp-httplib's request parser. cpp-httplib gives
 // each connection a worker thread from accept to close and trusts the client's pace and size, so
 // 64 clients sending one byte every 2 s held every worker, and a head of 2 million header lines
-// grew the process by 600 MB. Here a connection reaches a worker only once its request head (and
-// the start of its body) has arrived in full:
+// grew the process by 600 MB. Here a connection reaches a worker only once its whole request has
+// arrived, head AND body:
 //   - Reception: one epoll thread holds connections while their next request arrives, with a
-//     deadline (408 on a partial head, a silent close for an idle keep-alive connection), and
-//     refuses oversized heads (431), too many header lines (431) and conflicting or malformed
-//     Content-Length (400) before any worker sees them.
-//   - Connection: the httplib::Stream a worker reads the request through, buffered and with a
-//     deadline for the body; after the answer it skips any body cpp-httplib left unread (a GET with
-//     a body), so pipelined requests are answered in order, and it closes gracefully (FIN, then
-//     drain) so an answer is never lost to a connection reset.
+//     deadline (408 on a partial head or body, a silent close for an idle keep-alive connection),
+//     and refuses oversized heads (431), too many header lines (431), conflicting or malformed
+//     Content-Length (400) and bodies over the size limit (413) before any worker sees them. A
+//     body that must still arrive is first screened (Screen: 404, 405 with Allow, without waiting
+//     for it), then awaited here, answering "Expect: 100-continue" itself. Before, a worker took
+//     a request once its head and the first 64 KiB of body were in and then waited up to the body
+//     deadline (10 s) for the rest: 64 POSTs without Content-Length (read "until the connection
+//     closes" by cpp-httplib), or with a body that stops short, or waiting on 100-continue, held
+//     all 64 workers and /healthz waited 10 s behind them.
+//   - Connection: the httplib::Stream a worker reads the request through. It ends where the
+//     request does (head + Content-Length): a read past it is end-of-stream, never a wait for the
+//     client, so a DELETE without Content-Length has an empty body at once. After the answer it
+//     skips any body cpp-httplib left unread (a GET with a body), so pipelined requests are
+//     answered in order, and it closes gracefully (FIN, then drain) so an answer is never lost
+//     to a connection reset.
 #pragma once
 
 #include <httplib.h>
@@ -22,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -38,23 +47,37 @@ struct ConnectionLimits {
   std::chrono::milliseconds head_timeout{10'000};  // from waiting for a request to its complete head
   std::chrono::milliseconds body_timeout{10'000};  // from the complete head to the whole body
   std::chrono::milliseconds idle_timeout{2'000};   // keep-alive: no byte of a next request
-  std::size_t body_prefetch_bytes = 64 * 1024;     // body bytes that must be in before a worker takes it
+  std::size_t max_body_bytes = 4 * 1024 * 1024;    // Content-Length above it: 413 at once
+  // Bodies being received are held in memory by the reception; past this sum a new one is
+  // answered 503 (Retry-After) instead of growing the process without bound.
+  std::size_t max_receiving_body_bytes = 256 * 1024 * 1024;
 };
 
 // What the front of a connection's buffer holds: a request head still arriving, a complete one
 // (with its method and body length), or one refused with a status and a reason.
 struct HeadCheck {
   enum class State { incomplete, complete, refused } state = State::incomplete;
-  int status = 0;                  // refused: 400 or 431
-  std::string detail;              // refused: why, for the problem body
-  std::string method;              // complete
-  std::size_t head_bytes = 0;      // complete: request line + headers + the blank line
-  std::size_t content_length = 0;  // complete: 0 without Content-Length
-  bool expects_continue = false;   // complete: "Expect: 100-continue" (the body waits for us)
+  int status = 0;                   // refused: 400, 413 or 431
+  std::string detail;               // refused: why, for the problem body
+  std::string method;               // complete
+  std::string target;               // complete: path and query as sent (not decoded)
+  std::size_t head_bytes = 0;       // complete: request line + headers + the blank line
+  std::size_t content_length = 0;   // complete: 0 without Content-Length
+  bool has_content_length = false;  // complete
+  bool chunked = false;             // complete: Transfer-Encoding given (refused 411 by the server)
+  bool expects_continue = false;    // complete: "Expect: 100-continue" (the body waits for us)
 };
 
 // Pure: inspects the bytes at the front of a connection. Tested and fuzzed without a socket.
 HeadCheck inspect_head(std::string_view bytes, const ConnectionLimits& limits);
+
+// An early answer to a request whose body has not arrived yet (so the client is not kept
+// sending a body that will be refused): its problem and extra header lines.
+struct EarlyAnswer {
+  int status = 0;
+  std::string detail;
+  std::string headers;  // e.g. "Allow: GET, HEAD\r\n"
+};
 
 // One client connection: its socket and the bytes read from it that no request has consumed yet.
 class Connection final : public httplib::Stream {
@@ -64,11 +87,15 @@ class Connection final : public httplib::Stream {
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  // Reads what the socket has now, without waiting, up to `limit` buffered bytes. False on EOF or error.
-  bool fill_available(std::size_t limit);
-  // Whether a worker can take the next request: its head is complete or refused, and the body's
-  // first bytes are in.
+  // Reads what the socket has now, without waiting, up to what the next request needs (its head
+  // and body; no more, so a client cannot grow the buffer past a request). False on EOF or error.
+  bool fill_available(const ConnectionLimits& limits);
+  // Whether a worker can take the next request: its head is refused, or the whole request is in
+  // (a chunked one goes at once: the server refuses it without reading its body).
   bool ready(const ConnectionLimits& limits) const;
+  // Answers "Expect: 100-continue" with "100 Continue" and drops the Expect line from the buffered
+  // head, so cpp-httplib does not send a second one once the body is in.
+  bool send_continue();
   HeadCheck head(const ConnectionLimits& limits) const { return inspect_head(buffer_, limits); }
   bool empty() const { return buffer_.empty(); }
 
@@ -76,12 +103,24 @@ class Connection final : public httplib::Stream {
   void begin_request(std::size_t request_bytes, Clock::time_point deadline);
   // Skips what the handler left unread of the request's body. False when it did not arrive in time.
   bool skip_unread_body();
-  // Answers a refused head or a timeout with its problem+json and closes.
-  void answer_and_close(const Problem& problem);
+  // Answers a refused head or a timeout with its problem+json and closes. `extra_headers`: whole
+  // header lines ("Allow: GET\r\n").
+  void answer_and_close(const Problem& problem, const std::string& extra_headers = {});
   // FIN first, then read and drop what the client still sends for a moment, then close: a close
   // with unread bytes would send RST, which can destroy the answer before the client reads it.
   void close_gracefully();
   int fd() const { return sock_; }
+  // Whether the client closed (FIN or reset), without reading anything.
+  bool peer_closed() const;
+  // Marks the connection a worker thread is serving, for current_client_gone().
+  struct Serving {
+    explicit Serving(const Connection& c);
+    ~Serving();
+    Serving(const Serving&) = delete;
+    Serving& operator=(const Serving&) = delete;
+  };
+  // Set by the reception for a request refused before its body: the worker answers it and closes.
+  std::optional<EarlyAnswer> early_answer;
 
   // httplib::Stream
   bool is_readable() const override;
@@ -99,12 +138,20 @@ class Connection final : public httplib::Stream {
   Clock::time_point deadline_{};
 };
 
+// Whether the connection a worker thread is serving now has been closed by its client (FIN or
+// reset seen on its socket; bytes it sent before are still read). False off a worker thread. For
+// the planner: a search nobody waits for is dropped (handlers_planner.cpp). cpp-httplib 0.11.4's
+// Request has no such state, so the socket is polled here.
+bool current_client_gone();
+
 // Holds connections between requests (see the top of this file) and hands each to `serve` on the
 // worker pool once ready(). One thread; stop() closes every connection it holds.
 class Reception {
  public:
   using Serve = std::function<void(std::shared_ptr<Connection>)>;
-  Reception(ConnectionLimits limits, Serve serve);
+  // Asked once per request whose body is still to come: an answer refuses it before its body.
+  using Screen = std::function<std::optional<EarlyAnswer>(const HeadCheck&)>;
+  Reception(ConnectionLimits limits, Serve serve, Screen screen);
   ~Reception();
 
   // Waits for the connection's next request: `idle` (nothing of it yet) or a head under way.
@@ -117,10 +164,16 @@ class Reception {
   struct Held {
     std::shared_ptr<Connection> connection;
     Clock::time_point deadline;
+    bool receiving_body = false;  // the head is in and screened; deadline is the body's
+    std::size_t reserved = 0;     // of max_receiving_body_bytes, for this body
   };
+  // A request's head is in, its body not: screen, reserve, answer 100-continue; or the refusal.
+  std::optional<EarlyAnswer> start_body(Held& held, const HeadCheck& head);
 
   const ConnectionLimits limits_;
   const Serve serve_;
+  const Screen screen_;
+  std::size_t reserved_ = 0;  // sum of Held::reserved
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
   mutable std::mutex mutex_;

@@ -18,6 +18,11 @@
 namespace linkwise::server {
 
 inline constexpr unsigned kMaxQueuedSearches = 16;
+// The most layouts one POST /v1/recommendations may evaluate (planner/search.hpp: SearchBudget).
+// Real workloads evaluate up to ~30 thousand (DeepSeek-V3 pre-training over the catalog, 1024
+// nodes); 5 million is about half a second of one core. A workload of thousands of layers over
+// 100000 nodes evaluated ~10^8 (10 s) and, eight at once, kept every other search waiting.
+inline constexpr long long kMaxSearchLayouts = 5'000'000;
 
 struct Context {
   Context(Catalog catalog_snapshot, Database& database);

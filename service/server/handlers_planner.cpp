@@ -12,6 +12,7 @@
 #include "linkwise/planner.hpp"
 #include "linkwise/probe_report.hpp"
 #include "server/auth.hpp"
+#include "server/connection.hpp"
 #include "server/handlers.hpp"
 #include "server/request.hpp"
 
@@ -38,6 +39,8 @@ void answer(Context& ctx, const httplib::Request& req, httplib::Response& res, C
   if (auto cached = ctx.planner_answers.find(key)) return send_encoded(req, res, std::move(cached));
   auto body = [&] {
     ComputeGate::Pass pass(ctx.planner_gate);
+    // Its turn came, but the client may have left while it queued: drop it before it starts.
+    if (current_client_gone()) throw planner::SearchStopped();
     return encode_body(compute());
   }();
   ctx.planner_answers.insert(key, body);
@@ -68,7 +71,12 @@ void add_planner_routes(Router& router, Context& ctx) {
           const planner::Grouping per = planner::parse_grouping(query.text("per").value_or(""), "per");
           const auto measured = measured_from(query, ctx.reports);
           const nlohmann::json workload = json_body(req);
-          return planner::recommend_json(workload, ctx.catalog, top, measured ? &*measured : nullptr, per).dump();
+          // Bounded, and dropped when the client leaves (context.hpp: kMaxSearchLayouts).
+          planner::SearchBudget budget;
+          budget.max_evaluated = kMaxSearchLayouts;
+          budget.stop = current_client_gone;
+          return planner::recommend_json(workload, ctx.catalog, top, measured ? &*measured : nullptr, per, budget)
+              .dump();
         });
       });
 }

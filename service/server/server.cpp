@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "linkwise/error.hpp"
+#include "linkwise/planner/search.hpp"
 #include "server/compute_gate.hpp"
 #include "server/connection.hpp"
 #include "server/handlers.hpp"
@@ -26,8 +27,10 @@ namespace linkwise::server {
 // each complete request still goes through cpp-httplib's own parser and our handlers.
 class Server::Http : public httplib::Server {
  public:
-  explicit Http(const ConnectionLimits& limits)
-      : limits_(limits), reception_(limits, [this](std::shared_ptr<Connection> c) { enqueue(std::move(c)); }) {}
+  Http(const ConnectionLimits& limits, Reception::Screen screen)
+      : limits_(limits),
+        reception_(
+            limits, [this](std::shared_ptr<Connection> c) { enqueue(std::move(c)); }, std::move(screen)) {}
 
   void widen_backlog() { ::listen(svr_sock_, SOMAXCONN); }
   void set_pool(httplib::ThreadPool* pool) { pool_ = pool; }
@@ -37,7 +40,7 @@ class Server::Http : public httplib::Server {
  private:
   bool process_and_close_socket(socket_t sock) override {
     auto connection = std::make_shared<Connection>(sock);
-    connection->fill_available(limits_.max_head_bytes + limits_.body_prefetch_bytes + 1);
+    connection->fill_available(limits_);
     if (connection->ready(limits_)) serve(std::move(connection));
     else reception_.hold(std::move(connection));
     return true;
@@ -54,19 +57,29 @@ class Server::Http : public httplib::Server {
   Reception reception_;
 };
 
-// One connection's requests, one after another, while each is ready (its head in, see
+// One connection's requests, one after another, while each is ready (all of it in, see
 // connection.hpp); then back to the reception, or closed.
 void Server::Http::serve(std::shared_ptr<Connection> connection) {
+  if (connection->early_answer) {
+    const EarlyAnswer& a = *connection->early_answer;
+    connection->answer_and_close(problem_for_status(a.status, a.detail), a.headers);
+    return;
+  }
+  const Connection::Serving serving(*connection);  // for current_client_gone()
   for (std::size_t served = 0;; ++served) {
     const HeadCheck head = connection->head(limits_);
     if (head.state == HeadCheck::State::refused) {
-      connection->answer_and_close(
-          problem_for_status(head.status, head.detail, head.status == 431 ? "headers" : "Content-Length"));
+      const char* field = head.status == 431 ? "headers" : head.status == 413 ? "body" : "Content-Length";
+      connection->answer_and_close(problem_for_status(head.status, head.detail, field));
       return;
     }
     connection->begin_request(head.head_bytes + head.content_length,
                               std::chrono::steady_clock::now() + limits_.body_timeout);
-    const bool last = served + 1 >= keep_alive_max_count_ || svr_sock_ == INVALID_SOCKET;
+    // A chunked body, or a POST/PUT/PATCH without Content-Length, is refused (411) without being
+    // read; what the client sends next is that body, not a request, so the connection closes.
+    const bool unframed = head.chunked || (!head.has_content_length &&
+                                           (head.method == "POST" || head.method == "PUT" || head.method == "PATCH"));
+    const bool last = served + 1 >= keep_alive_max_count_ || svr_sock_ == INVALID_SOCKET || unframed;
     bool closed_by_handler = false;
     const bool ok = process_request(*connection, last, closed_by_handler, nullptr);
     // A body the handler did not read (a GET with a body, an answer given before reading it) is
@@ -75,7 +88,7 @@ void Server::Http::serve(std::shared_ptr<Connection> connection) {
       connection->close_gracefully();
       return;
     }
-    if (!connection->fill_available(limits_.max_head_bytes + limits_.body_prefetch_bytes + 1)) {
+    if (!connection->fill_available(limits_)) {
       connection->close_gracefully();
       return;
     }
@@ -102,8 +115,10 @@ const std::string kUnmatched = "unmatched";
 
 }  // namespace
 
-Server::Server(Context& ctx, ServerOptions options)
-    : ctx_(ctx), options_(std::move(options)), http_(std::make_unique<Http>(ConnectionLimits{})) {
+Server::Server(Context& ctx, ServerOptions options) : ctx_(ctx), options_(std::move(options)) {
+  ConnectionLimits limits;
+  limits.max_body_bytes = options_.max_body_bytes;
+  http_ = std::make_unique<Http>(limits, [this](const HeadCheck& head) { return screen(head); });
   add_system_routes(router_, ctx_);
   add_catalog_routes(router_, ctx_);
   add_report_routes(router_, ctx_);
@@ -135,6 +150,10 @@ Server::Server(Context& ctx, ServerOptions options)
     return pre_route(req, res) ? httplib::Server::HandlerResponse::Handled
                                : httplib::Server::HandlerResponse::Unhandled;
   });
+  // "Expect: 100-continue" whose body is already in (the reception answers the others itself):
+  // a request pre_route refuses gets its final answer instead of "100 Continue".
+  http.set_expect_100_continue_handler(
+      [this](const httplib::Request& req, httplib::Response& res) { return pre_route(req, res) ? res.status : 100; });
 
   const auto handler = [this](const httplib::Request& req, httplib::Response& res) { dispatch(req, res); };
   // One catch-all route per method: the Router decides between a handler, 404 and 405.
@@ -148,6 +167,8 @@ Server::Server(Context& ctx, ServerOptions options)
     if (res.status == 413) detail = "the body is over the size limit of this server";
     else if (res.status == 414) detail = "the request line is too long";
     else if (res.status == 400 && (req.method == "TRACE" || req.method == "CONNECT")) {
+      // pre_route answers these; kept should a path ever reach here. Every 405 carries Allow.
+      res.set_header("Allow", "");
       write_problem(res, problem_for_status(405, req.method + " is not supported"), req.path);
       return httplib::Server::HandlerResponse::Handled;
     }
@@ -202,15 +223,44 @@ bool Server::pre_route(const httplib::Request& req, httplib::Response& res) {
                   "");
     return true;
   }
-  // Bodies are bounded by Content-Length (cpp-httplib answers 413 past the limit and skips the
-  // body); a chunked body has no length to check up front, so it is refused, and the connection
+  // Bodies are bounded by Content-Length (the reception answers 413 past the limit before reading
+  // it); a chunked body has no length to check up front, so it is refused, and the connection
   // closed since its body was not read.
   if (req.has_header("Transfer-Encoding")) {
     res.set_header("Connection", "close");
-    write_problem(res, problem_for_status(411, "send the body with a Content-Length, not chunked"), req.path);
+    write_problem(res, problem_for_status(411, "send the body with a Content-Length, not chunked", "Content-Length"),
+                  req.path);
+    return true;
+  }
+  // Routing before the body is read (cpp-httplib reads it between this check and the handler):
+  // an unknown path or a method the path does not take is answered without waiting for a body.
+  const auto match = router_.match(req.method, req.path);
+  if (!match.route || !match.handler) {
+    dispatch(req, res);
+    return true;
+  }
+  // cpp-httplib reads a POST, PUT or PATCH without Content-Length "until the connection closes"
+  // (RFC 9112 6.3 says such a request has no body, but the client may well mean to send one).
+  if ((req.method == "POST" || req.method == "PUT" || req.method == "PATCH") && !req.has_header("Content-Length")) {
+    write_problem(res, problem_for_status(411, "send the body with a Content-Length header", "Content-Length"),
+                  req.path);
     return true;
   }
   return false;
+}
+
+std::optional<EarlyAnswer> Server::screen(const HeadCheck& head) const {
+  // The same routing as pre_route, on the path as sent; a percent-encoded path is left to the
+  // worker, which routes it decoded (this screen only spares the client a body sent in vain).
+  const std::string_view target = head.target;
+  const std::string path(target.substr(0, target.find('?')));
+  if (path.empty() || path.front() != '/' || path.find('%') != std::string::npos) return std::nullopt;
+  const auto match = router_.match(head.method, path);
+  if (!match.route) return EarlyAnswer{404, "no resource at " + path + "; see /openapi.json", ""};
+  if (!match.handler)
+    return EarlyAnswer{405, head.method + " is not allowed on " + *match.route + "; allowed: " + match.allowed,
+                       "Allow: " + match.allowed + "\r\n"};
+  return std::nullopt;
 }
 
 void Server::handle(const httplib::Request& req, httplib::Response& res) {
@@ -221,6 +271,12 @@ void Server::handle(const httplib::Request& req, httplib::Response& res) {
 void Server::dispatch(const httplib::Request& req, httplib::Response& res) {
   const auto match = router_.match(req.method, req.path);
   if (!match.route) {
+    if (req.method == "CONNECT") {
+      // Not a proxy: CONNECT's target names no resource here; 405 with an empty Allow (RFC 9110 10.2.1).
+      res.set_header("Allow", "");
+      write_problem(res, problem_for_status(405, "CONNECT is not supported: this server is not a proxy"), req.path);
+      return;
+    }
     write_problem(res, problem_for_status(404, "no resource at " + req.path + "; see /openapi.json"), req.path);
     return;
   }
@@ -234,6 +290,11 @@ void Server::dispatch(const httplib::Request& req, httplib::Response& res) {
   }
   try {
     (*match.handler)(req, res, match.params);
+  } catch (const planner::SearchStopped&) {
+    // The client left before its search finished (handlers_planner.cpp): nobody reads this.
+    res = httplib::Response{};
+    res.set_header("Connection", "close");
+    write_problem(res, problem_for_status(503, "the client closed the connection; the search was dropped"), req.path);
   } catch (const GateFull& full) {
     res = httplib::Response{};
     res.set_header("Retry-After", "1");

@@ -5,8 +5,10 @@
 #include <atomic>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "server/connection.hpp"
 #include "server/context.hpp"
 #include "server/router.hpp"
 
@@ -44,8 +46,11 @@ class Server {
 
  private:
   class Http;  // httplib::Server with access to its listening socket
-  // The checks before routing (target length, chunked bodies); true when they answered.
+  // The checks before the body is read (target length, chunked bodies, 404, 405, 411); true
+  // when they answered.
   bool pre_route(const httplib::Request& req, httplib::Response& res);
+  // The reception's check of a request whose body is still to come (404, 405): connection.hpp.
+  std::optional<EarlyAnswer> screen(const HeadCheck& head) const;
   void dispatch(const httplib::Request& req, httplib::Response& res);
   void log(const httplib::Request& req, const httplib::Response& res);
 

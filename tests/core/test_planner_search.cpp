@@ -154,3 +154,41 @@ TEST_CASE("constraints.gpu_models and providers match as the instance filters do
     }
   }
 }
+
+TEST_CASE("a search budget bounds the layouts evaluated and can stop a search; unbounded by default") {
+  const Catalog catalog = small_catalog();
+  const json doc = json::parse(R"({"model": {"preset": "llama2-13b"},
+     "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 64, "tokens": 1e10},
+     "constraints": {"max_nodes": 4}})");
+  const json unbounded = planner::recommend_json(doc, catalog, 3);
+  const long long evaluated = unbounded["evaluated"].get<long long>();
+  REQUIRE(evaluated > 10);
+
+  // A bound at the search's own size changes nothing; one below it refuses, naming what to narrow.
+  planner::SearchBudget enough;
+  enough.max_evaluated = evaluated;
+  CHECK(planner::recommend_json(doc, catalog, 3, nullptr, planner::Grouping::none, enough) == unbounded);
+  planner::SearchBudget tight;
+  tight.max_evaluated = evaluated - 1;
+  try {
+    planner::recommend_json(doc, catalog, 3, nullptr, planner::Grouping::none, tight);
+    FAIL("expected the budget to stop the search");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::payload_too_large);
+    CHECK(e.field() == "constraints.max_nodes");
+    CHECK(std::string(e.what()).find("max_nodes (4 now)") != std::string::npos);
+  }
+
+  // stop() is polled from the first layout on: true abandons the search, false lets it finish.
+  int polls = 0;
+  planner::SearchBudget go_on;
+  go_on.stop = [&polls] { return ++polls < 0; };
+  CHECK(planner::recommend_json(doc, catalog, 3, nullptr, planner::Grouping::none, go_on) == unbounded);
+  CHECK(polls >= 1);
+  polls = 0;
+  planner::SearchBudget stop_now;
+  stop_now.stop = [&polls] { return ++polls > 0; };
+  CHECK_THROWS_AS(planner::recommend_json(doc, catalog, 3, nullptr, planner::Grouping::none, stop_now),
+                  planner::SearchStopped);
+  CHECK(polls == 1);
+}

@@ -1,13 +1,20 @@
 // The request-head inspection in front of cpp-httplib (service/server/connection.hpp): what reaches
 // a worker, what is refused and with which status.
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <chrono>
+#include <memory>
 #include <string>
 
 #include "server/compute_gate.hpp"
 #include "server/connection.hpp"
 
 using linkwise::server::ComputeGate;
+using linkwise::server::Connection;
 using linkwise::server::ConnectionLimits;
 using linkwise::server::GateFull;
 using linkwise::server::HeadCheck;
@@ -65,4 +72,98 @@ TEST_CASE("the planner gate refuses beyond its queue bound", "[server][gate]") {
   ComputeGate gate(1, 0);  // one slot, nobody may wait
   ComputeGate::Pass first(gate);
   CHECK_THROWS_AS(ComputeGate::Pass(gate), GateFull);
+}
+
+TEST_CASE("a complete head gives its target and framing; a body over the limit is refused at once",
+          "[server][connection]") {
+  const HeadCheck check =
+      inspect_head("PUT /v1/plans?top=3 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", kLimits);
+  REQUIRE(check.state == HeadCheck::State::complete);
+  CHECK(check.target == "/v1/plans?top=3");
+  CHECK(check.chunked);
+  CHECK_FALSE(check.has_content_length);
+  ConnectionLimits small;
+  small.max_body_bytes = 10;
+  const HeadCheck big = inspect_head("POST /v1/plans HTTP/1.1\r\nContent-Length: 11\r\n\r\n", small);
+  CHECK(big.state == HeadCheck::State::refused);
+  CHECK(big.status == 413);
+  CHECK(inspect_head("POST /v1/plans HTTP/1.1\r\nContent-Length: 10\r\n\r\n", small).state ==
+        HeadCheck::State::complete);
+}
+
+namespace {
+// A connection on one end of a socket pair, the test playing the client on the other.
+struct Pair {
+  int client = -1;
+  std::unique_ptr<Connection> server;
+  Pair() {
+    int fds[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == 0);
+    client = fds[0];
+    server = std::make_unique<Connection>(fds[1]);
+  }
+  ~Pair() { ::close(client); }
+  void send(const std::string& bytes) const {
+    REQUIRE(::write(client, bytes.data(), bytes.size()) == ssize_t(bytes.size()));
+  }
+};
+}  // namespace
+
+TEST_CASE("a worker takes a request only once its whole body is in", "[server][connection]") {
+  // Before, the head and the first 64 KiB were enough, and the worker then waited for the rest:
+  // clients that stopped short held every worker for the body deadline.
+  Pair p;
+  const std::string head = "POST /v1/plans HTTP/1.1\r\nContent-Length: 100000\r\n\r\n";
+  p.send(head + std::string(70000, ' '));
+  REQUIRE(p.server->fill_available(kLimits));
+  CHECK_FALSE(p.server->ready(kLimits));
+  p.send(std::string(30000, ' '));
+  REQUIRE(p.server->fill_available(kLimits));
+  CHECK(p.server->ready(kLimits));
+}
+
+TEST_CASE("a request's stream ends with its Content-Length: no wait for bytes never announced",
+          "[server][connection]") {
+  // cpp-httplib reads a DELETE (or POST) without Content-Length until the connection closes.
+  Pair p;
+  const std::string head = "DELETE /v1/keys/1 HTTP/1.1\r\nHost: x\r\n\r\n";
+  p.send(head);
+  REQUIRE(p.server->fill_available(kLimits));
+  REQUIRE(p.server->ready(kLimits));
+  p.server->begin_request(head.size(), std::chrono::steady_clock::now() + std::chrono::seconds(30));
+  std::string read(head.size(), '\0');
+  std::size_t got = 0;
+  while (got < head.size()) {
+    const ssize_t n = p.server->read(read.data() + got, head.size() - got);
+    REQUIRE(n > 0);
+    got += static_cast<std::size_t>(n);
+  }
+  CHECK(read == head);
+  char byte = 0;
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(p.server->read(&byte, 1) == 0);  // end of this request's stream, at once
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+}
+
+TEST_CASE("100-continue is answered once and the Expect line leaves the buffered head", "[server][connection]") {
+  Pair p;
+  p.send("POST /v1/plans HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n");
+  REQUIRE(p.server->fill_available(kLimits));
+  CHECK(p.server->head(kLimits).expects_continue);
+  CHECK_FALSE(p.server->ready(kLimits));
+  REQUIRE(p.server->send_continue());
+  char reply[64] = {};
+  const ssize_t n = ::recv(p.client, reply, sizeof reply, 0);
+  CHECK(std::string(reply, static_cast<std::size_t>(std::max<ssize_t>(n, 0))) == "HTTP/1.1 100 Continue\r\n\r\n");
+  const HeadCheck after = p.server->head(kLimits);
+  REQUIRE(after.state == HeadCheck::State::complete);
+  CHECK_FALSE(after.expects_continue);
+  CHECK(after.content_length == 2);
+}
+
+TEST_CASE("a client that closed is seen as gone; one still connected is not", "[server][connection]") {
+  Pair p;
+  CHECK_FALSE(p.server->peer_closed());
+  ::shutdown(p.client, SHUT_WR);
+  CHECK(p.server->peer_closed());
 }

@@ -25,17 +25,21 @@ enum class ErrorKind {
 std::string_view to_string(ErrorKind kind) noexcept;
 
 // An error with its kind and, where one is at fault, the field it names ("layout.tp",
-// "instances[3].nvlink_gbytes_per_s"). what() is the full human-readable message.
+// "instances[3].nvlink_gbytes_per_s"). message() is the full human-readable message; what() is
+// the same text as a C string, so it ends at the first NUL a client's value may carry (a
+// ?gpu=%00 cut the REST detail short): front ends render message().
 class Error : public std::runtime_error {
  public:
   Error(ErrorKind kind, std::string message, std::string field = {})
-      : std::runtime_error(std::move(message)), kind_(kind), field_(std::move(field)) {}
+      : std::runtime_error(message), kind_(kind), message_(std::move(message)), field_(std::move(field)) {}
 
   ErrorKind kind() const noexcept { return kind_; }
+  const std::string& message() const noexcept { return message_; }
   const std::string& field() const noexcept { return field_; }
 
  private:
   ErrorKind kind_;
+  std::string message_;
   std::string field_;
 };
 

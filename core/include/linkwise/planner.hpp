@@ -28,9 +28,11 @@ nlohmann::json plan_json(const nlohmann::json& workload, const Catalog& catalog,
                          const MeasuredLinks* measured = nullptr);
 // {"results": [plan + "rank" + "why"...], "evaluated": N, "feasible": M, "objective": ..., "search": {...}}
 // "rejected": per instance type with no qualifying plan, its reasons (search.hpp: Rejection);
-// per: the best plan per instance type or GPU model instead of the global top K.
+// per: the best plan per instance type or GPU model instead of the global top K. budget: a bound
+// on the search's work (search.hpp), unbounded by default (CLI, Python); the REST service sets one.
 nlohmann::json recommend_json(const nlohmann::json& workload, const Catalog& catalog, int top_k,
-                              const MeasuredLinks* measured = nullptr, Grouping per = Grouping::none);
+                              const MeasuredLinks* measured = nullptr, Grouping per = Grouping::none,
+                              const SearchBudget& budget = {});
 nlohmann::json to_json(const Rejection& r);
 
 nlohmann::json preset_json(std::string_view name);  // throws not_found naming "model.preset"

@@ -127,10 +127,11 @@ nlohmann::json to_json(const Rejection& r) {
 }
 
 nlohmann::json recommend_json(const nlohmann::json& workload, const Catalog& catalog, int top_k,
-                              const MeasuredLinks* measured, Grouping per) {
+                              const MeasuredLinks* measured, Grouping per, const SearchBudget& budget) {
   const Workload w = parse_workload(workload, catalog);
   SearchOptions options;
   options.per = per;
+  options.budget = budget;
   const SearchResult r = search(w, catalog, top_k, measured, options);
   nlohmann::json rejected = nlohmann::json::array();
   for (const Rejection& x : r.rejected) rejected.push_back(to_json(x));

@@ -100,7 +100,34 @@ struct Context {
   bool exhaustive;
   SearchResult& stats;
   std::vector<Tally>& tallies;  // per Option::index
+  const SearchBudget& budget;
 };
+
+// The budget's checks, at every unit of work (search.hpp: SearchBudget). stop() is polled at the
+// first unit and then every 4096: it may be a system call (the REST service peeks at the socket).
+void poll_stop(const Context& cx) {
+  if (cx.budget.stop && ((cx.stats.evaluated + cx.stats.pruned_subtrees - 1) & 4095) == 0 && cx.budget.stop())
+    throw SearchStopped();
+}
+
+void count_evaluated(const Context& cx) {
+  ++cx.stats.evaluated;
+  if (cx.budget.max_evaluated > 0 && cx.stats.evaluated > cx.budget.max_evaluated) {
+    const Constraints& c = cx.w.constraints;
+    throw Error(ErrorKind::payload_too_large,
+                "the search passed " + std::to_string(cx.budget.max_evaluated) +
+                    " layouts evaluated, the bound of one search here; narrow it: a lower constraints.max_nodes" +
+                    (c.max_nodes ? " (" + std::to_string(*c.max_nodes) + " now)" : std::string()) +
+                    " or max_gpus, fewer constraints.gpu_models or instances, or fixed layout.tp / layout.pp",
+                "constraints.max_nodes");
+  }
+  poll_stop(cx);
+}
+
+void count_pruned(const Context& cx) {
+  ++cx.stats.pruned_subtrees;
+  poll_stop(cx);
+}
 
 // The objective of an estimate (lower is better) given the machine price; +inf when it cannot rank.
 double objective(const Context& cx, const PreparedHardware& hw, int nodes, double tokens_per_s) {
@@ -300,7 +327,7 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
     const Option& opt = options[u.option];
     Tally& tally = cx.tallies[opt.index];
     if (!cx.exhaustive && !(u.bound <= top.threshold())) {
-      ++cx.stats.pruned_subtrees;
+      count_pruned(cx);
       note_pruned(cx, opt.prepared, u.nodes, u.step_lb, u.bound, tally);
       continue;
     }
@@ -333,7 +360,7 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                 step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, choices.dualpipe ? 0 : max_v, sps[0], cx.k);
             const double bound = objective_bound(cx, hw, u.nodes, subtree_lb);
             if (!(bound <= top.threshold())) {
-              ++cx.stats.pruned_subtrees;
+              count_pruned(cx);
               note_pruned(cx, hw, u.nodes, subtree_lb, bound, tally);
               continue;
             }
@@ -356,7 +383,7 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
               const double lb = subtree_lb + a2a_lb;
               const double bound = objective_bound(cx, hw, u.nodes, lb);
               if (!(bound <= top.threshold())) {
-                ++cx.stats.pruned_subtrees;
+                count_pruned(cx);
                 note_pruned(cx, hw, u.nodes, lb, bound, tally);
                 continue;
               }
@@ -369,7 +396,7 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                   const double lb = step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k) + a2a_lb;
                   const double bound = objective_bound(cx, hw, u.nodes, lb);
                   if (!(bound <= top.threshold())) {
-                    ++cx.stats.pruned_subtrees;
+                    count_pruned(cx);
                     note_pruned(cx, hw, u.nodes, lb, bound, tally);
                     continue;
                   }
@@ -385,7 +412,7 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                         step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k, mb) + a2a_lb;
                     const double bound = objective_bound(cx, hw, u.nodes, lb);
                     if (!(bound <= top.threshold())) {
-                      ++cx.stats.pruned_subtrees;
+                      count_pruned(cx);
                       note_pruned(cx, hw, u.nodes, lb, bound, tally);
                       break;
                     }
@@ -403,7 +430,7 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                       l.zero = zero;
                       Estimate e;
                       estimate_memory(cx.model, hw, l, cx.k, e);
-                      ++cx.stats.evaluated;
+                      count_evaluated(cx);
                       if (zero == max_zero && e.fits) any_fit_at_min = true;
                       if (!e.fits) {
                         note_memory(tally, e);
@@ -474,7 +501,7 @@ void search_inference(const Context& cx, const std::vector<Option>& options, Top
             l.sequence_parallel = false;
             Estimate e;
             estimate_memory(cx.model, hw, l, cx.k, e);
-            ++cx.stats.evaluated;
+            count_evaluated(cx);
             if (!e.fits) {
               note_memory(tally, e);
               count(tally, Verdict::ok);
@@ -738,7 +765,7 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
   result.hardware_considered = int(opts.size());
 
   std::vector<Tally> tallies(opts.size());
-  const Context cx{w, model, k, options.exhaustive, result, tallies};
+  const Context cx{w, model, k, options.exhaustive, result, tallies, options.budget};
   auto run = [&](const std::vector<Option>& subset, TopK& top) {
     if (w.job.kind == JobKind::inference) search_inference(cx, subset, top);
     else search_training(cx, subset, top);

@@ -9,12 +9,14 @@
 // tests/core/test_planner_search.cpp checks that the pruned search returns what the exhaustive one does.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "linkwise/catalog_db.hpp"
+#include "linkwise/error.hpp"
 #include "linkwise/links.hpp"
 #include "linkwise/planner/plan.hpp"
 
@@ -30,10 +32,30 @@ enum class Grouping { none, instance, gpu };
 std::string_view to_string(Grouping g) noexcept;
 Grouping parse_grouping(std::string_view text, const std::string& field);  // "", "none", "instance", "gpu"
 
+// A bound on one search's work, for a front end that serves many clients at once (the REST
+// service): a pathological workload (thousands of layers, 100000 nodes) evaluates ~10^8 layouts,
+// seconds of CPU that every other planner request would wait behind. Plain values, no clock: the
+// same request gets the same answer (or the same refusal) on any machine. The CLI and Python
+// leave it unbounded: their caller waits for their own search only.
+struct SearchBudget {
+  // At most this many layouts evaluated (SearchResult::evaluated); 0: no bound. Past it the search
+  // throws payload_too_large naming constraints.max_nodes (with what else narrows it).
+  long long max_evaluated = 0;
+  // Polled every few thousand layouts (evaluated or pruned subtrees); returning true abandons the
+  // search with SearchStopped, e.g. when the client that asked has gone.
+  std::function<bool()> stop;
+};
+
+// Thrown when SearchBudget::stop says so: nobody is waiting for the answer.
+struct SearchStopped : Error {
+  SearchStopped() : Error(ErrorKind::io, "the search was stopped before it finished (the caller left)") {}
+};
+
 struct SearchOptions {
   bool exhaustive = false;                      // evaluate everything (tests)
   const PlannerConstants* constants = nullptr;  // default_constants() when null
   Grouping per = Grouping::none;
+  SearchBudget budget;  // unbounded by default
 };
 
 // One instance type with no qualifying plan, and why: per reason class the number of layouts (or,
