@@ -200,10 +200,10 @@ py::object validate_fleet(py::list documents, const Catalog& catalog, std::optio
 
 // ---- planner: JSON in, JSON out; a probe report's measured links replace the catalog's claims ----
 
-std::optional<MeasuredLinks> measured_from(py::handle report) {
+std::optional<MeasuredLinks> measured_from(py::handle report, const Catalog& catalog) {
   if (report.is_none()) return std::nullopt;
   const probe::ProbeReport parsed = report_from_python(report);
-  return probe::measured_links(parsed);
+  return probe::measured_links(parsed, catalog);
 }
 
 void check_workload(py::handle workload, const Catalog& catalog) {
@@ -216,7 +216,7 @@ py::object models() { return to_python(planner::models_json()["models"]); }
 
 py::object plan(py::handle workload, const Catalog& catalog, py::handle report) {
   const json document = from_python(workload, "");
-  const std::optional<MeasuredLinks> measured = measured_from(report);
+  const std::optional<MeasuredLinks> measured = measured_from(report, catalog);
   json result;
   {
     py::gil_scoped_release release;
@@ -228,7 +228,7 @@ py::object plan(py::handle workload, const Catalog& catalog, py::handle report) 
 py::object recommend(py::handle workload, const Catalog& catalog, int top_k, py::handle report,
                      const std::string& per) {
   const json document = from_python(workload, "");
-  const std::optional<MeasuredLinks> measured = measured_from(report);
+  const std::optional<MeasuredLinks> measured = measured_from(report, catalog);
   const planner::Grouping grouping = planner::parse_grouping(per, "per");
   json result;
   {

@@ -25,9 +25,9 @@ namespace {
 
 nlohmann::json read_workload(const std::string& path) { return read_json_file(path, "WORKLOAD"); }
 
-std::optional<MeasuredLinks> read_measured(const std::string& report_path) {
+std::optional<MeasuredLinks> read_measured(const std::string& report_path, const Catalog& catalog) {
   if (report_path.empty()) return std::nullopt;
-  return probe::measured_links(probe::load_report(report_path));
+  return probe::measured_links(probe::load_report(report_path), catalog);
 }
 
 std::string fmt(const char* format, double v) {
@@ -175,7 +175,7 @@ void register_planner_commands(CLI::App& app) {
   plan->callback([opts] {
     naming_field([&] {
       const Catalog catalog = load_chosen_catalog();
-      const auto measured = read_measured(opts->report);
+      const auto measured = read_measured(opts->report, catalog);
       const planner::Workload w = planner::parse_workload(read_workload(opts->workload), catalog);
       const planner::Plan p = planner::plan(w, measured ? &*measured : nullptr);
       if (opts->json) std::cout << planner::to_json(p).dump(2) << "\n";
@@ -225,7 +225,7 @@ void register_planner_commands(CLI::App& app) {
   rec->callback([opts] {
     naming_field([&] {
       const Catalog catalog = load_chosen_catalog();
-      const auto measured = read_measured(opts->report);
+      const auto measured = read_measured(opts->report, catalog);
       const nlohmann::json doc = read_workload(opts->workload);
       const planner::Grouping per = planner::parse_grouping(opts->per, "--per");
       if (opts->json) {
