@@ -116,6 +116,29 @@ def test_instance_by_id(server):
     assert get(server, "/v1/instances/aws%3Ap5.48xlarge").json() == inst
 
 
+def test_instance_ids_in_any_case_and_suggestions(server):
+    assert get(server, "/v1/instances/AWS:P5.48XLARGE").json()["id"] == P5
+    r = get(server, "/v1/instances/aws:p5.48xlarg")
+    assert r.status_code == 404 and 'did you mean "aws:p5.48xlarge"' in r.json()["detail"], r.text
+    r = get(server, "/v1/probe-reports", instance="aws:p5.48xlarg")
+    assert r.status_code == 400 and r.json()["field"] == "instance", r.text
+    assert 'did you mean "aws:p5.48xlarge"' in r.json()["detail"], r.text
+    workload = {"model": {"preset": "llama3.1-8b"},
+                "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 64, "tokens": 1e9},
+                "constraints": {"instances": ["aws:p5.48xlarg"]}}
+    post = lambda body: requests.post(server.url + "/v1/recommendations", data=json.dumps(body), timeout=60,
+                                      headers={"Content-Type": "application/json"})
+    r = post(workload)
+    assert r.status_code == 422 and r.json()["field"] == "constraints.instances", r.text
+    assert 'did you mean "aws:p5.48xlarge"' in r.json()["detail"], r.text
+    workload["constraints"] = {"instances": ["AWS:P5.48XLARGE"], "max_nodes": 1}
+    r = post(workload)
+    assert r.status_code == 200 and r.json()["results"][0]["instance"] == P5, r.text
+    workload["hardware"] = {"custom": {"gpu_model": "a100-sxm4-80gb", "gpu_count": 8, "price_usd_per_hour": 10}}
+    r = post(workload)
+    assert r.status_code == 200 and r.json()["results"][0]["gpu_model"] == "A100-SXM4-80GB", r.text
+
+
 def test_gpus(server):
     body = get(server, "/v1/gpus").json()
     assert body["total"] == len(body["items"]) >= 15

@@ -256,9 +256,8 @@ Hardware custom_hardware(const json& c, const Catalog& catalog) {
   const auto gpu_id = opt_string(c, "gpu_model", "hardware.custom.gpu_model");
   if (!gpu_id)
     throw_invalid("hardware.custom.gpu_model", "hardware.custom.gpu_model is required (a GPU id of the catalog)");
-  const Gpu* gpu = catalog.find_gpu(*gpu_id);
-  if (!gpu)
-    throw_unknown_reference("hardware.custom.gpu_model", "unknown GPU model '" + *gpu_id + "' (see `linkwise gpus`)");
+  // Unknown: a suggestion; any case: the catalog's id (Catalog::gpu).
+  const Gpu* gpu = &catalog.gpu(*gpu_id, ErrorKind::unknown_reference, "hardware.custom.gpu_model");
   hw.gpu = *gpu;
   Instance& in = hw.instance;
   in.gpu_model = gpu->id;
@@ -330,8 +329,7 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     if (h.contains("instance")) {
       const auto id = json_fields::string(required(h, "instance", "hardware.instance", "an instance id of the catalog"),
                                           "hardware.instance");
-      const Instance* in = catalog.find_instance(id);
-      if (!in) throw_unknown_reference("hardware.instance", "unknown instance '" + id + "' (see `linkwise instances`)");
+      const Instance* in = &catalog.instance(id, ErrorKind::unknown_reference, "hardware.instance");
       const Gpu* gpu = catalog.find_gpu(in->gpu_model);
       if (!gpu)
         throw_unknown_reference("hardware.instance",
@@ -424,8 +422,8 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     // Names that name nothing are errors with a suggestion, as in the instance filters.
     for (const auto& p : k.providers) catalog.check_provider_name(p, "constraints.providers");
     for (const auto& g : k.gpu_models) catalog.check_gpu_name(g, "constraints.gpu_models");
-    for (const auto& id : k.instances)
-      if (!catalog.find_instance(id)) throw_unknown_reference("constraints.instances", "unknown instance '" + id + "'");
+    // Any case names the instance; the search compares the catalog's spelling.
+    for (auto& id : k.instances) id = catalog.instance(id, ErrorKind::unknown_reference, "constraints.instances").id;
   }
   return w;
 }
