@@ -14,6 +14,7 @@
 #include "cli/db_option.hpp"
 #include "linkwise/catalog_db.hpp"
 #include "linkwise/error.hpp"
+#include "linkwise/json_input.hpp"
 #include "linkwise/skypilot_import.hpp"
 
 namespace linkwise::cli {
@@ -524,19 +525,17 @@ void register_import_skypilot(CLI::App& group) {
       throw_invalid("db", "import-skypilot writes a database: give --db PATH (or set LINKWISE_DB); the embedded "
                           "catalog is read-only");
     }
-    SkyPilotImportReport report;
-    if (options->dry_run) {  // writes nothing, not even a missing database
-      std::ifstream in(options->file, std::ios::binary);
-      std::stringstream text;
-      text << in.rdbuf();
-      SkyPilotImportOptions import = options->import;
-      if (import.source_url.empty()) {
-        import.source_url =
-            "SkyPilot catalog vms.csv (" + std::filesystem::path(options->file).filename().string() + ")";
-      }
-      const Catalog catalog = std::filesystem::exists(*db) ? Catalog::open(*db) : Catalog::embedded();
-      report = plan_skypilot_import(catalog, text.str(), options->file, import);
-    } else {
+    // The dry run first, always: a bad file, provider or --as-of is refused before anything is
+    // written (a missing database is created only for an import that will happen).
+    const std::string text = read_text_file(options->file, "file", kMaxTextFileBytes);
+    SkyPilotImportOptions import = options->import;
+    if (import.source_url.empty()) {
+      import.source_url = "SkyPilot catalog vms.csv (" + std::filesystem::path(options->file).filename().string() + ")";
+    }
+    const bool db_exists = std::filesystem::exists(*db);
+    SkyPilotImportReport report =
+        plan_skypilot_import(db_exists ? Catalog::open(*db) : Catalog::embedded(), text, options->file, import);
+    if (!options->dry_run) {
       if (ensure_catalog_db(*db)) std::cout << "created " << db->string() << " from the embedded catalog\n";
       report = import_skypilot(options->file, *db, options->import);
     }
@@ -620,12 +619,9 @@ void register_coverage(CLI::App& group) {
       }
       provider = *inferred;
     }
-    std::ifstream in(options->file, std::ios::binary);
-    if (!in) throw Error(ErrorKind::io, options->file + ": cannot open for reading");
-    std::stringstream text;
-    text << in.rdbuf();
+    const std::string text = read_text_file(options->file, "--skypilot", kMaxTextFileBytes);
     const Catalog catalog = load_chosen_catalog();
-    const SkyPilotCoverageReport report = skypilot_coverage(catalog, text.str(), options->file, provider);
+    const SkyPilotCoverageReport report = skypilot_coverage(catalog, text, options->file, provider);
     if (options->json) {
       std::cout << coverage_json(report).dump(2) << "\n";
     } else {

@@ -177,11 +177,8 @@ void show(const std::string& path, bool json) {
 }
 
 std::string read_key(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(ErrorKind::io, "--key-file: cannot read " + path, "--key-file");
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string key = text.str();
+  // A missing or unreadable file is the user's input: exit 2, like every other bad option.
+  std::string key = read_text_file(path, "--key-file", 64 * 1024);
   while (!key.empty() && std::isspace(static_cast<unsigned char>(key.back()))) key.pop_back();
   while (!key.empty() && std::isspace(static_cast<unsigned char>(key.front()))) key.erase(key.begin());
   if (key.empty())
