@@ -144,8 +144,9 @@ def test_gpus(server):
     assert body["total"] == len(body["items"]) >= 15
     ids = {g["id"] for g in body["items"]}
     assert {"H100-SXM5-80GB", "A100-SXM4-80GB", "MI300X"} <= ids
+    # The CLI prints REST's envelope, not a bare list.
     cli = json.loads(run_cli("gpus", "--json", "--db", str(server.db)).stdout)
-    assert body["items"] == cli
+    assert body == cli
 
 
 def test_metrics(server):
@@ -233,3 +234,41 @@ def test_booleans_are_true_false_1_0_any_case(server):
     assert off != want
     for spelling in ("False", "0"):
         assert get(server, "/v1/instances", rdma=spelling, limit=1000).json()["items"] == off
+
+
+def test_openapi_workload_schema_is_the_data_schema(server):
+    """The document's Workload is data/schema/workload.schema.json with the server's ranges, so the
+    two never disagree: what one refuses, the other refuses."""
+    from conftest import REPO
+    data = json.loads((REPO / "data/schema/workload.schema.json").read_text())
+    served = get(server, "/openapi.json").json()["components"]["schemas"]["Workload"]
+    strip = lambda schema, keys: {k: v for k, v in schema.items() if k not in keys}
+    assert strip(served, {"description", "externalDocs"}) == strip(data, {"$schema", "$id", "title", "description"})
+
+
+@pytest.mark.parametrize("change, field", [
+    (lambda w: w.update(description=5), "description"),
+    (lambda w: w.update(name=5), "name"),
+    (lambda w: w["job"].pop("kind"), "job.kind"),
+    (lambda w: w["job"].update(tokens=1e19), "job.tokens"),
+    (lambda w: w["job"].update(seq_len=2 ** 25), "job.seq_len"),
+    (lambda w: w["job"].update(engine="vllm"), "job.engine"),
+])
+def test_the_schema_and_the_server_refuse_the_same_workloads(server, change, field):
+    from jsonschema import Draft202012Validator
+    from conftest import REPO
+    workload = json.loads((REPO / "data/examples/recommend-llama3.1-70b.json").read_text())
+    workload["constraints"] = None  # accepted by both
+    schema = get(server, "/openapi.json").json()["components"]["schemas"]["Workload"]
+    validator = Draft202012Validator(schema)
+    assert not list(validator.iter_errors(workload))
+    r = requests.post(server.url + "/v1/recommendations", data=json.dumps(workload), timeout=60,
+                      headers={"Content-Type": "application/json"})
+    assert r.status_code == 200, r.text
+    change(workload)
+    assert list(validator.iter_errors(workload)), "the schema accepts what the server refuses"
+    r = requests.post(server.url + "/v1/recommendations", data=json.dumps(workload), timeout=60,
+                      headers={"Content-Type": "application/json"})
+    assert r.status_code == 400 and r.json()["field"] == field, r.text
+    if field == "job.kind":
+        assert "required" in r.json()["detail"], r.text

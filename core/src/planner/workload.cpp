@@ -126,8 +126,9 @@ Job parse_job(const json& j) {
                   "prompt_len", "output_len", "concurrent", "latency_target_ms", "framework", "optimizer", "offload",
                   "kv_cache_precision", "engine", "torch_compile"});
   Job job;
-  const std::string kind = opt_string(j, "kind", "job.kind").value_or("");
-  job.kind = parse_enum(kJobKindNames, kind, "job.kind");
+  const auto kind = opt_string(j, "kind", "job.kind");
+  if (!kind) throw_invalid("job.kind", "job.kind is required: pretrain, finetune, lora or inference");
+  job.kind = parse_enum(kJobKindNames, *kind, "job.kind");
 
   const std::string precision = opt_string(j, "precision", "job.precision").value_or("bf16");
   job.precision = parse_enum(kPrecisionNames, precision, "job.precision");
@@ -314,6 +315,9 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
   check_json_depth(doc, "workload");
   if (!doc.is_object()) throw_invalid("", "the workload must be a JSON object with model, job and hardware");
   reject_unknown(doc, "", {"model", "job", "hardware", "layout", "constraints", "name", "description"});
+  // Free text, but text: the schema (data/schema/workload.schema.json) says so.
+  (void)opt_string(doc, "name", "name");
+  (void)opt_string(doc, "description", "description");
   Workload w;
   if (!doc.contains("model")) throw_invalid("model", "model is required");
   w.model = parse_model(doc["model"]);
