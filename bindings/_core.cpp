@@ -23,6 +23,7 @@
 
 namespace py = pybind11;
 using linkwise::bindings::from_python;
+using linkwise::bindings::text_from_python;
 using linkwise::bindings::to_python;
 using nlohmann::json;
 
@@ -39,7 +40,7 @@ std::optional<std::string> optional_str(py::handle value, const char* field) {
   if (value.is_none()) return std::nullopt;
   if (!py::isinstance<py::str>(value))
     throw_invalid(field, std::string(field) + ": expected a string, got " + type_name(value));
-  return value.cast<std::string>();
+  return text_from_python(value, field);
 }
 
 std::optional<int> optional_int(py::handle value, const char* field) {
@@ -148,10 +149,15 @@ void bind_catalog(py::module_& m) {
       .def("gpus", &gpu_dicts, "Every GPU model, as contract dicts.")
       .def(
           "instance",
-          [](const Catalog& c, const std::string& id) { return to_python(nlohmann::ordered_json(c.instance(id))); },
+          [](const Catalog& c, const py::str& id) {
+            return to_python(nlohmann::ordered_json(c.instance(text_from_python(id, "id"))));
+          },
           py::arg("id"), "One instance by id (\"aws:p5.48xlarge\"); not_found when unknown.")
       .def(
-          "gpu", [](const Catalog& c, const std::string& id) { return to_python(nlohmann::ordered_json(c.gpu(id))); },
+          "gpu",
+          [](const Catalog& c, const py::str& id) {
+            return to_python(nlohmann::ordered_json(c.gpu(text_from_python(id, "id"))));
+          },
           py::arg("id"), "One GPU model by id (\"H100-SXM5-80GB\"); not_found when unknown.")
       .def("instance_count", [](const Catalog& c) { return c.instances().size(); })
       .def("gpu_count", [](const Catalog& c) { return c.gpus().size(); });

@@ -361,6 +361,12 @@ std::vector<const Instance*> Catalog::query(const InstanceFilter& filter, const 
   return match(filter, sort).instances;
 }
 
+nlohmann::ordered_json gpus_json(const std::vector<Gpu>& gpus) {
+  auto items = nlohmann::ordered_json::array();
+  for (const Gpu& gpu : gpus) items.push_back(gpu);
+  return {{"total", gpus.size()}, {"items", std::move(items)}};
+}
+
 nlohmann::ordered_json matches_summary_json(const InstanceMatches& matches) {
   nlohmann::ordered_json out;
   out["total"] = matches.instances.size();

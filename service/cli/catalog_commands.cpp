@@ -318,24 +318,22 @@ void register_instances(CLI::App& app) {
   instances->add_option("--provider", options->provider, "Provider: aws, gcp, azure, oci, lambda, ...");
   instances->add_option("--gpu", options->gpu,
                         "GPU id or family: H100 matches every H100 variant, H100-SXM5-80GB only that one");
-  instances->add_option("--min-gpus", options->min_gpus, "At least this many GPUs")->check(CLI::PositiveNumber);
-  instances->add_option("--min-gpu-memory", options->min_gpu_memory, "At least this much memory per GPU, GB")
-      ->check(CLI::NonNegativeNumber);
+  // The bounds are core's (validate(InstanceFilter)): the same words as REST and Python, never
+  // CLI11's range message with DBL_MAX written out.
+  instances->add_option("--min-gpus", options->min_gpus, "At least this many GPUs");
+  instances->add_option("--min-gpu-memory", options->min_gpu_memory, "At least this much memory per GPU, GB");
   std::string fabrics;
   for (auto name : fabric_names()) {
     if (!fabrics.empty()) fabrics += ", ";
     fabrics += name;
   }
   instances->add_option("--fabric", options->fabric, "Intra-node fabric: " + fabrics);
-  instances->add_option("--min-nvlink", options->min_nvlink, "At least this NVLink GB/s per GPU (both directions)")
-      ->check(CLI::NonNegativeNumber);
-  instances->add_option("--min-network", options->min_network, "At least this GPU fabric between instances, Gbit/s")
-      ->check(CLI::NonNegativeNumber);
+  instances->add_option("--min-nvlink", options->min_nvlink, "At least this NVLink GB/s per GPU (both directions)");
+  instances->add_option("--min-network", options->min_network, "At least this GPU fabric between instances, Gbit/s");
   auto* rdma = instances->add_flag("--rdma", options->rdma, "Only instances with GPUDirect RDMA");
   auto* no_rdma = instances->add_flag("--no-rdma", options->no_rdma, "Only instances without GPUDirect RDMA");
   rdma->excludes(no_rdma);
-  instances->add_option("--max-price", options->max_price, "At most this on-demand price, USD per hour")
-      ->check(CLI::NonNegativeNumber);
+  instances->add_option("--max-price", options->max_price, "At most this on-demand price, USD per hour");
   instances->add_option("--region", options->region, "Offered in this region");
   instances->add_option("--sort", options->sort,
                         "Sort by a field's JSON name, '-' prefix for descending (e.g. price_usd_per_gpu_hour, "
@@ -364,13 +362,15 @@ void register_instances(CLI::App& app) {
   });
 
   instances->callback(
-      [options, instances, show, min_gpus = instances->get_option("--min-gpus"),
-       min_mem = instances->get_option("--min-gpu-memory"), min_nvlink = instances->get_option("--min-nvlink"),
-       min_net = instances->get_option("--min-network"), max_price = instances->get_option("--max-price")] {
+      [options, instances, show, provider = instances->get_option("--provider"), gpu = instances->get_option("--gpu"),
+       min_gpus = instances->get_option("--min-gpus"), min_mem = instances->get_option("--min-gpu-memory"),
+       min_nvlink = instances->get_option("--min-nvlink"), min_net = instances->get_option("--min-network"),
+       max_price = instances->get_option("--max-price")] {
         if (show->parsed()) return;
         InstanceFilter filter;
-        if (!options->provider.empty()) filter.provider = options->provider;
-        if (!options->gpu.empty()) filter.gpu = options->gpu;
+        // Given, even empty: an empty name names nothing and is refused (as REST and Python refuse it).
+        if (provider->count()) filter.provider = options->provider;
+        if (gpu->count()) filter.gpu = options->gpu;
         if (min_gpus->count()) filter.min_gpus = options->min_gpus;
         if (min_mem->count()) filter.min_gpu_memory_gb = options->min_gpu_memory;
         if (!options->fabric.empty()) filter.fabric = parse_fabric(options->fabric, "--fabric");
@@ -399,13 +399,11 @@ void register_instances(CLI::App& app) {
 void register_gpus(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   CLI::App* gpus = app.add_subcommand("gpus", "List GPU models with memory, compute and NVLink figures");
-  gpus->add_flag("--json", *json, "Print a JSON array in the contract's field names");
+  gpus->add_flag("--json", *json, "Print JSON as GET /v1/gpus answers it: {total, items}");
   gpus->callback([json] {
     const Catalog catalog = load_chosen_catalog();
     if (*json) {
-      ordered_json out = ordered_json::array();
-      for (const Gpu& gpu : catalog.gpus()) out.push_back(gpu);
-      std::cout << out.dump(2) << "\n";
+      std::cout << gpus_json(catalog.gpus()).dump(2) << "\n";
     } else {
       print_gpus_table(catalog.gpus());
     }

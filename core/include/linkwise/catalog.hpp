@@ -173,6 +173,10 @@ struct InstanceMatches {
 // count}}. CLI --json and Python add "items"; REST adds its paging fields and the page's "items".
 nlohmann::ordered_json matches_summary_json(const InstanceMatches& matches);
 
+// The GPU list as every front end prints it: {"total": n, "items": [GPU, ...]} (GET /v1/gpus,
+// `linkwise gpus --json`).
+nlohmann::ordered_json gpus_json(const std::vector<Gpu>& gpus);
+
 // The one GPU matching rule, used by the catalog's filters and the planner's constraints.gpu_models:
 // an exact id, or a leading part ending at a '-' ("H100", "H100-SXM5"), case-insensitive. "A10"
 // matches neither "A100-SXM4-80GB" nor "A10G".
