@@ -23,6 +23,7 @@
 
 namespace py = pybind11;
 using linkwise::bindings::from_python;
+using linkwise::bindings::text_from_python;
 using linkwise::bindings::to_python;
 using nlohmann::json;
 
@@ -39,7 +40,7 @@ std::optional<std::string> optional_str(py::handle value, const char* field) {
   if (value.is_none()) return std::nullopt;
   if (!py::isinstance<py::str>(value))
     throw_invalid(field, std::string(field) + ": expected a string, got " + type_name(value));
-  return value.cast<std::string>();
+  return text_from_python(value, field);
 }
 
 std::optional<int> optional_int(py::handle value, const char* field) {
@@ -148,10 +149,15 @@ void bind_catalog(py::module_& m) {
       .def("gpus", &gpu_dicts, "Every GPU model, as contract dicts.")
       .def(
           "instance",
-          [](const Catalog& c, const std::string& id) { return to_python(nlohmann::ordered_json(c.instance(id))); },
+          [](const Catalog& c, const py::str& id) {
+            return to_python(nlohmann::ordered_json(c.instance(text_from_python(id, "id"))));
+          },
           py::arg("id"), "One instance by id (\"aws:p5.48xlarge\"); not_found when unknown.")
       .def(
-          "gpu", [](const Catalog& c, const std::string& id) { return to_python(nlohmann::ordered_json(c.gpu(id))); },
+          "gpu",
+          [](const Catalog& c, const py::str& id) {
+            return to_python(nlohmann::ordered_json(c.gpu(text_from_python(id, "id"))));
+          },
           py::arg("id"), "One GPU model by id (\"H100-SXM5-80GB\"); not_found when unknown.")
       .def("instance_count", [](const Catalog& c) { return c.instances().size(); })
       .def("gpu_count", [](const Catalog& c) { return c.gpus().size(); });
@@ -200,10 +206,10 @@ py::object validate_fleet(py::list documents, const Catalog& catalog, std::optio
 
 // ---- planner: JSON in, JSON out; a probe report's measured links replace the catalog's claims ----
 
-std::optional<MeasuredLinks> measured_from(py::handle report) {
+std::optional<MeasuredLinks> measured_from(py::handle report, const Catalog& catalog) {
   if (report.is_none()) return std::nullopt;
   const probe::ProbeReport parsed = report_from_python(report);
-  return probe::measured_links(parsed);
+  return probe::measured_links(parsed, catalog);
 }
 
 void check_workload(py::handle workload, const Catalog& catalog) {
@@ -216,7 +222,7 @@ py::object models() { return to_python(planner::models_json()["models"]); }
 
 py::object plan(py::handle workload, const Catalog& catalog, py::handle report) {
   const json document = from_python(workload, "");
-  const std::optional<MeasuredLinks> measured = measured_from(report);
+  const std::optional<MeasuredLinks> measured = measured_from(report, catalog);
   json result;
   {
     py::gil_scoped_release release;
@@ -228,7 +234,7 @@ py::object plan(py::handle workload, const Catalog& catalog, py::handle report) 
 py::object recommend(py::handle workload, const Catalog& catalog, int top_k, py::handle report,
                      const std::string& per) {
   const json document = from_python(workload, "");
-  const std::optional<MeasuredLinks> measured = measured_from(report);
+  const std::optional<MeasuredLinks> measured = measured_from(report, catalog);
   const planner::Grouping grouping = planner::parse_grouping(per, "per");
   json result;
   {
@@ -266,7 +272,7 @@ void register_error_translator() {
       if (thrown) std::rethrow_exception(thrown);
     } catch (const Error& error) {
       py::object exception = py::reinterpret_borrow<py::object>(from_core)(std::string(to_string(error.kind())),
-                                                                           error.what(), error.field());
+                                                                           error.message(), error.field());
       PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exception.ptr())), exception.ptr());
     } catch (const nlohmann::json::exception& error) {
       // A JSON access the core did not guard: still a bad document, reported as such.

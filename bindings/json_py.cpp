@@ -44,6 +44,17 @@ py::object convert(const Json& value) {
 py::object to_python(const json& value) { return convert(value); }
 py::object to_python(const nlohmann::ordered_json& value) { return convert(value); }
 
+std::string text_from_python(py::handle value, const std::string& field) {
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(value.ptr(), &size);
+  if (!data) {
+    PyErr_Clear();
+    const std::string where = field.empty() ? std::string("document") : field;
+    throw_invalid(field, where + ": not valid Unicode text (a lone surrogate such as \\ud800 has no UTF-8 form)");
+  }
+  return std::string(data, static_cast<std::size_t>(size));
+}
+
 namespace {
 
 json from_python_at(py::handle value, const std::string& field, int depth) {
@@ -66,7 +77,7 @@ json from_python_at(py::handle value, const std::string& field, int depth) {
       throw_invalid(field, where + ": expected a finite number, got " + py::repr(value).cast<std::string>());
     return number;
   }
-  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  if (py::isinstance<py::str>(value)) return text_from_python(value, field);
   const bool structured =
       py::isinstance<py::dict>(value) || py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value);
   // The same bound as the CLI and REST (core's json_input.hpp), checked before recursing deeper.
@@ -77,7 +88,7 @@ json from_python_at(py::handle value, const std::string& field, int depth) {
     for (const auto& [key, item] : value.cast<py::dict>()) {
       if (!py::isinstance<py::str>(key))
         throw_invalid(field, where + ": object keys must be strings, got " + py::repr(key).cast<std::string>());
-      const auto name = key.cast<std::string>();
+      const auto name = text_from_python(key, field.empty() ? std::string("document") : field);
       out[name] = from_python_at(item, field.empty() ? name : field + "." + name, depth + 1);
     }
     return out;

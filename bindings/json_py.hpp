@@ -19,4 +19,8 @@ pybind11::object to_python(const nlohmann::ordered_json& value);
 // tuple, str, int, float (finite), bool and None; anything else is invalid_input.
 nlohmann::json from_python(pybind11::handle value, const std::string& field);
 
+// A Python str as UTF-8. A str that has no UTF-8 form (a lone surrogate, "\ud800") is
+// invalid_input naming `field` (InvalidInputError), never pybind11's "Unable to cast".
+std::string text_from_python(pybind11::handle value, const std::string& field);
+
 }  // namespace linkwise::bindings

@@ -53,7 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const Error&) {
   }
   try {
-    const MeasuredLinks links = probe::measured_links(report);
+    const MeasuredLinks links = probe::measured_links(report, catalog);
     const nlohmann::json plan = planner::plan_json(fixed_workload(), catalog, &links);
     fuzz::require_finite_numbers(plan, "plan_json with measured links");
     if (plan.at("step_time_s").get<double>() <= 0) fuzz::finding("plan with measured links: step_time_s <= 0");

@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
   } catch (const linkwise::Error& e) {
-    std::cerr << "linkwise: " << e.what() << "\n";
+    std::cerr << "linkwise: " << linkwise::visible_text(e.message()) << "\n";
     switch (e.kind()) {
       case linkwise::ErrorKind::invalid_input:
       case linkwise::ErrorKind::not_found:

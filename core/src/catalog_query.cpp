@@ -83,17 +83,20 @@ const KeyFunction* find_sort_field(std::string_view name) {
 
 Catalog::Catalog(std::vector<Gpu> gpus, std::vector<Instance> instances)
     : gpus_(std::move(gpus)), instances_(std::move(instances)) {
+  // Ids are unique ignoring case: lookups fall back to a case-insensitive match (find_instance).
   std::set<std::string_view> gpu_ids;
+  std::set<std::string> folded_gpu_ids;
   for (const Gpu& gpu : gpus_) {
-    if (!gpu_ids.insert(gpu.id).second) throw_invalid("gpus.id", "duplicate GPU id \"" + gpu.id + "\"");
+    if (!gpu_ids.insert(gpu.id).second || !folded_gpu_ids.insert(text::lower(gpu.id)).second)
+      throw_invalid("gpus.id", "duplicate GPU id \"" + gpu.id + "\"");
   }
-  std::set<std::string_view> instance_ids;
+  std::set<std::string> instance_ids;
   for (const Instance& instance : instances_) {
     if (instance.id != instance.provider + ":" + instance.name) {
       throw_invalid("instances.id", "instance id \"" + instance.id + "\" is not provider:name (\"" + instance.provider +
                                         ":" + instance.name + "\")");
     }
-    if (!instance_ids.insert(instance.id).second) {
+    if (!instance_ids.insert(text::lower(instance.id)).second) {
       throw_invalid("instances.id", "duplicate instance id \"" + instance.id + "\"");
     }
     if (!gpu_ids.contains(instance.gpu_model)) {
@@ -103,25 +106,62 @@ Catalog::Catalog(std::vector<Gpu> gpus, std::vector<Instance> instances)
   }
 }
 
-const Gpu* Catalog::find_gpu(std::string_view id) const {
-  const auto it = std::find_if(gpus_.begin(), gpus_.end(), [&](const Gpu& g) { return g.id == id; });
-  return it == gpus_.end() ? nullptr : &*it;
+namespace {
+
+// The record with this id: the exact spelling first (the search's hot path), else ignoring case.
+template <typename Record>
+const Record* find_by_id(const std::vector<Record>& records, std::string_view id) {
+  const auto exact = std::find_if(records.begin(), records.end(), [&](const Record& r) { return r.id == id; });
+  if (exact != records.end()) return &*exact;
+  const std::string folded = text::lower(id);
+  const auto any_case =
+      std::find_if(records.begin(), records.end(), [&](const Record& r) { return text::lower(r.id) == folded; });
+  return any_case == records.end() ? nullptr : &*any_case;
 }
 
-const Instance* Catalog::find_instance(std::string_view id) const {
-  const auto it = std::find_if(instances_.begin(), instances_.end(), [&](const Instance& i) { return i.id == id; });
-  return it == instances_.end() ? nullptr : &*it;
+[[noreturn]] void throw_unknown_id(ErrorKind kind, const std::string& field, std::string message) {
+  if (!field.empty() && message.rfind(field, 0) != 0) message = field + ": " + message;
+  throw Error(kind, std::move(message), field);
 }
 
-const Gpu& Catalog::gpu(std::string_view id) const {
+}  // namespace
+
+const Gpu* Catalog::find_gpu(std::string_view id) const { return find_by_id(gpus_, id); }
+
+const Instance* Catalog::find_instance(std::string_view id) const { return find_by_id(instances_, id); }
+
+std::string Catalog::suggest_gpu_id(std::string_view id) const {
+  std::vector<std::string> ids;
+  for (const Gpu& g : gpus_) ids.push_back(g.id);
+  return did_you_mean(closest_names(id, ids));
+}
+
+std::string Catalog::suggest_instance_id(std::string_view id) const {
+  std::vector<std::string> ids;
+  for (const Instance& i : instances_) ids.push_back(i.id);
+  std::vector<std::string> names = closest_names(id, ids);
+  // The name without its provider ("p5.48xlarge"): the instances of that name.
+  if (names.empty()) {
+    const std::string folded = text::lower(id);
+    for (const Instance& i : instances_)
+      if (text::lower(i.name) == folded && names.size() < 3) names.push_back(i.id);
+  }
+  return did_you_mean(names);
+}
+
+const Gpu& Catalog::gpu(std::string_view id, ErrorKind kind, const std::string& field) const {
   if (const Gpu* found = find_gpu(id)) return *found;
-  throw_not_found("gpu", "no GPU with id \"" + std::string(id) + "\" in the catalog");
+  const std::string suggestion = suggest_gpu_id(id);
+  throw_unknown_id(kind, field,
+                   "unknown GPU model '" + std::string(id) + "'" + (suggestion.empty() ? "" : ": " + suggestion));
 }
 
-const Instance& Catalog::instance(std::string_view id) const {
+const Instance& Catalog::instance(std::string_view id, ErrorKind kind, const std::string& field) const {
   if (const Instance* found = find_instance(id)) return *found;
-  throw_not_found("id", "no instance with id \"" + std::string(id) +
-                            "\" in the catalog (ids are provider:name, e.g. aws:p5.48xlarge)");
+  const std::string suggestion = suggest_instance_id(id);
+  throw_unknown_id(kind, field,
+                   "unknown instance '" + std::string(id) + "'" + (suggestion.empty() ? "" : ": " + suggestion) +
+                       " (ids are provider:name, e.g. aws:p5.48xlarge)");
 }
 
 InstanceSort InstanceSort::parse(std::string_view spec) {
@@ -319,6 +359,12 @@ InstanceMatches Catalog::match(const InstanceFilter& filter, const InstanceSort&
 
 std::vector<const Instance*> Catalog::query(const InstanceFilter& filter, const InstanceSort& sort) const {
   return match(filter, sort).instances;
+}
+
+nlohmann::ordered_json gpus_json(const std::vector<Gpu>& gpus) {
+  auto items = nlohmann::ordered_json::array();
+  for (const Gpu& gpu : gpus) items.push_back(gpu);
+  return {{"total", gpus.size()}, {"items", std::move(items)}};
 }
 
 nlohmann::ordered_json matches_summary_json(const InstanceMatches& matches) {

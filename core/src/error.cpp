@@ -1,5 +1,7 @@
 #include "linkwise/error.hpp"
 
+#include <cstdio>
+
 #include "linkwise/enum_names.hpp"
 
 namespace linkwise {
@@ -26,6 +28,22 @@ std::string_view to_string(ErrorKind kind) noexcept { return enum_name(kErrorKin
 void throw_unknown_enum(std::string_view field, std::string_view text, const std::string& accepted) {
   throw_invalid(std::string(field),
                 std::string(field) + ": unknown value \"" + std::string(text) + "\"; accepted: " + accepted);
+}
+
+std::string visible_text(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", u);
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
 
 void throw_invalid(std::string field, std::string message) {

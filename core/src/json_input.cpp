@@ -50,16 +50,31 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& field) 
   }
 }
 
-nlohmann::json read_json_file(const std::filesystem::path& path, const std::string& field) {
+std::string read_text_file(const std::filesystem::path& path, const std::string& field, std::size_t max_bytes) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(status)) throw_invalid(field, field + ": no file " + path.string());
   if (std::filesystem::is_directory(status))
-    throw_invalid(field, field + ": " + path.string() + " is a directory, not a JSON file");
+    throw_invalid(field, field + ": " + path.string() + " is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  if (!in || !(text << in.rdbuf())) throw_invalid(field, field + ": cannot read " + path.string());
-  return parse_json_text(text.str(), field + " (" + path.string() + ")");
+  if (!in) throw_invalid(field, field + ": cannot read " + path.string());
+  // In chunks, never past the bound: a device or pipe (/dev/zero) has no size to check first.
+  std::string text;
+  char chunk[64 * 1024];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    text.append(chunk, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > max_bytes) {
+      throw_invalid(field, field + ": " + path.string() + " is over the size limit of " +
+                               std::to_string(max_bytes / (1024 * 1024)) + " MiB");
+    }
+  }
+  if (in.bad()) throw_invalid(field, field + ": cannot read " + path.string());
+  return text;
+}
+
+nlohmann::json read_json_file(const std::filesystem::path& path, const std::string& field) {
+  const std::string text = read_text_file(path, field, kMaxDocumentBytes);
+  return parse_json_text(text, field + " (" + path.string() + ")");
 }
 
 void check_json_depth(const nlohmann::json& document, const std::string& field) {

@@ -14,6 +14,7 @@
 
 #include "linkwise/csv.hpp"
 #include "linkwise/error.hpp"
+#include "linkwise/json_input.hpp"
 
 namespace linkwise {
 namespace {
@@ -219,17 +220,14 @@ SkyPilotImportReport plan_skypilot_import(const Catalog& catalog, std::string_vi
 
 SkyPilotImportReport import_skypilot(const std::filesystem::path& csv_path, const std::filesystem::path& db_path,
                                      const SkyPilotImportOptions& options) {
-  std::ifstream in(csv_path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::io, csv_path.string() + ": cannot open for reading");
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = read_text_file(csv_path, "file", kMaxTextFileBytes);
 
   SkyPilotImportOptions resolved = options;
   if (resolved.source_url.empty()) {
     resolved.source_url = "SkyPilot catalog vms.csv (" + csv_path.filename().string() + ")";
   }
   const Catalog catalog = Catalog::open(db_path);
-  SkyPilotImportReport report = plan_skypilot_import(catalog, text.str(), csv_path.string(), resolved);
+  SkyPilotImportReport report = plan_skypilot_import(catalog, text, csv_path.string(), resolved);
   std::vector<PriceUpdate> updates;
   for (const auto& change : report.changes) {
     if (change.changed) updates.push_back(change.update);

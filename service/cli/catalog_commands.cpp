@@ -14,6 +14,7 @@
 #include "cli/db_option.hpp"
 #include "linkwise/catalog_db.hpp"
 #include "linkwise/error.hpp"
+#include "linkwise/json_input.hpp"
 #include "linkwise/skypilot_import.hpp"
 
 namespace linkwise::cli {
@@ -317,24 +318,22 @@ void register_instances(CLI::App& app) {
   instances->add_option("--provider", options->provider, "Provider: aws, gcp, azure, oci, lambda, ...");
   instances->add_option("--gpu", options->gpu,
                         "GPU id or family: H100 matches every H100 variant, H100-SXM5-80GB only that one");
-  instances->add_option("--min-gpus", options->min_gpus, "At least this many GPUs")->check(CLI::PositiveNumber);
-  instances->add_option("--min-gpu-memory", options->min_gpu_memory, "At least this much memory per GPU, GB")
-      ->check(CLI::NonNegativeNumber);
+  // The bounds are core's (validate(InstanceFilter)): the same words as REST and Python, never
+  // CLI11's range message with DBL_MAX written out.
+  instances->add_option("--min-gpus", options->min_gpus, "At least this many GPUs");
+  instances->add_option("--min-gpu-memory", options->min_gpu_memory, "At least this much memory per GPU, GB");
   std::string fabrics;
   for (auto name : fabric_names()) {
     if (!fabrics.empty()) fabrics += ", ";
     fabrics += name;
   }
   instances->add_option("--fabric", options->fabric, "Intra-node fabric: " + fabrics);
-  instances->add_option("--min-nvlink", options->min_nvlink, "At least this NVLink GB/s per GPU (both directions)")
-      ->check(CLI::NonNegativeNumber);
-  instances->add_option("--min-network", options->min_network, "At least this GPU fabric between instances, Gbit/s")
-      ->check(CLI::NonNegativeNumber);
+  instances->add_option("--min-nvlink", options->min_nvlink, "At least this NVLink GB/s per GPU (both directions)");
+  instances->add_option("--min-network", options->min_network, "At least this GPU fabric between instances, Gbit/s");
   auto* rdma = instances->add_flag("--rdma", options->rdma, "Only instances with GPUDirect RDMA");
   auto* no_rdma = instances->add_flag("--no-rdma", options->no_rdma, "Only instances without GPUDirect RDMA");
   rdma->excludes(no_rdma);
-  instances->add_option("--max-price", options->max_price, "At most this on-demand price, USD per hour")
-      ->check(CLI::NonNegativeNumber);
+  instances->add_option("--max-price", options->max_price, "At most this on-demand price, USD per hour");
   instances->add_option("--region", options->region, "Offered in this region");
   instances->add_option("--sort", options->sort,
                         "Sort by a field's JSON name, '-' prefix for descending (e.g. price_usd_per_gpu_hour, "
@@ -363,13 +362,15 @@ void register_instances(CLI::App& app) {
   });
 
   instances->callback(
-      [options, instances, show, min_gpus = instances->get_option("--min-gpus"),
-       min_mem = instances->get_option("--min-gpu-memory"), min_nvlink = instances->get_option("--min-nvlink"),
-       min_net = instances->get_option("--min-network"), max_price = instances->get_option("--max-price")] {
+      [options, instances, show, provider = instances->get_option("--provider"), gpu = instances->get_option("--gpu"),
+       min_gpus = instances->get_option("--min-gpus"), min_mem = instances->get_option("--min-gpu-memory"),
+       min_nvlink = instances->get_option("--min-nvlink"), min_net = instances->get_option("--min-network"),
+       max_price = instances->get_option("--max-price")] {
         if (show->parsed()) return;
         InstanceFilter filter;
-        if (!options->provider.empty()) filter.provider = options->provider;
-        if (!options->gpu.empty()) filter.gpu = options->gpu;
+        // Given, even empty: an empty name names nothing and is refused (as REST and Python refuse it).
+        if (provider->count()) filter.provider = options->provider;
+        if (gpu->count()) filter.gpu = options->gpu;
         if (min_gpus->count()) filter.min_gpus = options->min_gpus;
         if (min_mem->count()) filter.min_gpu_memory_gb = options->min_gpu_memory;
         if (!options->fabric.empty()) filter.fabric = parse_fabric(options->fabric, "--fabric");
@@ -398,13 +399,11 @@ void register_instances(CLI::App& app) {
 void register_gpus(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   CLI::App* gpus = app.add_subcommand("gpus", "List GPU models with memory, compute and NVLink figures");
-  gpus->add_flag("--json", *json, "Print a JSON array in the contract's field names");
+  gpus->add_flag("--json", *json, "Print JSON as GET /v1/gpus answers it: {total, items}");
   gpus->callback([json] {
     const Catalog catalog = load_chosen_catalog();
     if (*json) {
-      ordered_json out = ordered_json::array();
-      for (const Gpu& gpu : catalog.gpus()) out.push_back(gpu);
-      std::cout << out.dump(2) << "\n";
+      std::cout << gpus_json(catalog.gpus()).dump(2) << "\n";
     } else {
       print_gpus_table(catalog.gpus());
     }
@@ -524,19 +523,17 @@ void register_import_skypilot(CLI::App& group) {
       throw_invalid("db", "import-skypilot writes a database: give --db PATH (or set LINKWISE_DB); the embedded "
                           "catalog is read-only");
     }
-    SkyPilotImportReport report;
-    if (options->dry_run) {  // writes nothing, not even a missing database
-      std::ifstream in(options->file, std::ios::binary);
-      std::stringstream text;
-      text << in.rdbuf();
-      SkyPilotImportOptions import = options->import;
-      if (import.source_url.empty()) {
-        import.source_url =
-            "SkyPilot catalog vms.csv (" + std::filesystem::path(options->file).filename().string() + ")";
-      }
-      const Catalog catalog = std::filesystem::exists(*db) ? Catalog::open(*db) : Catalog::embedded();
-      report = plan_skypilot_import(catalog, text.str(), options->file, import);
-    } else {
+    // The dry run first, always: a bad file, provider or --as-of is refused before anything is
+    // written (a missing database is created only for an import that will happen).
+    const std::string text = read_text_file(options->file, "file", kMaxTextFileBytes);
+    SkyPilotImportOptions import = options->import;
+    if (import.source_url.empty()) {
+      import.source_url = "SkyPilot catalog vms.csv (" + std::filesystem::path(options->file).filename().string() + ")";
+    }
+    const bool db_exists = std::filesystem::exists(*db);
+    SkyPilotImportReport report =
+        plan_skypilot_import(db_exists ? Catalog::open(*db) : Catalog::embedded(), text, options->file, import);
+    if (!options->dry_run) {
       if (ensure_catalog_db(*db)) std::cout << "created " << db->string() << " from the embedded catalog\n";
       report = import_skypilot(options->file, *db, options->import);
     }
@@ -620,12 +617,9 @@ void register_coverage(CLI::App& group) {
       }
       provider = *inferred;
     }
-    std::ifstream in(options->file, std::ios::binary);
-    if (!in) throw Error(ErrorKind::io, options->file + ": cannot open for reading");
-    std::stringstream text;
-    text << in.rdbuf();
+    const std::string text = read_text_file(options->file, "--skypilot", kMaxTextFileBytes);
     const Catalog catalog = load_chosen_catalog();
-    const SkyPilotCoverageReport report = skypilot_coverage(catalog, text.str(), options->file, provider);
+    const SkyPilotCoverageReport report = skypilot_coverage(catalog, text, options->file, provider);
     if (options->json) {
       std::cout << coverage_json(report).dump(2) << "\n";
     } else {

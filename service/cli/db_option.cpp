@@ -1,6 +1,9 @@
 #include "cli/db_option.hpp"
 
 #include <cstdlib>
+#include <system_error>
+
+#include "linkwise/error.hpp"
 
 namespace linkwise::cli {
 namespace {
@@ -20,9 +23,14 @@ void add_global_db_option(CLI::App& app) {
 }
 
 std::optional<std::filesystem::path> chosen_db_path() {
-  if (!db_flag().empty()) return std::filesystem::path(db_flag());
-  if (const char* env = std::getenv("LINKWISE_DB"); env && *env) return std::filesystem::path(env);
-  return std::nullopt;
+  std::optional<std::filesystem::path> path;
+  if (!db_flag().empty()) path = db_flag();
+  else if (const char* env = std::getenv("LINKWISE_DB"); env && *env) path = env;
+  // A directory is a bad option (exit 2), not a database that failed to open (exit 3).
+  std::error_code ec;
+  if (path && std::filesystem::is_directory(*path, ec))
+    throw_invalid("db", "--db: " + path->string() + " is a directory; give the database file's path");
+  return path;
 }
 
 std::string chosen_db_description() {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -25,9 +26,9 @@ namespace {
 
 nlohmann::json read_workload(const std::string& path) { return read_json_file(path, "WORKLOAD"); }
 
-std::optional<MeasuredLinks> read_measured(const std::string& report_path) {
+std::optional<MeasuredLinks> read_measured(const std::string& report_path, const Catalog& catalog) {
   if (report_path.empty()) return std::nullopt;
-  return probe::measured_links(probe::load_report(report_path));
+  return probe::measured_links(probe::load_report(report_path), catalog);
 }
 
 std::string fmt(const char* format, double v) {
@@ -107,10 +108,14 @@ void print_plan(const planner::Plan& p, std::ostream& out) {
   if (t.dequant > 0) out << fmt("QLoRA NF4 dequantisation %.4g s of compute per step\n", t.dequant);
   out << fmt("model TFLOP/s per GPU %.1f", p.model_tflops_per_gpu) << fmt(", hardware %.1f", p.hardware_tflops_per_gpu)
       << fmt(", MFU %.1f%%\n", 100 * p.mfu);
-  if (p.price_usd_per_hour) out << fmt("price $%.2f/h", *p.price_usd_per_hour);
-  if (p.usd_per_million_tokens) out << fmt(", $%.4g per million tokens", *p.usd_per_million_tokens);
-  if (p.job_hours) out << fmt(", job %.1f h", *p.job_hours);
-  if (p.cost_usd) out << fmt(", $%.0f", *p.cost_usd);
+  // Price and job figures on one line, each only where known (no price: no leading ", ").
+  std::vector<std::string> money;
+  if (p.price_usd_per_hour) money.push_back(fmt("price $%.2f/h", *p.price_usd_per_hour));
+  if (p.usd_per_million_tokens) money.push_back(fmt("$%.4g per million tokens", *p.usd_per_million_tokens));
+  if (p.job_hours) money.push_back(fmt("job %.1f h", *p.job_hours));
+  if (p.cost_usd) money.push_back(fmt("$%.0f", *p.cost_usd));
+  if (money.empty()) money.push_back("price unknown");
+  for (std::size_t i = 0; i < money.size(); ++i) out << (i ? ", " : "") << money[i];
   out << "\n\nbandwidths\n  intra-node: " << p.bandwidth_source.intra_node
       << "\n  inter-node: " << p.bandwidth_source.inter_node << "\n  HBM: " << p.bandwidth_source.hbm << "\n";
   for (const auto& w : p.warnings) out << "warning: " << w << "\n";
@@ -149,7 +154,7 @@ void naming_field(F&& body) {
   try {
     body();
   } catch (const Error& e) {
-    const std::string message = e.what();
+    const std::string& message = e.message();
     if (e.field().empty() || message.find(e.field()) != std::string::npos) throw;
     throw Error(e.kind(), e.field() + ": " + message, e.field());
   }
@@ -175,7 +180,7 @@ void register_planner_commands(CLI::App& app) {
   plan->callback([opts] {
     naming_field([&] {
       const Catalog catalog = load_chosen_catalog();
-      const auto measured = read_measured(opts->report);
+      const auto measured = read_measured(opts->report, catalog);
       const planner::Workload w = planner::parse_workload(read_workload(opts->workload), catalog);
       const planner::Plan p = planner::plan(w, measured ? &*measured : nullptr);
       if (opts->json) std::cout << planner::to_json(p).dump(2) << "\n";
@@ -225,7 +230,7 @@ void register_planner_commands(CLI::App& app) {
   rec->callback([opts] {
     naming_field([&] {
       const Catalog catalog = load_chosen_catalog();
-      const auto measured = read_measured(opts->report);
+      const auto measured = read_measured(opts->report, catalog);
       const nlohmann::json doc = read_workload(opts->workload);
       const planner::Grouping per = planner::parse_grouping(opts->per, "--per");
       if (opts->json) {

@@ -176,12 +176,23 @@ void show(const std::string& path, bool json) {
   print_other(report, std::cout);
 }
 
+// cpp-httplib names its errors in one word ("Connection"); a sentence says what went wrong.
+std::string connection_words(httplib::Error error) {
+  switch (error) {
+    case httplib::Error::Connection:
+      return "the connection failed (nothing listening there, or no route to it; is `linkwise serve` running?)";
+    case httplib::Error::ConnectionTimeout: return "no answer to the connection within 10 s";
+    case httplib::Error::Read: return "the connection closed before the answer was read";
+    case httplib::Error::Write: return "the connection closed while the report was being sent";
+    case httplib::Error::SSLConnection:
+    case httplib::Error::SSLServerVerification: return "the TLS handshake failed";
+    default: return "the request failed (" + httplib::to_string(error) + ")";
+  }
+}
+
 std::string read_key(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(ErrorKind::io, "--key-file: cannot read " + path, "--key-file");
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string key = text.str();
+  // A missing or unreadable file is the user's input: exit 2, like every other bad option.
+  std::string key = read_text_file(path, "--key-file", 64 * 1024);
   while (!key.empty() && std::isspace(static_cast<unsigned char>(key.back()))) key.pop_back();
   while (!key.empty() && std::isspace(static_cast<unsigned char>(key.front()))) key.erase(key.begin());
   if (key.empty())
@@ -203,7 +214,7 @@ void upload(const std::string& path, const std::string& url, const std::string& 
   if (!instance.empty()) target += "?instance=" + httplib::detail::encode_query_param(instance);
   const httplib::Headers headers = {{"Authorization", "Bearer " + key}};
   auto res = client.Post(target, headers, probe::to_json(report).dump(), "application/json");
-  if (!res) throw Error(ErrorKind::io, "--url: cannot reach " + base + ": " + httplib::to_string(res.error()), "--url");
+  if (!res) throw Error(ErrorKind::io, "--url: cannot reach " + base + ": " + connection_words(res.error()), "--url");
   nlohmann::json body = nlohmann::json::parse(res->body, nullptr, false);
   if (res->status != 201) {
     const std::string detail =

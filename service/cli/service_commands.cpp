@@ -7,6 +7,7 @@
 //  - without: the catalog built into this binary is served (read-only, always this build's), and
 //    keys and reports go to the per-user file $XDG_DATA_HOME/linkwise/linkwise.db (or
 //    ~/.local/share/linkwise/linkwise.db), so `linkwise keys create` and `linkwise serve` meet there.
+#include <arpa/inet.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -73,7 +74,20 @@ struct ServeOptions {
   bool quiet = false;
 };
 
+// --host: an IP address (v4 or v6) or a host name. Digits and dots that are no IPv4 address
+// ("999.1.1.1"), or a ':' that is no IPv6 address, are a typo: refused before anything is opened
+// (exit 2); a name is left to the resolver.
+void check_host(const std::string& host) {
+  unsigned char address[sizeof(in6_addr)];
+  const bool numeric = !host.empty() && host.find_first_not_of("0123456789.") == std::string::npos;
+  const bool v6 = host.find(':') != std::string::npos;
+  if (host.empty() || (numeric && inet_pton(AF_INET, host.c_str(), address) != 1) ||
+      (v6 && inet_pton(AF_INET6, host.c_str(), address) != 1))
+    throw_invalid("--host", "--host: \"" + host + "\" is not an IPv4 or IPv6 address (e.g. 127.0.0.1, 0.0.0.0, ::1)");
+}
+
 void serve(const ServeOptions& options) {
+  check_host(options.server.host);
   // Keep freed memory for reuse instead of handing it back to the kernel. With a thread per
   // connection, glibc's per-thread arenas otherwise trim and refault pages around every large
   // response, and each trim interrupts every core to flush TLBs: 12% of the server's time under
@@ -158,6 +172,7 @@ void register_service_commands(CLI::App& app) {
   auto* create = keys->add_subcommand("create", "Create a key and print it (only this once)");
   create->add_option("NAME", *name, "A name for the key (who or what uses it)")->required();
   create->callback([name] {
+    server::check_key_name(*name);  // before the database is opened, or created
     server::Database database(open_store().path);
     const std::string key = server::KeyStore(database).create(*name);
     std::cerr << "linkwise: key \"" << *name << "\" created; it is shown once, store it now:\n";

@@ -54,7 +54,9 @@ bool well_formed_key(std::string_view key) {
   return true;
 }
 
-void check_name(std::string_view name) {
+}  // namespace
+
+void check_key_name(std::string_view name) {
   const bool ok = !name.empty() && name.size() <= 64 &&
                   name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") ==
                       std::string_view::npos;
@@ -63,8 +65,6 @@ void check_name(std::string_view name) {
                               "\": expected 1 to 64 characters from A-Z, a-z, 0-9, '.', '_' and '-'");
   }
 }
-
-}  // namespace
 
 std::string sha256(std::string_view data) {
   unsigned char digest[EVP_MAX_MD_SIZE];
@@ -76,7 +76,7 @@ std::string sha256(std::string_view data) {
 }
 
 std::string KeyStore::create(std::string_view name) {
-  check_name(name);
+  check_key_name(name);
   const auto bytes = random_bytes();
   const std::string key = std::string(kKeyPrefix) + to_hex(bytes.data(), bytes.size());
   const std::string hash = sha256(key);

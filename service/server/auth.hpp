@@ -13,6 +13,10 @@
 
 namespace linkwise::server {
 
+// Throws invalid_input naming "name" unless `name` is 1-64 of A-Z a-z 0-9 . _ - (what create
+// stores); `linkwise keys create` checks it before it opens, or creates, the database.
+void check_key_name(std::string_view name);
+
 struct KeyInfo {
   std::string name;
   std::string created_at;

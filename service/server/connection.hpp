@@ -35,6 +35,8 @@
 #include <string_view>
 #include <thread>
 
+#include "linkwise/json_input.hpp"
+
 namespace linkwise::server {
 
 struct Problem;
@@ -47,7 +49,7 @@ struct ConnectionLimits {
   std::chrono::milliseconds head_timeout{10'000};  // from waiting for a request to its complete head
   std::chrono::milliseconds body_timeout{10'000};  // from the complete head to the whole body
   std::chrono::milliseconds idle_timeout{2'000};   // keep-alive: no byte of a next request
-  std::size_t max_body_bytes = 4 * 1024 * 1024;    // Content-Length above it: 413 at once
+  std::size_t max_body_bytes = kMaxDocumentBytes;  // json_input.hpp; Content-Length above it: 413 at once
   // Bodies being received are held in memory by the reception; past this sum a new one is
   // answered 503 (Retry-After) instead of growing the process without bound.
   std::size_t max_receiving_body_bytes = 256 * 1024 * 1024;

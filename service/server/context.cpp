@@ -10,9 +10,7 @@ Context::Context(Catalog catalog_snapshot, Database& database)
   instance_json.reserve(catalog.instances().size());
   for (const auto& instance : catalog.instances())
     instance_json.push_back(encode_body(nlohmann::ordered_json(instance).dump()));
-  auto gpus = nlohmann::ordered_json::array();
-  for (const auto& gpu : catalog.gpus()) gpus.push_back(gpu);
-  gpus_body = encode_body(nlohmann::ordered_json{{"total", catalog.gpus().size()}, {"items", std::move(gpus)}}.dump());
+  gpus_body = encode_body(gpus_json(catalog.gpus()).dump());
 
   metrics.set_gauge("linkwise_catalog_instances", "Instance types in the served catalog.",
                     static_cast<double>(catalog.instances().size()));

@@ -76,9 +76,7 @@ void add_catalog_routes(Router& router, Context& ctx) {
              [&ctx](const httplib::Request& req, httplib::Response& res, const PathParams& params) {
                QueryParams(req, {});
                const std::string& id = params.find("id")->second;
-               const Instance* instance = ctx.catalog.find_instance(id);
-               if (!instance) throw_not_found("id", "no instance type \"" + id + "\" in the catalog");
-               send_encoded(req, res, ctx.json_of(*instance));
+               send_encoded(req, res, ctx.json_of(ctx.catalog.instance(id)));  // not_found "id", with a suggestion
              });
 
   router.add("GET", "/v1/gpus", [&ctx](const httplib::Request& req, httplib::Response& res, const PathParams&) {

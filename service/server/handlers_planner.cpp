@@ -19,7 +19,7 @@
 namespace linkwise::server {
 namespace {
 
-std::optional<MeasuredLinks> measured_from(const QueryParams& query, ReportStore& reports) {
+std::optional<MeasuredLinks> measured_from(const QueryParams& query, ReportStore& reports, const Catalog& catalog) {
   const auto id = query.integer("probe_report", 1, std::numeric_limits<std::int64_t>::max());
   if (!id) return std::nullopt;
   const auto stored = reports.get(*id);
@@ -27,9 +27,22 @@ std::optional<MeasuredLinks> measured_from(const QueryParams& query, ReportStore
     throw_invalid("probe_report", "probe_report: no stored probe report with id " + std::to_string(*id) +
                                       " (see GET /v1/probe-reports)");
   }
-  MeasuredLinks links = probe::measured_links(probe::parse_report(stored->report));
+  MeasuredLinks links = probe::measured_links(probe::parse_report(stored->report), catalog);
   links.source = "stored probe report " + std::to_string(stored->id) + ": " + links.source;
   return links;
+}
+
+// The planner's run with a stored report: core names a report for another machine "report"; here
+// the report is the query parameter probe_report.
+template <typename Run>
+std::string with_report_field(Run run) {
+  try {
+    return run();
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::invalid_input && e.field() == "report")
+      throw_invalid("probe_report", std::string("probe_report: ") + e.what());
+    throw;
+  }
 }
 
 // The planner's answer for this request: from the cache, or computed by `compute` and cached.
@@ -54,9 +67,10 @@ void add_planner_routes(Router& router, Context& ctx) {
     require_json_content_type(req);
     answer(ctx, req, res, [&] {
       const QueryParams query(req, {"probe_report"});
-      const auto measured = measured_from(query, ctx.reports);
+      const auto measured = measured_from(query, ctx.reports, ctx.catalog);
       const nlohmann::json workload = json_body(req);
-      return planner::plan_json(workload, ctx.catalog, measured ? &*measured : nullptr).dump();
+      return with_report_field(
+          [&] { return planner::plan_json(workload, ctx.catalog, measured ? &*measured : nullptr).dump(); });
     });
   });
 
@@ -69,14 +83,16 @@ void add_planner_routes(Router& router, Context& ctx) {
           const int top =
               static_cast<int>(query.integer("top", planner::kMinTop, planner::kMaxTop).value_or(planner::kDefaultTop));
           const planner::Grouping per = planner::parse_grouping(query.text("per").value_or(""), "per");
-          const auto measured = measured_from(query, ctx.reports);
+          const auto measured = measured_from(query, ctx.reports, ctx.catalog);
           const nlohmann::json workload = json_body(req);
           // Bounded, and dropped when the client leaves (context.hpp: kMaxSearchLayouts).
           planner::SearchBudget budget;
           budget.max_evaluated = kMaxSearchLayouts;
           budget.stop = current_client_gone;
-          return planner::recommend_json(workload, ctx.catalog, top, measured ? &*measured : nullptr, per, budget)
-              .dump();
+          return with_report_field([&] {
+            return planner::recommend_json(workload, ctx.catalog, top, measured ? &*measured : nullptr, per, budget)
+                .dump();
+          });
         });
       });
 }

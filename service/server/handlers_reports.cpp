@@ -34,11 +34,9 @@ ordered_json full_json(const StoredReport& stored) {
 
 // An instance named by the client in a query parameter: a bad value, not a missing resource.
 std::optional<std::string> instance_param(const QueryParams& query, const Catalog& catalog) {
-  auto id = query.text("instance");
-  if (id && !catalog.find_instance(*id)) {
-    throw_invalid("instance", "instance: no instance type \"" + *id + "\" in the catalog (see GET /v1/instances)");
-  }
-  return id;
+  const auto id = query.text("instance");
+  if (!id) return std::nullopt;
+  return catalog.instance(*id, ErrorKind::invalid_input, "instance").id;  // any case, with a suggestion
 }
 
 }  // namespace
@@ -95,9 +93,7 @@ void add_report_routes(Router& router, Context& ctx) {
              [&ctx](const httplib::Request& req, httplib::Response& res, const PathParams& params) {
                const QueryParams query(req, {"include_synthetic"});
                const bool include_synthetic = query.boolean("include_synthetic").value_or(false);
-               const std::string& id = params.find("id")->second;
-               if (!ctx.catalog.find_instance(id))
-                 throw_not_found("id", "no instance type \"" + id + "\" in the catalog");
+               const std::string& id = ctx.catalog.instance(params.find("id")->second).id;  // not_found "id"
 
                // The fleet verdict is core's (probe::validate_fleet), from the verdicts stored at upload: no
                // report is parsed or validated again on a read.

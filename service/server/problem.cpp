@@ -71,25 +71,6 @@ std::string_view kind_for(int status) {
   }
 }
 
-// Control characters (a NUL, a newline, an escape sequence) from a client's value are echoed
-// visibly as \u00XX text: JSON would carry them, but a NUL still cuts the text short in C
-// clients, and a log line or terminal that prints the detail would act on them.
-std::string visible(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", u);
-      out += escaped;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 Problem problem_from(const Error& error) {
@@ -119,10 +100,10 @@ void write_problem(httplib::Response& res, const Problem& problem, std::string_v
   body["type"] = "urn:linkwise:problem:" + problem.kind;
   body["title"] = problem.title;
   body["status"] = problem.status;
-  body["detail"] = visible(problem.detail);
+  body["detail"] = visible_text(problem.detail);
   body["instance"] = std::string(instance);
   body["field"] =
-      problem.field.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(visible(problem.field));
+      problem.field.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(visible_text(problem.field));
   res.status = problem.status;
   // Invalid UTF-8 in a client's value must not turn an error report into a second error.
   res.set_content(body.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace),

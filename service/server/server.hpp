@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "linkwise/json_input.hpp"
 #include "server/connection.hpp"
 #include "server/context.hpp"
 #include "server/router.hpp"
@@ -20,9 +21,9 @@ struct ServerOptions {
   // Workers: requests served at once. A connection holds one only while a request of it is being
   // served (connection.hpp): slow or idle clients wait in the reception thread instead.
   int threads = 64;
-  std::size_t max_body_bytes = 4 * 1024 * 1024;  // probe reports with full matrices stay well below
-  std::size_t max_target_bytes = 4096;           // path + query string
-  bool access_log = true;                        // one line per request on stderr
+  std::size_t max_body_bytes = kMaxDocumentBytes;  // json_input.hpp: the CLI's bound on JSON files too
+  std::size_t max_target_bytes = 4096;             // path + query string
+  bool access_log = true;                          // one line per request on stderr
 };
 
 class Server {

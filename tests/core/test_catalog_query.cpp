@@ -156,6 +156,38 @@ TEST_CASE("lookups by id", "[catalog][query]") {
   CHECK_THROWS_AS(fixture().gpu("H100"), Error);
 }
 
+TEST_CASE("ids match in any case, and an unknown id gets a suggestion", "[catalog][query][names]") {
+  const Instance* upper = fixture().find_instance("LAMBDA:GPU_1X_A10");
+  REQUIRE(upper != nullptr);
+  CHECK(upper->id == "lambda:gpu_1x_a10");  // the catalog's spelling
+  REQUIRE(fixture().find_gpu("a100-sxm4-80gb") != nullptr);
+  CHECK(fixture().find_gpu("a100-sxm4-80gb")->id == "A100-SXM4-80GB");
+  auto error_of = [](auto lookup) {
+    try {
+      lookup();
+    } catch (const Error& e) {
+      return e;
+    }
+    FAIL("no error");
+    return Error(ErrorKind::internal, "");
+  };
+  // A typo, and the name without its provider: the closest ids, with the field and kind asked for.
+  Error e = error_of([] { fixture().instance("lambda:gpu_1x_a1"); });
+  CHECK(e.kind() == ErrorKind::not_found);
+  CHECK(e.field() == "id");
+  CHECK_THAT(e.what(), Catch::Matchers::Contains("did you mean \"lambda:gpu_1x_a10\""));
+  e = error_of([] { fixture().instance("gpu_8x_h100_sxm5", ErrorKind::unknown_reference, "constraints.instances"); });
+  CHECK(e.kind() == ErrorKind::unknown_reference);
+  CHECK(e.field() == "constraints.instances");
+  CHECK_THAT(e.what(), Catch::Matchers::StartsWith("constraints.instances: unknown instance 'gpu_8x_h100_sxm5'"));
+  CHECK_THAT(e.what(), Catch::Matchers::Contains("did you mean \"lambda:gpu_8x_h100_sxm5\""));
+  e = error_of([] { fixture().gpu("A100-SMX4-80GB", ErrorKind::unknown_reference, "hardware.custom.gpu_model"); });
+  CHECK(e.field() == "hardware.custom.gpu_model");
+  CHECK_THAT(e.what(), Catch::Matchers::Contains("did you mean \"A100-SXM4-80GB\""));
+  // Far from everything: no suggestion.
+  CHECK_THAT(error_of([] { fixture().instance("zzz:qqq"); }).what(), !Catch::Matchers::Contains("did you mean"));
+}
+
 TEST_CASE("a filter bound below zero or not finite is refused naming the field", "[catalog][query]") {
   const auto refused_field = [](const InstanceFilter& filter) -> std::string {
     try {

@@ -90,3 +90,19 @@ TEST_CASE("a layout whose sizes multiply past 64 bits is refused, not wrapped", 
   const planner::Layout layout = planner::complete_layout(parsed, 8);
   CHECK(field_of_error([&] { planner::validate_layout(parsed, layout, 8, 1); }) == "layout.dp");
 }
+
+TEST_CASE("files are read up to a bound, never past it", "[input][limits]") {
+  // /dev/zero has no end: the read stops past the bound with an error naming the field and file.
+  try {
+    (void)linkwise::read_text_file("/dev/zero", "WORKLOAD", 1024);
+    FAIL("no error");
+  } catch (const linkwise::Error& e) {
+    CHECK(e.kind() == linkwise::ErrorKind::invalid_input);
+    CHECK(e.field() == "WORKLOAD");
+    CHECK_THAT(e.what(), Catch::Matchers::Contains("/dev/zero is over the size limit"));
+  }
+  CHECK_THROWS_WITH(linkwise::read_json_file("/dev/zero", "WORKLOAD"), Catch::Matchers::Contains("4 MiB"));
+  CHECK(linkwise::kMaxDocumentBytes == 4u * 1024 * 1024);  // the REST body cap (server.hpp) is this constant
+  CHECK_THROWS_WITH(linkwise::read_text_file("/nonexistent/file.csv", "file", 10),
+                    Catch::Matchers::Contains("no file /nonexistent/file.csv"));
+}

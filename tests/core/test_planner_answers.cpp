@@ -216,6 +216,34 @@ TEST_CASE("an unknown preset or instance inside a workload is an unknown referen
       CHECK(e.field() == field);
     }
   }
+  // A typo gets the closest ids, inside the hardware, the constraints and a custom machine alike.
+  for (const char* text : {
+           R"({"model": {"preset": "llama3.1-8b"}, "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 8},
+               "hardware": {"instance": "aws:p5.48xlarg"}})",
+           R"({"model": {"preset": "llama3.1-8b"}, "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 8},
+               "constraints": {"instances": ["aws:p5.48xlarg"]}})",
+       }) {
+    INFO(text);
+    CHECK_THROWS_WITH(planner::parse_workload(json::parse(text), catalog),
+                      Catch::Matchers::Contains("did you mean \"aws:p5.48xlarge\""));
+  }
+  CHECK_THROWS_WITH(planner::parse_workload(json::parse(R"({"model": {"preset": "llama3.1-8b"},
+          "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 8},
+          "hardware": {"custom": {"gpu_model": "A100-SXM-80GB", "gpu_count": 8}}})"),
+                                            catalog),
+                    Catch::Matchers::Contains("did you mean \"A100-SXM4-80GB\""));
+  // Ids in any case name the catalog's record, as GPU families and providers do.
+  const planner::Workload upper = planner::parse_workload(json::parse(R"({"model": {"preset": "llama3.1-8b"},
+      "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 8, "tokens": 1e9},
+      "constraints": {"instances": ["AWS:P5.48XLARGE"], "max_nodes": 1}})"),
+                                                          catalog);
+  CHECK(upper.constraints.instances == std::vector<std::string>{"aws:p5.48xlarge"});
+  CHECK(planner::search(upper, catalog, 1).plans.size() == 1);
+  const planner::Workload custom = planner::parse_workload(json::parse(R"({"model": {"preset": "llama3.1-8b"},
+      "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 8},
+      "hardware": {"custom": {"gpu_model": "a100-sxm4-80gb", "gpu_count": 8}}})"),
+                                                           catalog);
+  CHECK(custom.hardware->gpu.id == "A100-SXM4-80GB");
   // Looking a preset up by name (GET /v1/presets/{name}) still answers not_found.
   try {
     planner::preset_json("no-such-model");

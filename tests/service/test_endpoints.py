@@ -116,13 +116,37 @@ def test_instance_by_id(server):
     assert get(server, "/v1/instances/aws%3Ap5.48xlarge").json() == inst
 
 
+def test_instance_ids_in_any_case_and_suggestions(server):
+    assert get(server, "/v1/instances/AWS:P5.48XLARGE").json()["id"] == P5
+    r = get(server, "/v1/instances/aws:p5.48xlarg")
+    assert r.status_code == 404 and 'did you mean "aws:p5.48xlarge"' in r.json()["detail"], r.text
+    r = get(server, "/v1/probe-reports", instance="aws:p5.48xlarg")
+    assert r.status_code == 400 and r.json()["field"] == "instance", r.text
+    assert 'did you mean "aws:p5.48xlarge"' in r.json()["detail"], r.text
+    workload = {"model": {"preset": "llama3.1-8b"},
+                "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 64, "tokens": 1e9},
+                "constraints": {"instances": ["aws:p5.48xlarg"]}}
+    post = lambda body: requests.post(server.url + "/v1/recommendations", data=json.dumps(body), timeout=60,
+                                      headers={"Content-Type": "application/json"})
+    r = post(workload)
+    assert r.status_code == 422 and r.json()["field"] == "constraints.instances", r.text
+    assert 'did you mean "aws:p5.48xlarge"' in r.json()["detail"], r.text
+    workload["constraints"] = {"instances": ["AWS:P5.48XLARGE"], "max_nodes": 1}
+    r = post(workload)
+    assert r.status_code == 200 and r.json()["results"][0]["instance"] == P5, r.text
+    workload["hardware"] = {"custom": {"gpu_model": "a100-sxm4-80gb", "gpu_count": 8, "price_usd_per_hour": 10}}
+    r = post(workload)
+    assert r.status_code == 200 and r.json()["results"][0]["gpu_model"] == "A100-SXM4-80GB", r.text
+
+
 def test_gpus(server):
     body = get(server, "/v1/gpus").json()
     assert body["total"] == len(body["items"]) >= 15
     ids = {g["id"] for g in body["items"]}
     assert {"H100-SXM5-80GB", "A100-SXM4-80GB", "MI300X"} <= ids
+    # The CLI prints REST's envelope, not a bare list.
     cli = json.loads(run_cli("gpus", "--json", "--db", str(server.db)).stdout)
-    assert body["items"] == cli
+    assert body == cli
 
 
 def test_metrics(server):
@@ -210,3 +234,41 @@ def test_booleans_are_true_false_1_0_any_case(server):
     assert off != want
     for spelling in ("False", "0"):
         assert get(server, "/v1/instances", rdma=spelling, limit=1000).json()["items"] == off
+
+
+def test_openapi_workload_schema_is_the_data_schema(server):
+    """The document's Workload is data/schema/workload.schema.json with the server's ranges, so the
+    two never disagree: what one refuses, the other refuses."""
+    from conftest import REPO
+    data = json.loads((REPO / "data/schema/workload.schema.json").read_text())
+    served = get(server, "/openapi.json").json()["components"]["schemas"]["Workload"]
+    strip = lambda schema, keys: {k: v for k, v in schema.items() if k not in keys}
+    assert strip(served, {"description", "externalDocs"}) == strip(data, {"$schema", "$id", "title", "description"})
+
+
+@pytest.mark.parametrize("change, field", [
+    (lambda w: w.update(description=5), "description"),
+    (lambda w: w.update(name=5), "name"),
+    (lambda w: w["job"].pop("kind"), "job.kind"),
+    (lambda w: w["job"].update(tokens=1e19), "job.tokens"),
+    (lambda w: w["job"].update(seq_len=2 ** 25), "job.seq_len"),
+    (lambda w: w["job"].update(engine="vllm"), "job.engine"),
+])
+def test_the_schema_and_the_server_refuse_the_same_workloads(server, change, field):
+    from jsonschema import Draft202012Validator
+    from conftest import REPO
+    workload = json.loads((REPO / "data/examples/recommend-llama3.1-70b.json").read_text())
+    workload["constraints"] = None  # accepted by both
+    schema = get(server, "/openapi.json").json()["components"]["schemas"]["Workload"]
+    validator = Draft202012Validator(schema)
+    assert not list(validator.iter_errors(workload))
+    r = requests.post(server.url + "/v1/recommendations", data=json.dumps(workload), timeout=60,
+                      headers={"Content-Type": "application/json"})
+    assert r.status_code == 200, r.text
+    change(workload)
+    assert list(validator.iter_errors(workload)), "the schema accepts what the server refuses"
+    r = requests.post(server.url + "/v1/recommendations", data=json.dumps(workload), timeout=60,
+                      headers={"Content-Type": "application/json"})
+    assert r.status_code == 400 and r.json()["field"] == field, r.text
+    if field == "job.kind":
+        assert "required" in r.json()["detail"], r.text

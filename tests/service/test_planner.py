@@ -53,6 +53,36 @@ def test_plan_with_a_stored_probe_report(server):
     assert m["links"]["intra_node_busbw_gbytes_per_s"] != claimed["links"]["intra_node_busbw_gbytes_per_s"]
 
 
+def test_a_probe_report_of_another_machine_is_refused(server):
+    # An 8 x H100 report stands in for the claims of H100 machines only.
+    report = h100_node_report(360, 3000)
+    up = requests.post(server.url + "/v1/probe-reports", data=json.dumps(report), timeout=30,
+                       params={"instance": "aws:p5.48xlarge"},
+                       headers={"Content-Type": "application/json", "Authorization": "Bearer " + server.key})
+    assert up.status_code == 201, up.text
+    rid = up.json()["id"]
+    b200 = json.loads(PLAN_FILE.read_text())
+    b200["hardware"] = {"instance": "aws:p6-b200.48xlarge", "nodes": 16}
+    r = post(server, "/v1/plans", b200, probe_report=rid)
+    assert r.status_code == 400 and r.json()["field"] == "probe_report", r.text
+    assert "H100" in r.json()["detail"] and "B200" in r.json()["detail"], r.text
+    custom = dict(b200, hardware={"custom": {"gpu_model": "A100-SXM4-80GB", "gpu_count": 8,
+                                             "intra_node_fabric": "nvswitch", "network_type": "infiniband",
+                                             "network_gbits_per_s": 1600}, "nodes": 16})
+    r = post(server, "/v1/plans", custom, probe_report=rid)
+    assert r.status_code == 400 and r.json()["field"] == "probe_report", r.text
+    # Over several machines: applied to the H100 ones, a warning on the others.
+    search = json.loads(RECOMMEND_FILE.read_text())
+    search.pop("hardware", None)
+    search["constraints"] = {"instances": ["aws:p5.48xlarge", "aws:p6-b200.48xlarge"]}
+    r = post(server, "/v1/recommendations", search, probe_report=rid, per="instance")
+    assert r.status_code == 200, r.text
+    for plan in r.json()["results"]:
+        h100 = plan["gpu_model"].startswith("H100")
+        assert plan["bandwidth_source"]["hbm"].startswith("measured") == h100
+        assert any("probe report not applied" in w for w in plan["warnings"]) != h100
+
+
 def test_bad_workloads_name_the_field(server):
     workload = json.loads(PLAN_FILE.read_text())
     unknown = dict(workload, model={"preset": "no-such-model"})

@@ -148,8 +148,12 @@ class RecordList(Sequence[R]):
     __hash__ = None  # type: ignore[assignment]
 
     def to_dict(self) -> list[dict[str, Any]]:
-        """A list of contract dicts, the same as the CLI's ``--json`` array."""
+        """A list of contract dicts: the ``items`` of the CLI's ``--json`` (``to_contract()``)."""
         return [item.to_dict() for item in self._items]
+
+    def to_contract(self) -> dict[str, Any]:
+        """The whole document the CLI's ``--json`` and REST print for this list: {"total", "items"}."""
+        return {"total": len(self._items), "items": self.to_dict()}
 
     def to_json(self, indent: int | None = None) -> str:
         """The contract array as a JSON string."""

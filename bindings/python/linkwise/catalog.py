@@ -108,6 +108,10 @@ class InstanceList(RecordList[Instance]):
         instance lacking two filtered fields counts under both. A copy: changing it changes nothing."""
         return dict(self._excluded_unknown)
 
+    def to_contract(self) -> Dict[str, Any]:
+        """The whole ``linkwise instances --json`` document: {"total", "excluded_unknown", "items"}."""
+        return {"total": len(self), "excluded_unknown": self.excluded_unknown, "items": self.to_dict()}
+
     def __getitem__(self, index: Any) -> Any:
         found = super().__getitem__(index)
         if isinstance(found, InstanceList):  # a slice: still the answer of the same query
@@ -203,7 +207,7 @@ class Catalog:
             return False
         try:
             self._core.instance(instance_id)
-        except KeyError:
+        except (KeyError, ValueError):  # unknown, or a str with no UTF-8 form (a lone surrogate)
             return False
         return True
 

@@ -14,6 +14,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "linkwise/error.hpp"
+
 namespace linkwise {
 
 // Where a group of facts comes from: a public document and the date it states or was read.
@@ -171,6 +173,10 @@ struct InstanceMatches {
 // count}}. CLI --json and Python add "items"; REST adds its paging fields and the page's "items".
 nlohmann::ordered_json matches_summary_json(const InstanceMatches& matches);
 
+// The GPU list as every front end prints it: {"total": n, "items": [GPU, ...]} (GET /v1/gpus,
+// `linkwise gpus --json`).
+nlohmann::ordered_json gpus_json(const std::vector<Gpu>& gpus);
+
 // The one GPU matching rule, used by the catalog's filters and the planner's constraints.gpu_models:
 // an exact id, or a leading part ending at a '-' ("H100", "H100-SXM5"), case-insensitive. "A10"
 // matches neither "A100-SXM4-80GB" nor "A10G".
@@ -195,10 +201,20 @@ class Catalog {
   const std::vector<Gpu>& gpus() const { return gpus_; }
   const std::vector<Instance>& instances() const { return instances_; }
 
+  // By id: the exact spelling, else ignoring case ("AWS:P5.48XLARGE", "a100-sxm4-80gb"), as GPU
+  // families and providers match; the record carries the catalog's spelling. Null when none.
   const Gpu* find_gpu(std::string_view id) const;
   const Instance* find_instance(std::string_view id) const;
-  const Gpu& gpu(std::string_view id) const;            // throws not_found
-  const Instance& instance(std::string_view id) const;  // throws not_found
+  // The same, throwing `kind` naming `field` for an id that names nothing, with the closest ids:
+  // "unknown instance 'aws:p5.48xlarg': did you mean \"aws:p5.48xlarge\"?". not_found where a URL
+  // or a command names the id, unknown_reference inside a request document (the workload),
+  // invalid_input for a query parameter or option. Every front end's lookup goes through these.
+  const Gpu& gpu(std::string_view id, ErrorKind kind = ErrorKind::not_found, const std::string& field = "gpu") const;
+  const Instance& instance(std::string_view id, ErrorKind kind = ErrorKind::not_found,
+                           const std::string& field = "id") const;
+  // "did you mean ..." for an id naming nothing, empty when no id is close (suggest.hpp's rules).
+  std::string suggest_gpu_id(std::string_view id) const;
+  std::string suggest_instance_id(std::string_view id) const;
 
   // Throws invalid_input for a bad filter (see validate and check_filter_names) or sort field.
   InstanceMatches match(const InstanceFilter& filter, const InstanceSort& sort = {}) const;

@@ -43,6 +43,11 @@ class Error : public std::runtime_error {
   std::string field_;
 };
 
+// Control characters (a NUL, a newline, an escape sequence) a client's value may carry, shown as
+// \u00XX text: a NUL would cut a C string short, and a log line or terminal that prints the
+// message would act on the rest. The REST problem and the CLI render messages through it.
+std::string visible_text(std::string_view text);
+
 // Shorthands for the common cases; the message should say what was expected.
 [[noreturn]] void throw_invalid(std::string field, std::string message);
 [[noreturn]] void throw_not_found(std::string field, std::string message);

@@ -21,6 +21,13 @@ struct MeasuredLinks {
   std::optional<double> h2d_gbytes_per_s;
   // Where these came from, e.g. "probe report 2026-11-30 on aws:p5.48xlarge (H100 80GB HBM3)".
   std::string source;
+  // The machine measured, so that a plan never applies these figures to another one
+  // (planner::measured_mismatch): the GPU as CUDA names it (empty for a report without a GPU), the
+  // catalog GPU id that name resolves to (null when none or several fit), and the instance the
+  // report's cloud metadata names ("aws:p5.48xlarge"; null when it names none).
+  std::string gpu_name;
+  std::optional<std::string> gpu_model;
+  std::optional<std::string> instance;
 };
 
 }  // namespace linkwise

@@ -194,8 +194,9 @@ ProbeReport load_report(const std::filesystem::path& path);  // io / invalid_inp
 const std::vector<std::string>& required_report_fields();
 
 // ---------------------------------------------------------------------------------------------
-// What the planner takes in place of claimed bandwidths (links.hpp).
-MeasuredLinks measured_links(const ProbeReport& report);
+// What the planner takes in place of claimed bandwidths (links.hpp). The catalog names the report's
+// GPU (gpu_model_from_name), which the planner checks against the hardware it plans.
+MeasuredLinks measured_links(const ProbeReport& report, const Catalog& catalog);
 
 // ---------------------------------------------------------------------------------------------
 // validate: each catalog claim against the measurement.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "../text.hpp"
 #include "linkwise/error.hpp"
 #include "linkwise/link_physics.hpp"
 #include "linkwise/planner/engine.hpp"
@@ -127,8 +128,31 @@ std::string fmt(double v) {
 
 }  // namespace
 
+std::string measured_mismatch(HardwareRef hw, const MeasuredLinks& measured) {
+  // A report without a GPU (host-only MPI runs) measured no GPU figure; only its instance can differ.
+  if (!measured.gpu_name.empty()) {
+    if (!measured.gpu_model) {
+      return "the probe report's GPU \"" + measured.gpu_name +
+             "\" is no single catalog GPU, so it cannot be told to be " + hw.gpu.id +
+             "; a report measures only the machine it ran on";
+    }
+    if (text::lower(*measured.gpu_model) != text::lower(hw.gpu.id)) {
+      return "the probe report measured " + *measured.gpu_model + " (\"" + measured.gpu_name + "\"), not " + hw.gpu.id +
+             " of " + hw.instance.id + "; a report measures only the machine it ran on";
+    }
+  }
+  if (measured.instance && !hw.custom && text::lower(*measured.instance) != text::lower(hw.instance.id)) {
+    return "the probe report measured " + *measured.instance + ", not " + hw.instance.id +
+           "; a report measures only the machine it ran on";
+  }
+  return {};
+}
+
 PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerConstants& k,
                                   const MeasuredLinks* measured, bool spot, PreparedLinksInfo* info) {
+  if (measured) {
+    if (std::string why = measured_mismatch(hw, *measured); !why.empty()) throw_invalid("report", why);
+  }
   const Gpu& gpu = hw.gpu;
   const Instance& in = hw.instance;
   PreparedHardware p;

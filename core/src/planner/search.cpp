@@ -709,6 +709,17 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
       machines.emplace_back(in, *gpu, false);
     }
   }
+  // A probe report measured one machine: over the catalog it stands in for the claims of the
+  // machines it describes only, the others keep their claims and their plans say so; a report that
+  // describes none of them, or another machine than the workload's own, is refused.
+  auto measured_for = [&](const HardwareRef& hw) -> const MeasuredLinks* {
+    if (!measured || w.hardware) return measured;  // prepare_hardware refuses a mismatch
+    return measured_mismatch(hw, *measured).empty() ? measured : nullptr;
+  };
+  if (measured && !w.hardware && !machines.empty() &&
+      std::none_of(machines.begin(), machines.end(), [&](const HardwareRef& hw) { return measured_for(hw); }))
+    throw_invalid("report", measured_mismatch(machines.front(), *measured) +
+                                " (nor any other machine of the search: no plan could use the report)");
   // Rejections keyed by the machine's position, so the summary comes in catalog order.
   std::vector<std::pair<int, Rejection>> rejected;
   std::vector<int> option_machine;
@@ -723,7 +734,7 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
       continue;
     }
     Option o{hw, {}, {}};
-    o.prepared = prepare_hardware(hw, w.job, k, measured, w.constraints.spot);
+    o.prepared = prepare_hardware(hw, w.job, k, measured_for(hw), w.constraints.spot);
     if (w.constraints.objective != Objective::time && o.prepared.price_per_node_hour < 0) {
       const std::string why = w.constraints.spot ? "no spot price" : "no price";
       result.skipped.push_back(hw.instance.id + ": " + why);
@@ -809,8 +820,12 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
   for (const Candidate& c : chosen) {
     const Option& o = opts[c.option];
     PreparedLinksInfo links;  // the words, for the plans shown only
-    prepare_hardware(o.hardware, w.job, k, measured, w.constraints.spot, &links);
+    const MeasuredLinks* here = measured_for(o.hardware);
+    prepare_hardware(o.hardware, w.job, k, here, w.constraints.spot, &links);
     Plan p = describe(w, o.hardware, c.nodes, c.layout, c.estimate, o.prepared, links, k);
+    if (measured && !here)
+      p.warnings.push_back("probe report not applied, catalog claims used: " +
+                           measured_mismatch(o.hardware, *measured));
     p.why = why_words(w, p, ++rank);
     result.plans.push_back(std::move(p));
   }

@@ -126,8 +126,9 @@ Job parse_job(const json& j) {
                   "prompt_len", "output_len", "concurrent", "latency_target_ms", "framework", "optimizer", "offload",
                   "kv_cache_precision", "engine", "torch_compile"});
   Job job;
-  const std::string kind = opt_string(j, "kind", "job.kind").value_or("");
-  job.kind = parse_enum(kJobKindNames, kind, "job.kind");
+  const auto kind = opt_string(j, "kind", "job.kind");
+  if (!kind) throw_invalid("job.kind", "job.kind is required: pretrain, finetune, lora or inference");
+  job.kind = parse_enum(kJobKindNames, *kind, "job.kind");
 
   const std::string precision = opt_string(j, "precision", "job.precision").value_or("bf16");
   job.precision = parse_enum(kPrecisionNames, precision, "job.precision");
@@ -256,9 +257,8 @@ Hardware custom_hardware(const json& c, const Catalog& catalog) {
   const auto gpu_id = opt_string(c, "gpu_model", "hardware.custom.gpu_model");
   if (!gpu_id)
     throw_invalid("hardware.custom.gpu_model", "hardware.custom.gpu_model is required (a GPU id of the catalog)");
-  const Gpu* gpu = catalog.find_gpu(*gpu_id);
-  if (!gpu)
-    throw_unknown_reference("hardware.custom.gpu_model", "unknown GPU model '" + *gpu_id + "' (see `linkwise gpus`)");
+  // Unknown: a suggestion; any case: the catalog's id (Catalog::gpu).
+  const Gpu* gpu = &catalog.gpu(*gpu_id, ErrorKind::unknown_reference, "hardware.custom.gpu_model");
   hw.gpu = *gpu;
   Instance& in = hw.instance;
   in.gpu_model = gpu->id;
@@ -315,6 +315,9 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
   check_json_depth(doc, "workload");
   if (!doc.is_object()) throw_invalid("", "the workload must be a JSON object with model, job and hardware");
   reject_unknown(doc, "", {"model", "job", "hardware", "layout", "constraints", "name", "description"});
+  // Free text, but text: the schema (data/schema/workload.schema.json) says so.
+  (void)opt_string(doc, "name", "name");
+  (void)opt_string(doc, "description", "description");
   Workload w;
   if (!doc.contains("model")) throw_invalid("model", "model is required");
   w.model = parse_model(doc["model"]);
@@ -330,8 +333,7 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     if (h.contains("instance")) {
       const auto id = json_fields::string(required(h, "instance", "hardware.instance", "an instance id of the catalog"),
                                           "hardware.instance");
-      const Instance* in = catalog.find_instance(id);
-      if (!in) throw_unknown_reference("hardware.instance", "unknown instance '" + id + "' (see `linkwise instances`)");
+      const Instance* in = &catalog.instance(id, ErrorKind::unknown_reference, "hardware.instance");
       const Gpu* gpu = catalog.find_gpu(in->gpu_model);
       if (!gpu)
         throw_unknown_reference("hardware.instance",
@@ -424,8 +426,8 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     // Names that name nothing are errors with a suggestion, as in the instance filters.
     for (const auto& p : k.providers) catalog.check_provider_name(p, "constraints.providers");
     for (const auto& g : k.gpu_models) catalog.check_gpu_name(g, "constraints.gpu_models");
-    for (const auto& id : k.instances)
-      if (!catalog.find_instance(id)) throw_unknown_reference("constraints.instances", "unknown instance '" + id + "'");
+    // Any case names the instance; the search compares the catalog's spelling.
+    for (auto& id : k.instances) id = catalog.instance(id, ErrorKind::unknown_reference, "constraints.instances").id;
   }
   return w;
 }

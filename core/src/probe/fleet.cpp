@@ -28,14 +28,13 @@ nlohmann::json stored_validation(const ProbeReport& report, const Validation& va
 
 FleetValidation validate_fleet(const std::vector<nlohmann::json>& stored, const Catalog& catalog,
                                const std::string& instance_id, bool include_synthetic) {
-  if (!catalog.find_instance(instance_id))
-    throw_not_found("id", "no instance type \"" + instance_id + "\" in the catalog");
   FleetValidation fleet;
-  fleet.instance_id = instance_id;
+  fleet.instance_id = catalog.instance(instance_id).id;  // not_found "id", with a suggestion
   fleet.synthetic_included = include_synthetic;
   // The claims as the catalog states them now, each with what the reports measured.
   const ProbeReport empty;
-  for (const auto& v : validate(empty, catalog, instance_id).verdicts) fleet.claims.push_back({v, {}, {}, 0, 0, 0, {}});
+  for (const auto& v : validate(empty, catalog, fleet.instance_id).verdicts)
+    fleet.claims.push_back({v, {}, {}, 0, 0, 0, {}});
   for (const auto& validation : stored) {
     const bool synthetic = validation.value("synthetic", false);
     fleet.synthetic_reports += synthetic;

@@ -22,7 +22,7 @@ std::optional<double> device_copy_median_over_gpus(const ProbeReport& report) {
 
 }  // namespace
 
-MeasuredLinks measured_links(const ProbeReport& report) {
+MeasuredLinks measured_links(const ProbeReport& report, const Catalog& catalog) {
   MeasuredLinks links;
   links.intra_node_allreduce_busbw_gbytes_per_s = allreduce_busbw(report, /*multi_node=*/false).value;
   links.inter_node_allreduce_busbw_gbytes_per_s = allreduce_busbw(report, /*multi_node=*/true).value;
@@ -54,6 +54,13 @@ MeasuredLinks measured_links(const ProbeReport& report) {
     links.source += " (no GPU)";
   }
   if (env.nodes > 1) links.source += ", " + std::to_string(env.nodes) + " nodes";
+
+  if (!env.gpus.empty()) {
+    links.gpu_name = env.gpus.front().name;
+    links.gpu_model = gpu_model_from_name(env.gpus.front().name, env.gpus.front().memory_bytes, catalog);
+  }
+  if (env.cloud_provider && env.cloud_instance_type)
+    links.instance = *env.cloud_provider + ":" + *env.cloud_instance_type;
   return links;
 }
 

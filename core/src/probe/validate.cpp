@@ -127,7 +127,7 @@ InstanceMatch match_instance(const ProbeReport& report, const Catalog& catalog,
   }
 
   if (instance_id) {
-    const Instance& instance = catalog.instance(*instance_id);  // not_found names the option
+    const Instance& instance = catalog.instance(*instance_id, ErrorKind::not_found, "instance");  // names the option
     match.instance_id = instance.id;
     match.gpu_model = instance.gpu_model;
     match.detected_by = "option";

@@ -146,6 +146,15 @@ struct PreparedLinksInfo {
   std::string hbm;
 };
 
+// Why a probe report's figures do not describe this machine, in words naming the report, or ""
+// when they do. They do when the report's GPU resolves to the machine's GPU id and, where the
+// report's cloud metadata names an instance and the machine is a catalog instance, that instance is
+// the machine's (case-insensitive both). Custom hardware is checked by its GPU only: it describes a
+// machine of its own, which may well be the one the report ran on.
+std::string measured_mismatch(HardwareRef hw, const MeasuredLinks& measured);
+
+// Throws invalid_input naming "report" when a probe report is given for another machine
+// (measured_mismatch); the search passes such a report only to the machines it describes.
 // Throws invalid_input naming "job.precision" when the catalog has no peak for the job's precision
 // (missing_peak_reason says whether the GPU lacks it, as Ampere lacks fp8, or the figure is unknown).
 // The words of `info` (where each bandwidth comes from) are built only when info is given: the

@@ -1,0 +1,60 @@
+"""The Python front end agrees with the others: a probe report applies only to the machine it
+measured, ids match in any case with suggestions, text with no UTF-8 form is InvalidInputError
+naming the field, and each list's to_contract() is the CLI's --json document."""
+
+import pathlib
+
+import pytest
+
+import linkwise
+from conftest import run_cli_json
+
+MEETS = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "probe" / "synthetic-h100-meets.json"
+LLAMA_8B = {
+    "model": {"preset": "llama3.1-8b"},
+    "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 64, "tokens": 1e9},
+    "layout": {"tp": 1, "pp": 1, "dp": 8, "micro_batch": 1},
+}
+
+
+def test_a_probe_report_of_another_gpu_is_refused():
+    h100 = dict(LLAMA_8B, hardware={"instance": "aws:p5.48xlarge"})
+    assert linkwise.plan(h100, report=MEETS).bandwidth_source["hbm"].startswith("measured")
+    with pytest.raises(linkwise.InvalidInputError) as error:
+        linkwise.plan(dict(LLAMA_8B, hardware={"instance": "aws:p6-b200.48xlarge"}), report=MEETS)
+    assert error.value.field == "report" and "H100" in str(error.value) and "B200" in str(error.value)
+
+
+def test_ids_in_any_case_and_suggestions():
+    catalog = linkwise.Catalog.default()
+    assert catalog["AWS:P5.48XLARGE"].id == "aws:p5.48xlarge"
+    with pytest.raises(linkwise.NotFoundError, match='did you mean "aws:p5.48xlarge"'):
+        catalog["aws:p5.48xlarg"]
+    with pytest.raises(linkwise.UnknownReferenceError, match='did you mean "aws:p5.48xlarge"') as error:
+        linkwise.Workload.from_json(dict(LLAMA_8B, hardware={"instance": "aws:p5.48xlarg"}))
+    assert error.value.field == "hardware.instance"
+
+
+@pytest.mark.parametrize("call, field", [
+    (lambda: linkwise.Workload.from_json(dict(LLAMA_8B, description="\ud800")), "description"),
+    (lambda: linkwise.Workload.from_json({"model": {"preset": "\udfff"}, "job": LLAMA_8B["job"]}), "model.preset"),
+    (lambda: linkwise.Catalog.default().instances(gpu="\ud800"), "gpu"),
+    (lambda: linkwise.Catalog.default()["\ud800"], "id"),
+    (lambda: linkwise.Catalog.default().gpu("\ud800"), "id"),
+])
+def test_text_without_utf8_form_is_invalid_input(call, field):
+    with pytest.raises(linkwise.InvalidInputError) as error:
+        call()
+    assert error.value.field == field and "not valid Unicode" in str(error.value)
+    assert "\ud800" not in linkwise.Catalog.default()  # a membership test answers False
+
+
+def test_lists_to_contract_is_the_cli_json():
+    catalog = linkwise.Catalog.default()
+    assert catalog.gpus().to_contract() == run_cli_json("gpus")
+    assert catalog.instances(gpu="H100").to_contract() == run_cli_json("instances", "--gpu", "H100")
+    workload = dict(LLAMA_8B, constraints={"instances": ["aws:p5.48xlarge"], "max_nodes": 1})
+    del workload["layout"]
+    found = linkwise.recommend(workload, top=2)
+    assert found.to_dict() == found.to_contract()["results"]
+    assert set(found.to_contract()) >= {"results", "evaluated", "feasible", "rejected", "objective"}
