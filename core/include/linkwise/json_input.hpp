@@ -17,7 +17,9 @@ namespace linkwise {
 inline constexpr int kMaxJsonDepth = 64;
 
 // Parses `text`: nesting deeper than kMaxJsonDepth, invalid JSON (with the byte offset) and numbers
-// beyond the double range (1e309) are invalid_input naming `field`.
+// beyond the double range (1e309) are invalid_input naming `field`; a key written twice in one
+// object ("model" twice: JSON parsers silently keep one) is invalid_input naming the key's path
+// ("job.kind", "instances[3].name").
 nlohmann::json parse_json_text(std::string_view text, const std::string& field);
 
 // Reads and parses a file: a missing file, a directory or an unreadable file is invalid_input

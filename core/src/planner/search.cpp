@@ -310,7 +310,7 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
     const int tp_limit = w.constraints.tp_across_nodes ? gpus : std::min(gpus, std::max(gpn, hw.nvlink_domain_gpus));
     for (int tp : choices.tps) {
       if (!choices.tp_fixed && tp > tp_limit) break;  // ascending
-      if (gpus % tp != 0 || shape.heads % tp != 0) continue;
+      if (gpus % tp != 0 || !tp_attention_problem(shape, w.job.kind, tp).empty()) continue;
       // Beyond the node, a TP group must tile the rack-scale domain to stay on NVLink.
       if (!choices.tp_fixed && !w.constraints.tp_across_nodes && !inside_nvlink_domain(hw, tp, gpus)) continue;
       for (int cp : choices.cps) {
@@ -324,7 +324,7 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
           if (spec.dp && *spec.dp != dp) continue;
           if (batch % dp != 0) continue;
           const int sequences = batch / dp;
-          const bool sps[] = {spec.sequence_parallel.value_or(tp > 1)};
+          const bool sps[] = {tp > 1 && spec.sequence_parallel.value_or(true)};  // Megatron drops SP at tp 1
           const std::vector<int>& vs = choices.virtual_stages[pp_index];
           const int max_v = *std::max_element(vs.begin(), vs.end());
           double subtree_lb = 0;
@@ -456,7 +456,7 @@ void search_inference(const Context& cx, const std::vector<Option>& options, Top
           w.constraints.tp_across_nodes ? gpus : std::min(gpus, std::max(hw.gpus_per_node, hw.nvlink_domain_gpus));
       for (int tp : tps) {
         if (!spec.tp && tp > tp_limit) break;  // ascending
-        if (gpus % tp != 0) continue;
+        if (gpus % tp != 0 || !tp_attention_problem(shape, w.job.kind, tp).empty()) continue;
         if (!spec.tp && !w.constraints.tp_across_nodes && !inside_nvlink_domain(hw, tp, gpus)) continue;
         for (int pp : pps) {
           if (gpus % ((long long)tp * pp) != 0) continue;

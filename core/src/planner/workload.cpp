@@ -184,9 +184,12 @@ Job parse_job(const json& j) {
   for (const char* key : {"prompt_len", "output_len", "concurrent", "latency_target_ms", "engine"})
     if (!inference && j.contains(key))
       throw_invalid(std::string("job.") + key, std::string("job.") + key + " is for inference jobs");
-  for (const char* key : {"seq_len", "global_batch", "torch_compile"})
+  // The training stack's fields: a serving plan runs on job.engine, and nothing of these applies.
+  for (const char* key : {"seq_len", "global_batch", "torch_compile", "framework", "optimizer", "offload"})
     if (inference && j.contains(key))
-      throw_invalid(std::string("job.") + key, std::string("job.") + key + " is for training jobs");
+      throw_invalid(std::string("job.") + key,
+                    std::string("job.") + key + " is for training jobs" +
+                        (std::string_view(key) == "framework" ? " (a serving plan takes job.engine)" : ""));
   for (const char* key : {"lora_rank", "lora_base"})
     if (job.kind != JobKind::lora && j.contains(key))
       throw_invalid(std::string("job.") + key, std::string("job.") + key + " is for lora jobs");
@@ -212,23 +215,10 @@ std::string number_words(double v) {
   return buf;
 }
 
-// Physical bounds on a custom machine: no NVLink faster than the GPU's own, no more memory than its
-// spec, no network faster than the fastest NICs of the type could carry (one or two rails per GPU
-// plus front-end ports). A figure above these is a typo, and planning on it would mislead.
+// Physical bounds on a custom machine: no more memory than its spec, no network faster than the fastest NICs of the
+// type could carry (one or two rails per GPU plus front-end ports). A figure above these is a typo, and planning on it
+// would mislead. (NVLink against the GPU's own figure is the catalog's rule, check_instance_links.)
 void check_custom_bounds(const Instance& in, const Gpu& gpu) {
-  if (in.nvlink_gbytes_per_s) {
-    const double own = gpu.nvlink_gbytes_per_s.value_or(0);
-    if (own <= 0 && in.intra_node_fabric != Fabric::pcie && in.intra_node_fabric != Fabric::none &&
-        in.intra_node_fabric != Fabric::infinity_fabric && *in.nvlink_gbytes_per_s > 0)
-      throw_invalid("hardware.custom.nvlink_gbytes_per_s",
-                    "hardware.custom.nvlink_gbytes_per_s: " + gpu.id +
-                        " has no NVLink in the catalog; drop the field or use intra_node_fabric pcie");
-    if (own > 0 && *in.nvlink_gbytes_per_s > own * 1.001)
-      throw_invalid("hardware.custom.nvlink_gbytes_per_s",
-                    "hardware.custom.nvlink_gbytes_per_s (" + number_words(*in.nvlink_gbytes_per_s) +
-                        " GB/s) exceeds " + gpu.id + "'s own NVLink bandwidth (" + number_words(own) +
-                        " GB/s per GPU, both directions)");
-  }
   if (gpu.memory_gb > 0 && in.gpu_memory_gb > gpu.memory_gb * limits::kMemorySpecSlack)
     throw_invalid("hardware.custom.gpu_memory_gb", "hardware.custom.gpu_memory_gb (" + number_words(in.gpu_memory_gb) +
                                                        " GB) exceeds " + gpu.id + "'s HBM (" +
@@ -278,6 +268,16 @@ Hardware custom_hardware(const json& c, const Catalog& catalog) {
       in.nvlink_gbytes_per_s && (in.intra_node_fabric == Fabric::nvswitch || in.intra_node_fabric == Fabric::nvlink);
   in.nvlink_domain_gpus =
       opt_int(c, "nvlink_domain_gpus", "hardware.custom.nvlink_domain_gpus", 1, limits::kNvlinkDomainGpus);
+  const auto net = opt_string(c, "network_type", "hardware.custom.network_type");
+  in.network_type = net ? parse_network_type(*net, "hardware.custom.network_type") : NetworkType::ethernet;
+  in.gpudirect_rdma = opt_bool(c, "gpudirect_rdma", "hardware.custom.gpudirect_rdma");
+  // The catalog loader's rules for the same fields (one home): a machine the catalog would refuse
+  // (an NVLink figure on PCIe, "none" with 8 GPUs, a 72-GPU domain on A100, RDMA on plain
+  // ethernet) is refused here too, before the defaults below fill anything in.
+  check_instance_links(in, *gpu, [](std::string_view field, const std::string& what) {
+    const std::string at = "hardware.custom." + std::string(field);
+    throw_invalid(at, at + ": " + what);
+  });
   if (in.nvlink_domain_gpus) {
     // A domain beyond the node (NVL72: 72 GPUs over 18 trays of 4) needs NVLink in the node to start from.
     if (*in.nvlink_domain_gpus > 1 && !nvlink)
@@ -295,11 +295,8 @@ Hardware custom_hardware(const json& c, const Catalog& catalog) {
   } else {
     in.nvlink_domain_gpus = nvlink ? in.gpu_count : 1;
   }
-  const auto net = opt_string(c, "network_type", "hardware.custom.network_type");
-  in.network_type = net ? parse_network_type(*net, "hardware.custom.network_type") : NetworkType::ethernet;
   in.network_gbits_per_s =
       opt_number(c, "network_gbits_per_s", "hardware.custom.network_gbits_per_s", limits::kNetworkGbitsPerS);
-  in.gpudirect_rdma = opt_bool(c, "gpudirect_rdma", "hardware.custom.gpudirect_rdma");
   in.price_usd_per_hour =
       opt_number(c, "price_usd_per_hour", "hardware.custom.price_usd_per_hour", limits::kUsdPerHour, true);
   check_custom_bounds(in, *gpu);
@@ -364,9 +361,12 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     s.overlap_a2a = opt_bool(l, "overlap_a2a", "layout.overlap_a2a");
     s.dualpipe = opt_bool(l, "dualpipe", "layout.dualpipe");
     if (!w.model.moe.enabled()) {
+      // DualPipe (DeepSeek-V3) overlaps the experts' all-to-all: without experts it would only
+      // double the weights it keeps (two model copies).
       const char* at = s.ep.value_or(1) != 1           ? "ep"
                        : s.etp.value_or(1) != 1        ? "etp"
                        : s.overlap_a2a.value_or(false) ? "overlap_a2a"
+                       : s.dualpipe.value_or(false)    ? "dualpipe"
                                                        : nullptr;
       if (at)
         throw_invalid(std::string("layout.") + at,
@@ -393,9 +393,23 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
       throw_invalid("layout.recompute",
                     "layout.recompute is a training setting: inference keeps no activations to recompute");
     s.sequence_parallel = opt_bool(l, "sequence_parallel", "layout.sequence_parallel");
-    if (s.tp && w.model.heads % *s.tp != 0)
-      throw_invalid("layout.tp", "layout.tp (" + std::to_string(*s.tp) + ") must divide the model's attention heads (" +
-                                     std::to_string(w.model.heads) + ")");
+    // Training settings a serving plan would echo but never use: serving engines run one batch of
+    // sequences per step with whole weights on each TP rank (no ZeRO, micro-batches, Megatron SP
+    // or interleaved stages).
+    if (w.job.kind == JobKind::inference)
+      for (const char* key : {"zero", "micro_batch", "sequence_parallel", "virtual_stages"})
+        if (l.contains(key) && !l[key].is_null())
+          throw_invalid(std::string("layout.") + key,
+                        std::string("layout.") + key + " is a training setting: an inference plan does not use it");
+    // Megatron-LM drops --sequence-parallel at tp 1 (megatron/training/arguments.py: "Disabling
+    // sequence parallelism because tensor model parallelism is disabled"): it would be ignored.
+    if (s.sequence_parallel.value_or(false) && s.tp && *s.tp == 1)
+      throw_invalid(
+          "layout.sequence_parallel",
+          "layout.sequence_parallel splits activations over the tensor-parallel group: it needs layout.tp > 1");
+    if (s.tp)
+      if (const std::string why = tp_attention_problem(w.model, w.job.kind, *s.tp); !why.empty())
+        throw_invalid("layout.tp", why);
   }
 
   if (doc.contains("constraints") && !doc["constraints"].is_null()) {
@@ -452,13 +466,28 @@ Layout complete_layout(const Workload& w, int gpus) {
   l.zero = s.zero.value_or(w.job.kind == JobKind::inference ? 0 : 1);
   l.recompute = s.recompute.value_or(Recompute::none);
   l.recompute_layer_fraction = s.recompute_layer_fraction.value_or(1.0);
-  l.sequence_parallel = s.sequence_parallel.value_or(l.tp > 1);
+  // Serving engines do not split activations over TP (the search plans them without it too).
+  l.sequence_parallel = w.job.kind != JobKind::inference && s.sequence_parallel.value_or(l.tp > 1);
   l.virtual_stages = s.virtual_stages.value_or(1);
   l.ep = s.ep.value_or(1);
   l.etp = s.etp.value_or(1);
   l.dualpipe = s.dualpipe.value_or(false);
   l.overlap_a2a = s.overlap_a2a.value_or(l.dualpipe);
   return l;
+}
+
+std::string tp_attention_problem(const ModelShape& m, JobKind kind, long long tp) {
+  const std::string size = "layout.tp (" + std::to_string(tp) + ")";
+  if (tp < 1 || m.heads % tp != 0)
+    return size + " must divide the model's attention heads (" + std::to_string(m.heads) + ")";
+  if (m.attention == AttentionKind::mla || m.kv_heads <= 0 || m.kv_heads % tp == 0) return {};
+  const std::string kv = std::to_string(m.kv_heads);
+  if (kind != JobKind::inference)
+    return size + " must divide the model's KV heads (" + kv +
+           "): Megatron-Core splits the KV heads (query groups) evenly over the TP ranks";
+  if (tp % m.kv_heads == 0) return {};  // vLLM/SGLang replicate each KV head on tp / kv_heads ranks
+  return size + " must divide the model's KV heads (" + kv + ") or be a multiple of them: vLLM and SGLang " +
+         "split the KV heads evenly over the TP ranks, or replicate each on tp / kv_heads ranks";
 }
 
 bool pipeline_split_possible(int layers, int pp) noexcept {
@@ -470,9 +499,7 @@ bool pipeline_split_possible(int layers, int pp) noexcept {
 void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int nodes) {
   const ModelShape& m = w.model;
   const int gpus = gpus_per_node * nodes;
-  if (m.heads % l.tp != 0)
-    throw_invalid("layout.tp", "layout.tp (" + std::to_string(l.tp) + ") must divide the model's attention heads (" +
-                                   std::to_string(m.heads) + ")");
+  if (const std::string why = tp_attention_problem(m, w.job.kind, l.tp); !why.empty()) throw_invalid("layout.tp", why);
   if (l.pp > m.layers)
     throw_invalid("layout.pp", "layout.pp (" + std::to_string(l.pp) + ") exceeds the model's layers (" +
                                    std::to_string(m.layers) + ")");

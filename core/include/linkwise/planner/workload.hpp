@@ -184,6 +184,16 @@ Workload parse_workload(const nlohmann::json& doc, const Catalog& catalog);
 // Throws invalid_input naming "layout.<field>" when the layout cannot run the workload.
 Layout complete_layout(const Workload& w, int gpus);
 
+// Whether tensor parallelism of size tp can split the model's attention (the one rule, used by
+// validation and by the search's tp candidates); empty when it can, else why not in words.
+// Query heads: heads % tp == 0 (Megatron-Core and vLLM alike). KV heads (GQA/MHA):
+//   training, Megatron-Core: num_query_groups_per_partition = divide(num_query_groups, tp)
+//     (megatron/core/transformer/attention.py), an assert that kv_heads % tp == 0;
+//   inference, vLLM: kv_heads % tp == 0, or tp % kv_heads == 0 with each KV head replicated on
+//     tp / kv_heads ranks (vllm/model_executor/models/llama.py, LlamaAttention; SGLang alike).
+// MLA keeps one latent per token, replicated on every TP rank: no KV-head constraint.
+std::string tp_attention_problem(const ModelShape& model, JobKind kind, long long tp);
+
 // Checks one layout against the model and job; throws invalid_input naming the field.
 void validate_layout(const Workload& w, const Layout& layout, int gpus_per_node, int nodes);
 
