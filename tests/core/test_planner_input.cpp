@@ -408,3 +408,54 @@ TEST_CASE("hardware.custom that the catalog loader would refuse is refused, nami
   CHECK(with({{"gpudirect_rdma", true}}) == "<no error>");                               // InfiniBand
   CHECK(with({{"nvlink_gbytes_per_s", 900}}) == "hardware.custom.nvlink_gbytes_per_s");  // above A100's 600
 }
+
+TEST_CASE("constraints hold for the workload's own hardware; an empty answer says why") {
+  const Catalog catalog = small_catalog();
+  // plan: a fixed machine that misses constraints does not answer a silent "fits".
+  json d = good();
+  d["constraints"] = {{"providers", {"gcp"}}, {"gpu_models", {"A100"}}, {"max_nodes", 2}};
+  const json p = planner::plan_json(d, catalog);
+  REQUIRE(p["why_not"].size() == 3);
+  CHECK(p["why_not_reasons"] == json({"constraint", "constraint", "constraint"}));
+  CHECK_THAT(p["why_not"][0].get<std::string>(), Catch::Matchers::Contains("constraints.providers"));
+  CHECK_THAT(p["why_not"][1].get<std::string>(), Catch::Matchers::Contains("constraints.gpu_models"));
+  CHECK_THAT(p["why_not"][2].get<std::string>(), Catch::Matchers::Contains("constraints.max_nodes"));
+  d["constraints"] = {{"providers", {"aws"}}, {"max_nodes", 16}};
+  CHECK(planner::plan_json(d, catalog)["why_not"].empty());
+
+  d = good();
+  d["constraints"] = {{"min_nodes", 8}, {"max_nodes", 4}};
+  CHECK(failing_field(d) == "constraints.min_nodes");
+
+  json r = json::parse(R"({"model": {"preset": "llama3.1-8b"},
+      "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 64, "tokens": 1e9}})");
+  // recommend on the workload's own machine, which the constraints exclude: rejected, not searched.
+  json own = r;
+  own["hardware"] = {{"instance", "aws:p5.48xlarge"}};
+  own["constraints"] = {{"instances", {"lambda:gpu_1x_a100"}}};
+  json out = planner::recommend_json(own, catalog, 3);
+  CHECK(out["results"].empty());
+  REQUIRE(out["rejected"].size() == 1);
+  CHECK(out["rejected"][0]["reason"] == "constraint");
+  CHECK_THAT(out["rejected"][0]["reasons"][0]["detail"].get<std::string>(),
+             Catch::Matchers::Contains("constraints.instances"));
+  CHECK(out["why_no_results"].is_string());
+  own["hardware"] = {{"instance", "aws:p5.48xlarge"}, {"nodes", 4}};
+  own["constraints"] = {{"max_nodes", 2}};
+  out = planner::recommend_json(own, catalog, 3);
+  REQUIRE(out["rejected"].size() == 1);
+  CHECK(out["rejected"][0]["reason"] == "constraint");  // not "deadline", and not planned on 4 nodes
+  CHECK(out["results"].empty());
+
+  // Filters that match nothing together: the reason is in the JSON, not only in the CLI's text.
+  json none = r;
+  none["constraints"] = {{"providers", {"lambda"}}, {"instances", {"aws:p5.48xlarge"}}};
+  out = planner::recommend_json(none, catalog, 3);
+  CHECK(out["results"].empty());
+  CHECK(out["rejected"].empty());
+  REQUIRE(out["why_no_results"].is_string());
+  const std::string why = out["why_no_results"];
+  CHECK_THAT(why, Catch::Matchers::Contains("constraints.providers [lambda] (1 instance type alone)"));
+  CHECK_THAT(why, Catch::Matchers::Contains("constraints.instances [aws:p5.48xlarge] (1 instance type alone)"));
+  CHECK(planner::recommend_json(r, catalog, 3)["why_no_results"].is_null());
+}

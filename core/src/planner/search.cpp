@@ -25,18 +25,6 @@ std::vector<int> divisors(int n, int limit) {
   return out;
 }
 
-// constraints.gpu_models and constraints.providers: empty allows all; otherwise the catalog's own
-// rules (gpu_id_matches, provider_matches), the ones `instances --gpu/--provider` use.
-bool gpu_matches(const std::string& gpu_id, const std::vector<std::string>& wanted) {
-  if (wanted.empty()) return true;
-  return std::any_of(wanted.begin(), wanted.end(), [&](const std::string& w) { return gpu_id_matches(gpu_id, w); });
-}
-
-bool provider_allowed(const std::string& provider, const std::vector<std::string>& wanted) {
-  if (wanted.empty()) return true;
-  return std::any_of(wanted.begin(), wanted.end(), [&](const std::string& w) { return provider_matches(provider, w); });
-}
-
 struct Option {  // one machine the search may use: the catalog's records, not copies of them
   HardwareRef hardware;
   PreparedHardware prepared;
@@ -627,6 +615,50 @@ Rejection single_rejection(HardwareRef hw, Reason reason, std::string detail) {
   return Rejection{hw.instance.id, hw.gpu.id, {reason_count(reason, 1, std::move(detail))}};
 }
 
+// Why no machine of the catalog was left to search: the filters together match nothing. Says how
+// many instance types each matches alone, so the one to loosen shows.
+std::string no_match_words(const Constraints& c, const Catalog& catalog) {
+  const auto alone = [&](Constraints one) {
+    long long n = 0;
+    one.max_nodes = one.min_nodes = one.max_gpus = std::nullopt;
+    for (const Instance& in : catalog.instances()) n += unmet_constraints(one, in, 0).empty() ? 1 : 0;
+    return std::to_string(n) + (n == 1 ? " instance type" : " instance types");
+  };
+  std::string out;
+  const auto add = [&](const char* field, const std::vector<std::string>& names, Constraints one) {
+    if (names.empty()) return;
+    std::string list;
+    for (const auto& name : names) list += (list.empty() ? "" : ", ") + name;
+    out += std::string(out.empty() ? "" : ", ") + field + " [" + list + "] (" + alone(std::move(one)) + " alone)";
+  };
+  Constraints only;
+  only.providers = c.providers;
+  add("constraints.providers", c.providers, only);
+  only = {};
+  only.gpu_models = c.gpu_models;
+  add("constraints.gpu_models", c.gpu_models, only);
+  only = {};
+  only.instances = c.instances;
+  add("constraints.instances", c.instances, only);
+  return "no instance type of the catalog meets " + out + " together: nothing was searched";
+}
+
+// Why every machine searched was turned down, by its main reason ("memory 12, deadline 3").
+std::string rejected_words(const std::vector<Rejection>& rejected) {
+  std::vector<std::pair<std::string, int>> counts;
+  for (const Rejection& r : rejected) {
+    if (r.reasons.empty()) continue;
+    const std::string name(to_string(r.reasons.front().reason));
+    auto at = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == name; });
+    if (at == counts.end()) counts.emplace_back(name, 1);
+    else ++at->second;
+  }
+  std::string out;
+  for (const auto& [name, n] : counts) out += (out.empty() ? "" : ", ") + name + " " + std::to_string(n);
+  return "no plan qualifies on any of the " + std::to_string(rejected.size()) +
+         " instance types considered (by main reason: " + out + "); each one's reasons are in rejected";
+}
+
 }  // namespace
 
 namespace {
@@ -667,28 +699,37 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
   // The machines: the workload's own, or the catalog's filtered by the constraints (seen in place,
   // never copied).
   std::vector<HardwareRef> machines;
+  // Rejections keyed by the machine's position, so the summary comes in catalog order.
+  std::vector<std::pair<int, Rejection>> rejected;
+  std::vector<bool> turned_down;  // per machine: rejected before the search (the workload's own)
   if (w.hardware) {
     machines.emplace_back(*w.hardware);
+    // The workload's own machine against its constraints: one it does not meet is rejected with
+    // the reason, never searched as if the constraints were not there.
+    const std::vector<std::string> unmet = unmet_constraints(w.constraints, w.hardware->instance, w.nodes.value_or(0));
+    if (!unmet.empty()) {
+      std::string detail;
+      for (const std::string& why : unmet) detail += (detail.empty() ? "" : "; ") + why;
+      rejected.emplace_back(0, single_rejection(machines.front(), Reason::constraint, detail));
+    }
+    turned_down.push_back(!unmet.empty());
   } else {
-    const Constraints& c = w.constraints;
     machines.reserve(catalog.instances().size());
     for (const Instance& in : catalog.instances()) {
-      if (!provider_allowed(in.provider, c.providers)) continue;
-      if (!c.instances.empty() && std::find(c.instances.begin(), c.instances.end(), in.id) == c.instances.end())
-        continue;
-      if (!gpu_matches(in.gpu_model, c.gpu_models)) continue;
+      if (!unmet_constraints(w.constraints, in, 0).empty()) continue;
       const Gpu* gpu = catalog.find_gpu(in.gpu_model);
       if (!gpu) continue;
       machines.emplace_back(in, *gpu, false);
+      turned_down.push_back(false);
     }
+    if (machines.empty()) result.why_no_results = no_match_words(w.constraints, catalog);
   }
-  // Rejections keyed by the machine's position, so the summary comes in catalog order.
-  std::vector<std::pair<int, Rejection>> rejected;
   std::vector<int> option_machine;
   std::vector<Option> opts;
   opts.reserve(machines.size());
   for (int m = 0; m < int(machines.size()); ++m) {
     const HardwareRef& hw = machines[m];
+    if (turned_down[m]) continue;
     if (!supports_precision(hw.gpu, w.job.precision)) {
       const std::string why = missing_peak_reason(hw.gpu, w.job.precision);
       result.skipped.push_back(hw.instance.id + ": " + why);
@@ -778,6 +819,7 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
   std::stable_sort(rejected.begin(), rejected.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [m, r] : rejected) result.rejected.push_back(std::move(r));
 
+  if (chosen.empty() && result.why_no_results.empty()) result.why_no_results = rejected_words(result.rejected);
   int rank = 0;
   for (const Candidate& c : chosen) {
     const Option& o = opts[c.option];

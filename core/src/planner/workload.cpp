@@ -424,6 +424,10 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     k.max_gpus = opt_int(c, "max_gpus", "constraints.max_gpus", 1, limits::kGpus);
     k.max_nodes = opt_int(c, "max_nodes", "constraints.max_nodes", 1, limits::kNodes);
     k.min_nodes = opt_int(c, "min_nodes", "constraints.min_nodes", 1, limits::kNodes);
+    if (k.min_nodes && k.max_nodes && *k.min_nodes > *k.max_nodes)
+      throw_invalid("constraints.min_nodes", "constraints.min_nodes (" + std::to_string(*k.min_nodes) +
+                                                 ") exceeds constraints.max_nodes (" + std::to_string(*k.max_nodes) +
+                                                 "): no node count meets both");
     k.budget_usd = opt_number(c, "budget_usd", "constraints.budget_usd", limits::kUsd);
     k.deadline_hours = opt_number(c, "deadline_hours", "constraints.deadline_hours", limits::kHours);
     k.spot = opt_bool(c, "spot", "constraints.spot").value_or(false);
@@ -442,6 +446,42 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
       if (!catalog.find_instance(id)) throw_unknown_reference("constraints.instances", "unknown instance '" + id + "'");
   }
   return w;
+}
+
+namespace {
+
+std::string listed(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
+  return "[" + out + "]";
+}
+
+}  // namespace
+
+std::vector<std::string> unmet_constraints(const Constraints& c, const Instance& in, int nodes) {
+  std::vector<std::string> out;
+  const auto any = [](const std::vector<std::string>& wanted, auto&& matches) {
+    return wanted.empty() || std::any_of(wanted.begin(), wanted.end(), matches);
+  };
+  if (!any(c.providers, [&](const std::string& p) { return provider_matches(in.provider, p); }))
+    out.push_back("constraints.providers " + listed(c.providers) + " excludes provider " + in.provider + " of " +
+                  in.id);
+  if (!any(c.gpu_models, [&](const std::string& g) { return gpu_id_matches(in.gpu_model, g); }))
+    out.push_back("constraints.gpu_models " + listed(c.gpu_models) + " excludes " + in.gpu_model + " of " + in.id);
+  if (!any(c.instances, [&](const std::string& id) { return id == in.id; }))
+    out.push_back("constraints.instances " + listed(c.instances) + " does not list " + in.id);
+  if (nodes > 0) {
+    if (c.max_nodes && nodes > *c.max_nodes)
+      out.push_back("hardware.nodes " + std::to_string(nodes) + " is above constraints.max_nodes " +
+                    std::to_string(*c.max_nodes));
+    if (c.min_nodes && nodes < *c.min_nodes)
+      out.push_back("hardware.nodes " + std::to_string(nodes) + " is below constraints.min_nodes " +
+                    std::to_string(*c.min_nodes));
+    if (c.max_gpus && (long long)nodes * in.gpu_count > *c.max_gpus)
+      out.push_back(std::to_string((long long)nodes * in.gpu_count) + " GPUs (" + std::to_string(nodes) + " x " +
+                    std::to_string(in.gpu_count) + ") are above constraints.max_gpus " + std::to_string(*c.max_gpus));
+  }
+  return out;
 }
 
 Layout complete_layout(const Workload& w, int gpus) {

@@ -179,6 +179,13 @@ struct Workload {
 
 Workload parse_workload(const nlohmann::json& doc, const Catalog& catalog);
 
+// The constraints a machine does not meet, one line each in words naming the field: providers,
+// gpu_models and instances (the catalog search's filters, through provider_matches and
+// gpu_id_matches) and, for nodes > 0, max_nodes, min_nodes and max_gpus. Empty: it meets them all.
+// The catalog search leaves such machines out; a workload's own hardware is not left out silently:
+// plan() lists these in why_not (reason "constraint"), recommend rejects it with reason "constraint".
+std::vector<std::string> unmet_constraints(const Constraints& c, const Instance& instance, int nodes);
+
 // The layout plan() evaluates: the given fields, defaults for the rest (cp 1, dp = GPUs / (tp pp cp),
 // micro_batch 1, zero 1, recompute none, sequence_parallel when tp > 1, virtual_stages 1).
 // Throws invalid_input naming "layout.<field>" when the layout cannot run the workload.
