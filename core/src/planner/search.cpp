@@ -640,6 +640,7 @@ std::string no_match_words(const Constraints& c, const Catalog& catalog) {
   only = {};
   only.instances = c.instances;
   add("constraints.instances", c.instances, only);
+  if (out.empty()) return "the catalog has no instance types: nothing was searched";
   return "no instance type of the catalog meets " + out + " together: nothing was searched";
 }
 
