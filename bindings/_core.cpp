@@ -17,6 +17,7 @@
 #include "linkwise/catalog.hpp"
 #include "linkwise/catalog_db.hpp"
 #include "linkwise/error.hpp"
+#include "linkwise/json_input.hpp"
 #include "linkwise/planner.hpp"
 #include "linkwise/probe_report.hpp"
 #include "linkwise/probes.hpp"
@@ -212,6 +213,17 @@ std::optional<MeasuredLinks> measured_from(py::handle report, const Catalog& cat
   return probe::measured_links(parsed, catalog);
 }
 
+// JSON text parsed by the core's one parser (parse_json_text): invalid JSON, nesting too deep and a
+// key written twice are errors naming the field, as for the CLI's files and REST's bodies.
+py::object parse_json(const std::string& text, const std::string& field) {
+  json document;
+  {
+    py::gil_scoped_release release;
+    document = parse_json_text(text, field);
+  }
+  return to_python(document);
+}
+
 void check_workload(py::handle workload, const Catalog& catalog) {
   const json document = from_python(workload, "");
   py::gil_scoped_release release;
@@ -289,6 +301,8 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "linkwise's compiled core; use the linkwise package, not this module.";
   linkwise::register_error_translator();
   linkwise::bind_catalog(m);
+  m.def("parse_json", &linkwise::parse_json, py::arg("text"), py::arg("field"),
+        "Parses JSON text as the CLI and REST do; raises naming the field (a key written twice included).");
   m.def("check_workload", &linkwise::check_workload, py::arg("workload"), py::arg("catalog"),
         "Checks a workload document as plan/recommend read it; raises naming the field.");
   m.def("models", &linkwise::models, "The planner's model presets, as contract dicts (linkwise models --json).");

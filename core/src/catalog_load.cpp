@@ -38,6 +38,7 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -386,7 +387,9 @@ Gpu parse_gpu(const json& object, const Where& where) {
 }
 
 // nvlink_domain_gpus against the fabric, gpu_count and the GPU's largest NVLink domain.
-void check_nvlink_domain(const Record& record, const Instance& instance, const Gpu& gpu, const std::string& fabric) {
+using Fail = std::function<void(std::string_view field, const std::string& what)>;
+
+void check_nvlink_domain(const Fail& fail, const Instance& instance, const Gpu& gpu, const std::string& fabric) {
   if (!instance.nvlink_domain_gpus) return;
   const int domain = *instance.nvlink_domain_gpus;
   const std::string shown = std::to_string(domain);
@@ -395,38 +398,38 @@ void check_nvlink_domain(const Record& record, const Instance& instance, const G
     case Fabric::none:
     case Fabric::pcie:
       if (domain != 1) {
-        record.fail("nvlink_domain_gpus", "is " + shown + ", but intra_node_fabric " + in_quotes(fabric) +
-                                              " has no NVLink: a GPU reaches only itself (use 1, or null)");
+        fail("nvlink_domain_gpus", "is " + shown + ", but intra_node_fabric " + in_quotes(fabric) +
+                                       " has no NVLink: a GPU reaches only itself (use 1, or null)");
       }
       return;
     case Fabric::nvswitch:
       if (domain < instance.gpu_count) {
-        record.fail("nvlink_domain_gpus", "is " + shown +
-                                              ", but behind an NVSwitch every GPU of the instance "
-                                              "reaches the others: at least gpu_count (" +
-                                              count + ")");
+        fail("nvlink_domain_gpus", "is " + shown +
+                                       ", but behind an NVSwitch every GPU of the instance "
+                                       "reaches the others: at least gpu_count (" +
+                                       count + ")");
       }
       break;
     case Fabric::nvlink:
     case Fabric::infinity_fabric:
       if (domain < 2) {
-        record.fail("nvlink_domain_gpus", "is " + shown + ", but intra_node_fabric " + in_quotes(fabric) +
-                                              " links each GPU to at least one other (a bridged pair: 2)");
+        fail("nvlink_domain_gpus", "is " + shown + ", but intra_node_fabric " + in_quotes(fabric) +
+                                       " links each GPU to at least one other (a bridged pair: 2)");
       }
       break;
   }
   if (gpu.nvlink_domain_max_gpus && domain > *gpu.nvlink_domain_max_gpus) {
-    record.fail("nvlink_domain_gpus", "is " + shown + ", above the " + std::to_string(*gpu.nvlink_domain_max_gpus) +
-                                          " GPUs of GPU " + in_quotes(gpu.id) +
-                                          "'s largest NVLink domain "
-                                          "(nvlink_domain_max_gpus in gpus.json)");
+    fail("nvlink_domain_gpus", "is " + shown + ", above the " + std::to_string(*gpu.nvlink_domain_max_gpus) +
+                                   " GPUs of GPU " + in_quotes(gpu.id) +
+                                   "'s largest NVLink domain "
+                                   "(nvlink_domain_max_gpus in gpus.json)");
   }
   // A domain beyond the instance (an NVL72 rack) is a vendor claim that must be on record first.
   if (domain > instance.gpu_count && !gpu.nvlink_domain_max_gpus) {
-    record.fail("nvlink_domain_gpus", "is " + shown + ", more than the instance's " + count + " GPUs, but GPU " +
-                                          in_quotes(gpu.id) +
-                                          " has no nvlink_domain_max_gpus in gpus.json to allow a domain beyond "
-                                          "the instance");
+    fail("nvlink_domain_gpus", "is " + shown + ", more than the instance's " + count + " GPUs, but GPU " +
+                                   in_quotes(gpu.id) +
+                                   " has no nvlink_domain_max_gpus in gpus.json to allow a domain beyond "
+                                   "the instance");
   }
 }
 
@@ -517,42 +520,8 @@ Instance parse_instance(const json& object, const Where& where, const std::strin
          << " GB (per GPU, nominal): wrong GPU variant or memory figure";
     record.fail("gpu_memory_gb", what.str());
   }
-  const bool single = instance.gpu_count == 1;
-  if (single != (instance.intra_node_fabric == Fabric::none)) {
-    record.fail("intra_node_fabric",
-                single ? "an instance with one GPU has intra_node_fabric \"none\", got " + in_quotes(fabric)
-                       : "\"none\" means a single GPU, but gpu_count is " + std::to_string(instance.gpu_count));
-  }
-  const bool nvlink_fabric =
-      instance.intra_node_fabric == Fabric::nvswitch || instance.intra_node_fabric == Fabric::nvlink;
-  const bool gpu_link_fabric = nvlink_fabric || instance.intra_node_fabric == Fabric::infinity_fabric;
-  if (nvlink_fabric && !instance.nvlink_gbytes_per_s) {
-    record.fail("nvlink_gbytes_per_s",
-                "intra_node_fabric " + in_quotes(fabric) + " needs the per-GPU NVLink bandwidth in GB/s");
-  }
-  if (!gpu_link_fabric && instance.nvlink_gbytes_per_s) {
-    record.fail("nvlink_gbytes_per_s",
-                "must be null when intra_node_fabric is " + in_quotes(fabric) + " (no GPU-to-GPU link)");
-  }
-  if (instance.nvlink_gbytes_per_s) {
-    if (!gpu.nvlink_gbytes_per_s) {
-      record.fail("nvlink_gbytes_per_s", "GPU " + in_quotes(gpu.id) + " has no NVLink in gpus.json");
-    }
-    if (*instance.nvlink_gbytes_per_s > *gpu.nvlink_gbytes_per_s) {
-      std::ostringstream what;
-      what << *instance.nvlink_gbytes_per_s << " GB/s exceeds the " << *gpu.nvlink_gbytes_per_s
-           << " GB/s per GPU (both directions) of " << in_quotes(gpu.id);
-      record.fail("nvlink_gbytes_per_s", what.str());
-    }
-  }
-  const bool rdma_capable_network = instance.network_type == NetworkType::efa ||
-                                    instance.network_type == NetworkType::infiniband ||
-                                    instance.network_type == NetworkType::roce;
-  if (instance.gpudirect_rdma == true && !rdma_capable_network) {
-    record.fail("gpudirect_rdma",
-                "true, but network_type " + in_quotes(to_string(instance.network_type)) + " is not an RDMA network");
-  }
-  check_nvlink_domain(record, instance, gpu, fabric);
+  check_instance_links(instance, gpu,
+                       [&](std::string_view field, const std::string& what) { record.fail(field, what); });
   check_network(record, instance);
   if ((instance.price_usd_per_hour || instance.spot_price_usd_per_hour) && !instance.price_as_of) {
     record.fail("price_as_of", "a price needs the date it was read (YYYY-MM-DD)");
@@ -564,6 +533,51 @@ Instance parse_instance(const json& object, const Where& where, const std::strin
 }
 
 }  // namespace
+
+void check_instance_links(const Instance& instance, const Gpu& gpu, const Fail& report) {
+  // Each finding ends the check: a handler that returns is a bug, not a pass.
+  const Fail fail = [&](std::string_view field, const std::string& what) {
+    report(field, what);
+    throw Error(ErrorKind::internal, "check_instance_links: the handler of a finding returned", std::string(field));
+  };
+  const std::string fabric(to_string(instance.intra_node_fabric));
+  const bool single = instance.gpu_count == 1;
+  if (single != (instance.intra_node_fabric == Fabric::none)) {
+    fail("intra_node_fabric",
+         single ? "an instance with one GPU has intra_node_fabric \"none\", got " + in_quotes(fabric)
+                : "\"none\" means a single GPU, but gpu_count is " + std::to_string(instance.gpu_count));
+  }
+  const bool nvlink_fabric =
+      instance.intra_node_fabric == Fabric::nvswitch || instance.intra_node_fabric == Fabric::nvlink;
+  const bool gpu_link_fabric = nvlink_fabric || instance.intra_node_fabric == Fabric::infinity_fabric;
+  if (nvlink_fabric && !instance.nvlink_gbytes_per_s) {
+    fail("nvlink_gbytes_per_s",
+         "intra_node_fabric " + in_quotes(fabric) + " needs the per-GPU NVLink bandwidth in GB/s");
+  }
+  if (!gpu_link_fabric && instance.nvlink_gbytes_per_s) {
+    fail("nvlink_gbytes_per_s",
+         "must be null when intra_node_fabric is " + in_quotes(fabric) + " (no GPU-to-GPU link)");
+  }
+  if (instance.nvlink_gbytes_per_s) {
+    if (!gpu.nvlink_gbytes_per_s) {
+      fail("nvlink_gbytes_per_s", "GPU " + in_quotes(gpu.id) + " has no NVLink in gpus.json");
+    }
+    if (*instance.nvlink_gbytes_per_s > *gpu.nvlink_gbytes_per_s) {
+      std::ostringstream what;
+      what << *instance.nvlink_gbytes_per_s << " GB/s exceeds the " << *gpu.nvlink_gbytes_per_s
+           << " GB/s per GPU (both directions) of " << in_quotes(gpu.id);
+      fail("nvlink_gbytes_per_s", what.str());
+    }
+  }
+  const bool rdma_capable_network = instance.network_type == NetworkType::efa ||
+                                    instance.network_type == NetworkType::infiniband ||
+                                    instance.network_type == NetworkType::roce;
+  if (instance.gpudirect_rdma == true && !rdma_capable_network) {
+    fail("gpudirect_rdma",
+         "true, but network_type " + in_quotes(to_string(instance.network_type)) + " is not an RDMA network");
+  }
+  check_nvlink_domain(fail, instance, gpu, fabric);
+}
 
 Catalog Catalog::load_data_dir(const fs::path& data_dir) {
   const fs::path gpu_path = data_dir / "gpus.json";

@@ -186,6 +186,13 @@ bool gpu_id_matches(std::string_view gpu_id, std::string_view wanted) { return g
 
 bool provider_matches(std::string_view provider, std::string_view wanted) { return lower(provider) == lower(wanted); }
 
+bool region_matches(const Instance& instance, std::string_view wanted) {
+  const std::string want = lower(wanted);
+  return std::any_of(instance.regions.begin(), instance.regions.end(),
+                     [&](const std::string& region) { return lower(region) == want; }) ||
+         (instance.price_region && lower(*instance.price_region) == want);
+}
+
 namespace {
 
 void require_non_negative(const std::optional<double>& bound, const char* field) {
@@ -257,10 +264,8 @@ bool evaluate(const Instance& instance, const InstanceFilter& filter, On&& on) {
     if (!check("price_usd_per_hour", verdict)) return false;
   }
   if (filter.region) {
-    const bool listed =
-        std::find(instance.regions.begin(), instance.regions.end(), *filter.region) != instance.regions.end();
     const bool none_known = instance.regions.empty() && !instance.price_region;
-    const Verdict verdict = none_known ? Verdict::unknown : known(listed || instance.price_region == *filter.region);
+    const Verdict verdict = none_known ? Verdict::unknown : known(region_matches(instance, *filter.region));
     if (!check("regions", verdict)) return false;
   }
   return true;
@@ -297,6 +302,7 @@ bool instance_matches(const Instance& instance, const InstanceFilter& filter) {
 void Catalog::check_filter_names(const InstanceFilter& filter) const {
   if (filter.gpu) check_gpu_name(*filter.gpu, "gpu");
   if (filter.provider) check_provider_name(*filter.provider, "provider");
+  if (filter.region) check_region_name(*filter.region, "region");
 }
 
 void Catalog::check_gpu_name(std::string_view wanted, const std::string& field) const {
@@ -322,6 +328,23 @@ void Catalog::check_provider_name(std::string_view wanted, const std::string& fi
   const std::string suggestion = did_you_mean(closest_names(wanted, names));
   throw_invalid(field, field + ": unknown provider \"" + std::string(wanted) + "\"" +
                            (suggestion.empty() ? "" : "; " + suggestion) + " (known: " + joined(names) + ")");
+}
+
+void Catalog::check_region_name(std::string_view wanted, const std::string& field) const {
+  const bool known = std::any_of(instances_.begin(), instances_.end(),
+                                 [&](const Instance& instance) { return region_matches(instance, wanted); });
+  if (known) return;
+  std::vector<std::string> names;  // every region the catalog names, once, in catalog order
+  for (const Instance& instance : instances_) {
+    for (const std::string& region : instance.regions)
+      if (std::find(names.begin(), names.end(), region) == names.end()) names.push_back(region);
+    if (instance.price_region && std::find(names.begin(), names.end(), *instance.price_region) == names.end())
+      names.push_back(*instance.price_region);
+  }
+  const std::string suggestion = did_you_mean(closest_names(wanted, names));
+  throw_invalid(field, field + ": no instance of the catalog lists the region \"" + std::string(wanted) + "\"" +
+                           (suggestion.empty() ? "" : "; " + suggestion) +
+                           " (regions are the providers' own names, e.g. us-east-1, us-central1, eastus)");
 }
 
 InstanceMatches Catalog::match(const InstanceFilter& filter, const InstanceSort& sort) const {

@@ -1,6 +1,7 @@
 #include "linkwise/json_input.hpp"
 
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <system_error>
 #include <utility>
@@ -36,12 +37,66 @@ namespace {
   throw_invalid(field, field + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
 }
 
+// Watches the parser's events for a key written twice in one object: nlohmann keeps the last, and
+// the first would be ignored without a word. Tracks the path for the error's field.
+class DuplicateKeys {
+ public:
+  explicit DuplicateKeys(std::string document) : document_(std::move(document)) {}
+
+  bool operator()(int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using event_t = nlohmann::json::parse_event_t;
+    switch (event) {
+      case event_t::object_start:
+      case event_t::array_start: frames_.push_back({child_path(), event == event_t::object_start, {}, {}, 0}); break;
+      case event_t::object_end:
+      case event_t::array_end:
+        if (!frames_.empty()) frames_.pop_back();
+        break;
+      case event_t::key: {
+        Frame& object = frames_.back();
+        object.key = parsed.get<std::string>();
+        if (!object.keys.insert(object.key).second) {
+          const std::string path = object.path.empty() ? object.key : object.path + "." + object.key;
+          throw_invalid(path, document_ + ": the key '" + object.key + "' appears twice in " +
+                                  (object.path.empty() ? std::string("the document") : "'" + object.path + "'") +
+                                  " (a JSON parser would keep only one of them): write it once");
+        }
+        break;
+      }
+      case event_t::value:
+        if (!frames_.empty() && !frames_.back().object) ++frames_.back().items;
+        break;
+    }
+    return true;  // keep every value
+  }
+
+ private:
+  struct Frame {
+    std::string path;
+    bool object = false;
+    std::set<std::string> keys;  // objects: the keys seen
+    std::string key;             // objects: the key whose value comes next
+    std::size_t items = 0;       // arrays: the elements seen
+  };
+
+  // The path of the object or array starting now, inside the current frame.
+  std::string child_path() {
+    if (frames_.empty()) return {};
+    Frame& parent = frames_.back();
+    if (!parent.object) return parent.path + "[" + std::to_string(parent.items++) + "]";
+    return parent.path.empty() ? parent.key : parent.path + "." + parent.key;
+  }
+
+  std::string document_;
+  std::vector<Frame> frames_;
+};
+
 }  // namespace
 
 nlohmann::json parse_json_text(std::string_view text, const std::string& field) {
   if (json_text_depth(text) > kMaxJsonDepth) too_deep(field);
   try {
-    return nlohmann::json::parse(text);
+    return nlohmann::json::parse(text, DuplicateKeys(field));
   } catch (const nlohmann::json::parse_error& e) {
     throw_invalid(field, field + ": not valid JSON (at byte " + std::to_string(e.byte) + ")");
   } catch (const nlohmann::json::out_of_range& e) {

@@ -145,7 +145,6 @@ void print_rejected(const std::vector<planner::Rejection>& rejected, std::ostrea
       out << "    " << planner::to_string(c.reason) << ": " << c.detail
           << (c.count > 1 ? " (" + std::to_string(c.count) + " layouts)" : std::string()) << "\n";
   }
-  if (rejected.empty()) out << "  (no instance type matched the constraints' providers, gpu_models and instances)\n";
 }
 
 // Errors name their field in the message too ("layout.tp: ..."), so a person sees what to fix.
@@ -248,8 +247,12 @@ void register_planner_commands(CLI::App& app) {
       if (per != planner::Grouping::none) std::cout << "; best plan per " << planner::to_string(per);
       std::cout << "\n";
       if (r.plans.empty()) {
-        std::cout << "no plan qualifies; why, per instance type:\n";
-        print_rejected(r.rejected, std::cout, r.rejected.size());
+        // The same words as --json's why_no_results, then each instance type's reasons.
+        std::cout << r.why_no_results << "\n";
+        if (!r.rejected.empty()) {
+          std::cout << "why, per instance type:\n";
+          print_rejected(r.rejected, std::cout, r.rejected.size());
+        }
       } else if (!r.rejected.empty()) {
         std::cout << r.rejected.size() << " instance type(s) had no qualifying plan: " << reason_summary(r.rejected)
                   << " (--json: \"rejected\")\n";

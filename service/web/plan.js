@@ -272,7 +272,7 @@
         .map(([v, label]) => h('div', {}, h('b', {}, v), h('span', {}, label))));
     if (!plans.length) {
       results.replaceChildren(h('section', {class: 'panel'}, h('h2', {}, 'No plan fits'), summary,
-        h('p', {}, 'Nothing fits these constraints. Loosen them (more nodes, a larger budget or deadline, other GPUs).'),
+        h('p', {}, answer.why_no_results || 'Nothing fits these constraints. Loosen them (more nodes, a larger budget or deadline, other GPUs).'),
         skippedList(answer)));
       return;
     }

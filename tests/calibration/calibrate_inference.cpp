@@ -80,10 +80,13 @@ std::vector<Run> load_runs(const std::string& path, const Catalog& catalog) {
                       {"precision", r.at("precision")},
                       {"kv_cache_precision", r.at("kv_cache_precision")},
                       {"engine", r.at("engine")}};
-    const json custom = {{"gpu_model", gpu},
-                         {"gpu_count", gpus},
-                         {"intra_node_fabric", "nvswitch"},
-                         {"nvlink_gbytes_per_s", nvlink_for(gpu)}};
+    // A one-GPU run is a machine without a GPU link (the catalog's rule: fabric "none", no NVLink
+    // figure); nothing of a plan on one GPU reads the link.
+    const json custom = gpus == 1 ? json{{"gpu_model", gpu}, {"gpu_count", 1}, {"intra_node_fabric", "none"}}
+                                  : json{{"gpu_model", gpu},
+                                         {"gpu_count", gpus},
+                                         {"intra_node_fabric", "nvswitch"},
+                                         {"nvlink_gbytes_per_s", nvlink_for(gpu)}};
     // Expert parallelism as the row states it; "attention_dp": the engine's attention data
     // parallelism (TensorRT-LLM enable_attention_dp, SGLang --enable-dp-attention): each of the TP
     // GPUs runs attention and its own KV cache on its own requests, so the row plans as tp 1 with

@@ -378,3 +378,17 @@ TEST_CASE("the per-GPU price is derived and sortable", "[catalog][query]") {
     CHECK_NOTHROW(InstanceSort::parse(field));
   }
 }
+
+TEST_CASE("regions match case-insensitively, an unknown region is an error with a suggestion",
+          "[catalog][query][names]") {
+  InstanceFilter filter;
+  filter.region = "WESTUS2";
+  CHECK(ids(filter) == Ids{"azure:Standard_NC24ads_A100_v4", "azure:Standard_NC4as_T4_v3",
+                           "azure:Standard_NC64as_T4_v3", "azure:Standard_ND96asr_v4"});
+  filter.region = "wetsus2";  // two letters swapped
+  const Error e = query_error(filter);
+  CHECK(e.kind() == ErrorKind::invalid_input);
+  CHECK(e.field() == "region");
+  CHECK_THAT(e.what(), Catch::Matchers::Contains("\"wetsus2\""));
+  CHECK_THAT(e.what(), Catch::Matchers::Contains("did you mean \"westus2\"?"));
+}

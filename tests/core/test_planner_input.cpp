@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "linkwise/error.hpp"
+#include "linkwise/json_input.hpp"
 #include "linkwise/planner.hpp"
 #include "planner_test_util.hpp"
 
@@ -173,6 +174,7 @@ TEST_CASE("a field of another kind of job, or one that would change nothing, is 
   d["layout"]["pp"] = 79;
   d["layout"]["dp"] = 1;
   d["layout"]["tp"] = 1;
+  d["layout"].erase("sequence_parallel");  // nothing to split at tp 1
   CHECK(failing_field(d) == "layout.pp");
   // A sliding window needs windowed layers: full_every 1 would leave none.
   d = good();
@@ -268,4 +270,192 @@ TEST_CASE("an unknown tensor-core peak is reported as unknown and not as missing
   };
   CHECK_THAT(plan_error("aws:g5.xlarge"), Catch::Matchers::Contains("peak of A10G unknown in the catalog"));
   CHECK_THAT(plan_error("azure:t4-node"), Catch::Matchers::Contains("no bf16 tensor cores"));
+}
+
+namespace {
+
+const Catalog& repo_catalog() {
+  static const Catalog catalog = Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
+  return catalog;
+}
+
+// The field the repository catalog's parse + plan raise for `doc`; "<no error>" when it plans.
+std::string repo_failing_field(const json& doc) {
+  try {
+    planner::plan_json(doc, repo_catalog());
+  } catch (const Error& e) {
+    return e.field();
+  }
+  return "<no error>";
+}
+
+}  // namespace
+
+TEST_CASE("tp must split the KV heads: Megatron-Core divides them, vLLM divides or replicates them") {
+  // mixtral-8x22b: 48 query heads, 8 KV heads, on the 72-GPU NVLink domain of the UltraServer.
+  json d = json::parse(R"({"model": {"preset": "mixtral-8x22b"},
+      "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 72},
+      "hardware": {"instance": "aws:u-p6e-gb200x72", "nodes": 1}, "layout": {"tp": 3, "pp": 3}})");
+  CHECK(repo_failing_field(d) == "layout.tp");  // 48 % 3 == 0, but 8 % 3 != 0
+  d["layout"] = {{"tp", 8}, {"pp", 3}};
+  CHECK(repo_failing_field(d) == "<no error>");
+  d["layout"] = {{"tp", 24}, {"pp", 1}};  // Megatron-Core: divide(num_query_groups, tp) asserts
+  CHECK(repo_failing_field(d) == "layout.tp");
+  // Serving: vLLM replicates each KV head when tp is a multiple of the KV heads.
+  d["job"] = {{"kind", "inference"}, {"prompt_len", 1024}, {"output_len", 256}, {"concurrent", 3}};
+  d["layout"] = {{"tp", 24}, {"pp", 1}};
+  CHECK(repo_failing_field(d) == "<no error>");
+  d["layout"] = {{"tp", 6}, {"pp", 1}};  // 8 % 6 and 6 % 8 both non-zero
+  CHECK(repo_failing_field(d) == "layout.tp");
+
+  planner::ModelShape mla;
+  mla.heads = 16;
+  mla.kv_heads = 1;
+  mla.attention = planner::AttentionKind::mla;
+  CHECK(planner::tp_attention_problem(mla, planner::JobKind::pretrain, 8).empty());  // one latent, replicated
+  mla.attention = planner::AttentionKind::gqa;
+  CHECK_FALSE(planner::tp_attention_problem(mla, planner::JobKind::pretrain, 8).empty());
+  CHECK(planner::tp_attention_problem(mla, planner::JobKind::inference, 8).empty());
+}
+
+TEST_CASE("recommend offers only tp sizes that split the KV heads") {
+  for (const char* kind : {"pretrain", "inference"}) {
+    json d = json::parse(R"({"model": {"preset": "mixtral-8x22b"},
+        "constraints": {"instances": ["aws:u-p6e-gb200x72"], "objective": "time"}})");
+    d["job"] = std::string(kind) == "pretrain"
+                   ? json{{"kind", "pretrain"}, {"seq_len", 4096}, {"global_batch", 144}}
+                   : json{{"kind", "inference"}, {"prompt_len", 1024}, {"output_len", 256}, {"concurrent", 144}};
+    planner::SearchOptions exhaustive;
+    exhaustive.exhaustive = true;
+    const auto r = planner::search(planner::parse_workload(d, repo_catalog()), repo_catalog(), 50, nullptr, exhaustive);
+    REQUIRE_FALSE(r.plans.empty());
+    for (const auto& p : r.plans) {
+      INFO(kind << " tp " << p.layout.tp);
+      CHECK((8 % p.layout.tp == 0 || (std::string(kind) == "inference" && p.layout.tp % 8 == 0)));
+    }
+  }
+}
+
+TEST_CASE("a serving plan refuses training fields, a dense model refuses dualpipe, SP needs tp > 1") {
+  json serve = good();
+  serve["job"] = json::parse(R"({"kind": "inference", "prompt_len": 1024, "output_len": 256, "concurrent": 8})");
+  serve["hardware"] = {{"instance", "aws:p5.48xlarge"}, {"nodes", 1}};
+  serve["layout"] = {{"tp", 8}, {"pp", 1}};
+  CHECK(failing_field(serve) == "<no error>");
+  // The plan's layout no longer claims Megatron sequence parallelism for a serving engine.
+  CHECK(planner::plan_json(serve, small_catalog())["layout"]["sequence_parallel"] == false);
+  json d = serve;
+  d["job"]["framework"] = "megatron-core";
+  CHECK(failing_field(d) == "job.framework");
+  d = serve;
+  d["job"]["optimizer"] = "adamw";
+  CHECK(failing_field(d) == "job.optimizer");
+  for (const char* key : {"zero", "micro_batch", "sequence_parallel", "virtual_stages"}) {
+    d = serve;
+    d["layout"][key] = std::string(key) == "sequence_parallel" ? json(false) : json(key == std::string("zero") ? 0 : 1);
+    CHECK(failing_field(d) == std::string("layout.") + key);
+  }
+  d = good();
+  d["layout"]["dualpipe"] = true;  // llama3.1-70b has no experts: DualPipe would only double its weights
+  CHECK(failing_field(d) == "layout.dualpipe");
+  d = good();
+  d["layout"]["tp"] = 1;
+  d["layout"]["dp"] = 32;  // sequence_parallel true stays: Megatron-LM drops it at tp 1
+  CHECK(failing_field(d) == "layout.sequence_parallel");
+  d["layout"]["sequence_parallel"] = false;
+  CHECK(failing_field(d) == "<no error>");
+}
+
+TEST_CASE("a key written twice in one object is an error naming its path") {
+  auto field_of = [](std::string_view text) {
+    try {
+      (void)parse_json_text(text, "workload");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::invalid_input);
+      CHECK_THAT(e.what(), Catch::Matchers::Contains("twice"));
+      return e.field();
+    }
+    return std::string("<no error>");
+  };
+  CHECK(field_of(R"({"model": {"preset": "llama3.1-8b"}, "model": {"preset": "llama3.1-70b"}})") == "model");
+  CHECK(field_of(R"({"job": {"kind": "pretrain", "kind": "inference"}})") == "job.kind");
+  CHECK(field_of(R"({"a": [{"x": 1}, 2, {"x": 1, "x": 2}]})") == "a[2].x");
+  CHECK(field_of(R"({"a": [[1], {"b": {"x": 1}, "c": {"x": 1, "y": [{"z": 1, "z": 1}]}}]})") == "a[1].c.y[0].z");
+  // The same key in sibling objects, or at two depths, is fine.
+  CHECK(field_of(R"({"a": {"x": 1}, "b": {"x": 1}, "x": {"x": 1}})") == "<no error>");
+}
+
+TEST_CASE("hardware.custom that the catalog loader would refuse is refused, naming the field") {
+  const json example =
+      read_json_file(std::string(LINKWISE_TEST_DATA_DIR) + "/examples/custom-dgx-a100-gpt3-175b.json", "example");
+  CHECK(repo_failing_field(example) == "<no error>");
+  auto with = [&](const json& changes) {
+    json d = example;
+    for (const auto& [key, value] : changes.items()) {
+      if (value.is_null()) d["hardware"]["custom"].erase(key);
+      else d["hardware"]["custom"][key] = value;
+    }
+    return repo_failing_field(d);
+  };
+  // PCIe with an NVLink figure: the figure would be dropped and the plan would still say NVLink.
+  CHECK(with({{"intra_node_fabric", "pcie"}}) == "hardware.custom.nvlink_gbytes_per_s");
+  CHECK(with({{"intra_node_fabric", "pcie"}, {"nvlink_gbytes_per_s", nullptr}}) == "<no error>");
+  CHECK(with({{"intra_node_fabric", "none"}, {"nvlink_gbytes_per_s", nullptr}}) == "hardware.custom.intra_node_fabric");
+  // A100's largest NVLink domain is 16 GPUs (nvlink_domain_max_gpus in data/gpus.json).
+  CHECK(with({{"nvlink_domain_gpus", 72}}) == "hardware.custom.nvlink_domain_gpus");
+  CHECK(with({{"network_type", "ethernet"}, {"gpudirect_rdma", true}}) == "hardware.custom.gpudirect_rdma");
+  CHECK(with({{"network_type", "gpudirect-tcpx"}, {"gpudirect_rdma", true}}) == "hardware.custom.gpudirect_rdma");
+  CHECK(with({{"gpudirect_rdma", true}}) == "<no error>");                               // InfiniBand
+  CHECK(with({{"nvlink_gbytes_per_s", 900}}) == "hardware.custom.nvlink_gbytes_per_s");  // above A100's 600
+}
+
+TEST_CASE("constraints hold for the workload's own hardware, an empty answer says why") {
+  const Catalog catalog = small_catalog();
+  // plan: a fixed machine that misses constraints does not answer a silent "fits".
+  json d = good();
+  d["constraints"] = {{"providers", {"gcp"}}, {"gpu_models", {"A100"}}, {"max_nodes", 2}};
+  const json p = planner::plan_json(d, catalog);
+  REQUIRE(p["why_not"].size() == 3);
+  CHECK(p["why_not_reasons"] == json({"constraint", "constraint", "constraint"}));
+  CHECK_THAT(p["why_not"][0].get<std::string>(), Catch::Matchers::Contains("constraints.providers"));
+  CHECK_THAT(p["why_not"][1].get<std::string>(), Catch::Matchers::Contains("constraints.gpu_models"));
+  CHECK_THAT(p["why_not"][2].get<std::string>(), Catch::Matchers::Contains("constraints.max_nodes"));
+  d["constraints"] = {{"providers", {"aws"}}, {"max_nodes", 16}};
+  CHECK(planner::plan_json(d, catalog)["why_not"].empty());
+
+  d = good();
+  d["constraints"] = {{"min_nodes", 8}, {"max_nodes", 4}};
+  CHECK(failing_field(d) == "constraints.min_nodes");
+
+  json r = json::parse(R"({"model": {"preset": "llama3.1-8b"},
+      "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 64, "tokens": 1e9}})");
+  // recommend on the workload's own machine, which the constraints exclude: rejected, not searched.
+  json own = r;
+  own["hardware"] = {{"instance", "aws:p5.48xlarge"}};
+  own["constraints"] = {{"instances", {"lambda:gpu_1x_a100"}}};
+  json out = planner::recommend_json(own, catalog, 3);
+  CHECK(out["results"].empty());
+  REQUIRE(out["rejected"].size() == 1);
+  CHECK(out["rejected"][0]["reason"] == "constraint");
+  CHECK_THAT(out["rejected"][0]["reasons"][0]["detail"].get<std::string>(),
+             Catch::Matchers::Contains("constraints.instances"));
+  CHECK(out["why_no_results"].is_string());
+  own["hardware"] = {{"instance", "aws:p5.48xlarge"}, {"nodes", 4}};
+  own["constraints"] = {{"max_nodes", 2}};
+  out = planner::recommend_json(own, catalog, 3);
+  REQUIRE(out["rejected"].size() == 1);
+  CHECK(out["rejected"][0]["reason"] == "constraint");  // not "deadline", and not planned on 4 nodes
+  CHECK(out["results"].empty());
+
+  // Filters that match nothing together: the reason is in the JSON, not only in the CLI's text.
+  json none = r;
+  none["constraints"] = {{"providers", {"lambda"}}, {"instances", {"aws:p5.48xlarge"}}};
+  out = planner::recommend_json(none, catalog, 3);
+  CHECK(out["results"].empty());
+  CHECK(out["rejected"].empty());
+  REQUIRE(out["why_no_results"].is_string());
+  const std::string why = out["why_no_results"];
+  CHECK_THAT(why, Catch::Matchers::Contains("constraints.providers [lambda] (1 instance type alone)"));
+  CHECK_THAT(why, Catch::Matchers::Contains("constraints.instances [aws:p5.48xlarge] (1 instance type alone)"));
+  CHECK(planner::recommend_json(r, catalog, 3)["why_no_results"].is_null());
 }

@@ -287,7 +287,7 @@ TEST_CASE("MoE serving: the training fit's grouped-GEMM shape efficiency at the 
   CHECK(estimate(dense, no_shape).ttft == estimate(dense, shipped).ttft);
 }
 
-TEST_CASE("MoE serving: per routed row and, with experts over ranks, per layer and step; dense untouched") {
+TEST_CASE("MoE serving: per routed row and, with experts over ranks, per layer and step, dense untouched") {
   // moe_serving_routed_row_s is paid on the busiest rank's routed rows of every step (top_k rows per
   // token), moe_serving_ep_layer_sync_s once per MoE layer per step only where ep > 1
   // (time_model.cpp inference branch; docs/calibration.md "MoE serving fit set").

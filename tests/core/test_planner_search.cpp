@@ -155,7 +155,7 @@ TEST_CASE("constraints.gpu_models and providers match as the instance filters do
   }
 }
 
-TEST_CASE("a search budget bounds the layouts evaluated and can stop a search; unbounded by default") {
+TEST_CASE("a search budget bounds the layouts evaluated and can stop a search, unbounded by default") {
   const Catalog catalog = small_catalog();
   const json doc = json::parse(R"({"model": {"preset": "llama2-13b"},
      "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 64, "tokens": 1e10},

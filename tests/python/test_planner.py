@@ -245,3 +245,12 @@ def test_serving_fields_are_plan_attributes():
         "job": {"kind": "lora", "seq_len": 2048, "global_batch": 16, "tokens": 1e8, "lora_base": "4bit"},
         "hardware": {"instance": "aws:p5.48xlarge", "nodes": 1}, "layout": {"tp": 1, "pp": 1}}))
     assert 0 < qlora.time_s.dequant < qlora.time_s.compute
+
+
+def test_workload_file_with_a_key_written_twice_is_refused_naming_it(tmp_path):
+    twice = tmp_path / "twice.json"
+    twice.write_text('{"model": {"preset": "llama3.1-8b"}, "model": {"preset": "llama3.1-70b"},'
+                     ' "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 64}}')
+    with pytest.raises(ValueError) as caught:
+        linkwise.Workload.from_json(twice)
+    assert caught.value.field == "model" and "twice" in str(caught.value)

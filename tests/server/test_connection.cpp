@@ -74,7 +74,7 @@ TEST_CASE("the planner gate refuses beyond its queue bound", "[server][gate]") {
   CHECK_THROWS_AS(ComputeGate::Pass(gate), GateFull);
 }
 
-TEST_CASE("a complete head gives its target and framing; a body over the limit is refused at once",
+TEST_CASE("a complete head gives its target and framing, a body over the limit is refused at once",
           "[server][connection]") {
   const HeadCheck check =
       inspect_head("PUT /v1/plans?top=3 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", kLimits);
@@ -161,7 +161,7 @@ TEST_CASE("100-continue is answered once and the Expect line leaves the buffered
   CHECK(after.content_length == 2);
 }
 
-TEST_CASE("a client that closed is seen as gone; one still connected is not", "[server][connection]") {
+TEST_CASE("a client that closed is seen as gone, one still connected is not", "[server][connection]") {
   Pair p;
   CHECK_FALSE(p.server->peer_closed());
   ::shutdown(p.client, SHUT_WR);

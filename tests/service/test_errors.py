@@ -246,3 +246,11 @@ def test_access_log_never_holds_a_key(server):
     log = server.log_text()
     assert "POST /v1/probe-reports?instance=aws%3Ap5.48xlarge 201" in log
     assert server.key not in log and "Bearer" not in log
+
+
+def test_regions_match_case_insensitively_and_an_unknown_one_is_a_400(server):
+    lower = requests.get(server.url + "/v1/instances", params={"region": "us-east-1"}, timeout=10).json()
+    upper = requests.get(server.url + "/v1/instances", params={"region": "US-EAST-1"}, timeout=10).json()
+    assert lower["total"] > 0 and upper == lower
+    r = requests.get(server.url + "/v1/instances", params={"region": "us-east-9"}, timeout=10)
+    assert_problem(r, 400, field="region", detail_has="did you mean")

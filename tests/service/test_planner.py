@@ -232,3 +232,28 @@ def test_serving_engine_and_max_mode_over_rest_are_the_cli(server, tmp_path):
         bad = dict(workload, job=dict(workload["job"], **job))
         r = post(server, "/v1/plans", bad)
         assert r.status_code == 400 and r.json()["field"] == field, r.text
+
+
+def test_filters_that_match_nothing_say_so_in_every_front_end(server, tmp_path):
+    workload = json.loads(RECOMMEND_FILE.read_text())
+    workload["constraints"] = {"providers": ["gcp"], "instances": ["aws:p5.48xlarge"]}
+    r = post(server, "/v1/recommendations", workload)
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["results"] == [] and body["rejected"] == [] and body["skipped"] == []
+    assert "constraints.providers [gcp]" in body["why_no_results"]
+    assert "constraints.instances [aws:p5.48xlarge]" in body["why_no_results"]
+    path = tmp_path / "nothing.json"
+    path.write_text(json.dumps(workload))
+    assert json.loads(run_cli("recommend", str(path), "--json", "--db", str(server.db)).stdout) == body
+    assert body["why_no_results"] in run_cli("recommend", str(path), "--db", str(server.db)).stdout
+    workload.pop("constraints")
+    assert post(server, "/v1/recommendations", workload, top=1).json()["why_no_results"] is None
+
+
+def test_a_key_written_twice_is_a_400_naming_it(server):
+    text = PLAN_FILE.read_text().replace('"model":', '"model": {"preset": "llama3.1-8b"}, "model":', 1)
+    r = requests.post(server.url + "/v1/plans", data=text, timeout=60, headers={"Content-Type": "application/json"})
+    assert r.status_code == 400, r.text
+    assert r.json()["field"] == "model"
+    assert "twice" in r.json()["detail"]

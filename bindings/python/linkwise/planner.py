@@ -58,12 +58,10 @@ class Workload:
         if isinstance(source, Mapping):
             document: Any = source
         else:
+            # The core's parser, as the CLI's: a key written twice (which json.load would keep
+            # silently, last one winning) is an error naming it, like invalid JSON.
             with open(os.fspath(source), encoding="utf-8") as handle:
-                try:
-                    document = json.load(handle)
-                except json.JSONDecodeError as error:
-                    from ._errors import InvalidInputError
-                    raise InvalidInputError(f"{os.fspath(source)}: not valid JSON: {error}") from None
+                document = _core.parse_json(handle.read(), "workload")
         if not isinstance(document, Mapping):
             from ._errors import InvalidInputError
             raise InvalidInputError("workload: expected a JSON object", field="workload")

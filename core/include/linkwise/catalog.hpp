@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -183,6 +184,20 @@ nlohmann::ordered_json gpus_json(const std::vector<Gpu>& gpus);
 bool gpu_id_matches(std::string_view gpu_id, std::string_view wanted);
 // The one provider matching rule (filters and constraints.providers): equal, case-insensitive.
 bool provider_matches(std::string_view provider, std::string_view wanted);
+// The one region matching rule (the region filter): the name equals one of the instance's regions
+// or its price_region, case-insensitive ("US-EAST-1" is "us-east-1").
+bool region_matches(const Instance& instance, std::string_view wanted);
+
+// The consistency rules between an instance's GPU-link fields and its GPU, one home for the catalog
+// loader (data/) and the planner's hardware.custom: intra_node_fabric "none" exactly when gpu_count
+// is 1; an NVLink figure given on nvswitch/nvlink (required), on infinity-fabric (AMD's figure) and
+// nowhere else, never above the GPU's own; gpudirect_rdma true only on an RDMA network (efa,
+// infiniband, roce); nvlink_domain_gpus 1 on pcie/none, at least 2 on nvlink/infinity-fabric, at
+// least gpu_count on nvswitch, never above the GPU's nvlink_domain_max_gpus, and beyond the
+// instance only where that maximum is known. Calls fail(field, what) at the first finding, with the
+// instance's field name ("nvlink_domain_gpus") and what is wrong; fail must throw.
+void check_instance_links(const Instance& instance, const Gpu& gpu,
+                          const std::function<void(std::string_view field, const std::string& what)>& fail);
 
 class Catalog {
  public:
@@ -220,7 +235,7 @@ class Catalog {
   InstanceMatches match(const InstanceFilter& filter, const InstanceSort& sort = {}) const;
   // match(...).instances.
   std::vector<const Instance*> query(const InstanceFilter& filter, const InstanceSort& sort = {}) const;
-  // Throws invalid_input naming "gpu" or "provider" when the filter's name names nothing, with the
+  // Throws invalid_input naming "gpu", "provider" or "region" when the filter's name names nothing, with the
   // closest names ("did you mean \"A100-SXM4-40GB\"?"). A GPU name is known when gpu_id_matches some
   // GPU of this catalog (whether or not an instance has it); a provider when known_providers() has it.
   void check_filter_names(const InstanceFilter& filter) const;
@@ -228,6 +243,8 @@ class Catalog {
   // "provider"; the planner "constraints.gpu_models" and "constraints.providers").
   void check_gpu_name(std::string_view wanted, const std::string& field) const;
   void check_provider_name(std::string_view wanted, const std::string& field) const;
+  // A region is known when region_matches some instance of this catalog.
+  void check_region_name(std::string_view wanted, const std::string& field) const;
 
  private:
   std::vector<Gpu> gpus_;

@@ -31,7 +31,9 @@ inline constexpr std::size_t kMaxTextFileBytes = 64 * 1024 * 1024;
 std::string read_text_file(const std::filesystem::path& path, const std::string& field, std::size_t max_bytes);
 
 // Parses `text`: nesting deeper than kMaxJsonDepth, invalid JSON (with the byte offset) and numbers
-// beyond the double range (1e309) are invalid_input naming `field`.
+// beyond the double range (1e309) are invalid_input naming `field`; a key written twice in one
+// object ("model" twice: JSON parsers silently keep one) is invalid_input naming the key's path
+// ("job.kind", "instances[3].name").
 nlohmann::json parse_json_text(std::string_view text, const std::string& field);
 
 // Reads (read_text_file, at most kMaxDocumentBytes) and parses a file: a missing, unreadable or

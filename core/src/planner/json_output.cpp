@@ -144,6 +144,8 @@ nlohmann::json recommend_json(const nlohmann::json& workload, const Catalog& cat
           {"hardware_considered", r.hardware_considered},
           {"skipped", r.skipped},
           {"rejected", std::move(rejected)},
+          // null with results; otherwise why there are none (an empty answer carries its reason)
+          {"why_no_results", r.why_no_results.empty() ? nlohmann::json() : nlohmann::json(r.why_no_results)},
           {"per", std::string(to_string(per))},
           {"objective", std::string(to_string(w.constraints.objective))},
           {"model", to_json(w.model)}};

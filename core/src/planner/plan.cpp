@@ -265,7 +265,14 @@ Plan plan(const Workload& w, const MeasuredLinks* measured) {
                   "instance " + hw.instance.id + " has no stated network bandwidth between nodes; use one node");
   const PreparedModel model = prepare_model(w.model, w.job);
   const Estimate e = estimate(model, prepared, nodes, layout, k);
-  return describe(w, hw, nodes, layout, e, prepared, links, k);
+  Plan p = describe(w, hw, nodes, layout, e, prepared, links, k);
+  // The workload's constraints hold for a fixed machine too: one it does not meet is why the plan
+  // does not qualify, as recommend would reject it (never a silent "fits").
+  for (const std::string& why : unmet_constraints(w.constraints, hw.instance, nodes)) {
+    p.why_not.push_back(why);
+    p.why_not_reasons.push_back(Reason::constraint);
+  }
+  return p;
 }
 
 }  // namespace linkwise::planner

@@ -25,18 +25,6 @@ std::vector<int> divisors(int n, int limit) {
   return out;
 }
 
-// constraints.gpu_models and constraints.providers: empty allows all; otherwise the catalog's own
-// rules (gpu_id_matches, provider_matches), the ones `instances --gpu/--provider` use.
-bool gpu_matches(const std::string& gpu_id, const std::vector<std::string>& wanted) {
-  if (wanted.empty()) return true;
-  return std::any_of(wanted.begin(), wanted.end(), [&](const std::string& w) { return gpu_id_matches(gpu_id, w); });
-}
-
-bool provider_allowed(const std::string& provider, const std::vector<std::string>& wanted) {
-  if (wanted.empty()) return true;
-  return std::any_of(wanted.begin(), wanted.end(), [&](const std::string& w) { return provider_matches(provider, w); });
-}
-
 struct Option {  // one machine the search may use: the catalog's records, not copies of them
   HardwareRef hardware;
   PreparedHardware prepared;
@@ -337,7 +325,7 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
     const int tp_limit = w.constraints.tp_across_nodes ? gpus : std::min(gpus, std::max(gpn, hw.nvlink_domain_gpus));
     for (int tp : choices.tps) {
       if (!choices.tp_fixed && tp > tp_limit) break;  // ascending
-      if (gpus % tp != 0 || shape.heads % tp != 0) continue;
+      if (gpus % tp != 0 || !tp_attention_problem(shape, w.job.kind, tp).empty()) continue;
       // Beyond the node, a TP group must tile the rack-scale domain to stay on NVLink.
       if (!choices.tp_fixed && !w.constraints.tp_across_nodes && !inside_nvlink_domain(hw, tp, gpus)) continue;
       for (int cp : choices.cps) {
@@ -351,7 +339,7 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
           if (spec.dp && *spec.dp != dp) continue;
           if (batch % dp != 0) continue;
           const int sequences = batch / dp;
-          const bool sps[] = {spec.sequence_parallel.value_or(tp > 1)};
+          const bool sps[] = {tp > 1 && spec.sequence_parallel.value_or(true)};  // Megatron drops SP at tp 1
           const std::vector<int>& vs = choices.virtual_stages[pp_index];
           const int max_v = *std::max_element(vs.begin(), vs.end());
           double subtree_lb = 0;
@@ -483,7 +471,7 @@ void search_inference(const Context& cx, const std::vector<Option>& options, Top
           w.constraints.tp_across_nodes ? gpus : std::min(gpus, std::max(hw.gpus_per_node, hw.nvlink_domain_gpus));
       for (int tp : tps) {
         if (!spec.tp && tp > tp_limit) break;  // ascending
-        if (gpus % tp != 0) continue;
+        if (gpus % tp != 0 || !tp_attention_problem(shape, w.job.kind, tp).empty()) continue;
         if (!spec.tp && !w.constraints.tp_across_nodes && !inside_nvlink_domain(hw, tp, gpus)) continue;
         for (int pp : pps) {
           if (gpus % ((long long)tp * pp) != 0) continue;
@@ -654,6 +642,51 @@ Rejection single_rejection(HardwareRef hw, Reason reason, std::string detail) {
   return Rejection{hw.instance.id, hw.gpu.id, {reason_count(reason, 1, std::move(detail))}};
 }
 
+// Why no machine of the catalog was left to search: the filters together match nothing. Says how
+// many instance types each matches alone, so the one to loosen shows.
+std::string no_match_words(const Constraints& c, const Catalog& catalog) {
+  const auto alone = [&](Constraints one) {
+    long long n = 0;
+    one.max_nodes = one.min_nodes = one.max_gpus = std::nullopt;
+    for (const Instance& in : catalog.instances()) n += unmet_constraints(one, in, 0).empty() ? 1 : 0;
+    return std::to_string(n) + (n == 1 ? " instance type" : " instance types");
+  };
+  std::string out;
+  const auto add = [&](const char* field, const std::vector<std::string>& names, Constraints one) {
+    if (names.empty()) return;
+    std::string list;
+    for (const auto& name : names) list += (list.empty() ? "" : ", ") + name;
+    out += std::string(out.empty() ? "" : ", ") + field + " [" + list + "] (" + alone(std::move(one)) + " alone)";
+  };
+  Constraints only;
+  only.providers = c.providers;
+  add("constraints.providers", c.providers, only);
+  only = {};
+  only.gpu_models = c.gpu_models;
+  add("constraints.gpu_models", c.gpu_models, only);
+  only = {};
+  only.instances = c.instances;
+  add("constraints.instances", c.instances, only);
+  if (out.empty()) return "the catalog has no instance types: nothing was searched";
+  return "no instance type of the catalog meets " + out + " together: nothing was searched";
+}
+
+// Why every machine searched was turned down, by its main reason ("memory 12, deadline 3").
+std::string rejected_words(const std::vector<Rejection>& rejected) {
+  std::vector<std::pair<std::string, int>> counts;
+  for (const Rejection& r : rejected) {
+    if (r.reasons.empty()) continue;
+    const std::string name(to_string(r.reasons.front().reason));
+    auto at = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == name; });
+    if (at == counts.end()) counts.emplace_back(name, 1);
+    else ++at->second;
+  }
+  std::string out;
+  for (const auto& [name, n] : counts) out += (out.empty() ? "" : ", ") + name + " " + std::to_string(n);
+  return "no plan qualifies on any of the " + std::to_string(rejected.size()) +
+         " instance types considered (by main reason: " + out + "); each one's reasons are in rejected";
+}
+
 }  // namespace
 
 namespace {
@@ -694,20 +727,30 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
   // The machines: the workload's own, or the catalog's filtered by the constraints (seen in place,
   // never copied).
   std::vector<HardwareRef> machines;
+  // Rejections keyed by the machine's position, so the summary comes in catalog order.
+  std::vector<std::pair<int, Rejection>> rejected;
+  std::vector<bool> turned_down;  // per machine: rejected before the search (the workload's own)
   if (w.hardware) {
     machines.emplace_back(*w.hardware);
+    // The workload's own machine against its constraints: one it does not meet is rejected with
+    // the reason, never searched as if the constraints were not there.
+    const std::vector<std::string> unmet = unmet_constraints(w.constraints, w.hardware->instance, w.nodes.value_or(0));
+    if (!unmet.empty()) {
+      std::string detail;
+      for (const std::string& why : unmet) detail += (detail.empty() ? "" : "; ") + why;
+      rejected.emplace_back(0, single_rejection(machines.front(), Reason::constraint, detail));
+    }
+    turned_down.push_back(!unmet.empty());
   } else {
-    const Constraints& c = w.constraints;
     machines.reserve(catalog.instances().size());
     for (const Instance& in : catalog.instances()) {
-      if (!provider_allowed(in.provider, c.providers)) continue;
-      if (!c.instances.empty() && std::find(c.instances.begin(), c.instances.end(), in.id) == c.instances.end())
-        continue;
-      if (!gpu_matches(in.gpu_model, c.gpu_models)) continue;
+      if (!unmet_constraints(w.constraints, in, 0).empty()) continue;
       const Gpu* gpu = catalog.find_gpu(in.gpu_model);
       if (!gpu) continue;
       machines.emplace_back(in, *gpu, false);
+      turned_down.push_back(false);
     }
+    if (machines.empty()) result.why_no_results = no_match_words(w.constraints, catalog);
   }
   // A probe report measured one machine: over the catalog it stands in for the claims of the
   // machines it describes only, the others keep their claims and their plans say so; a report that
@@ -720,13 +763,12 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
       std::none_of(machines.begin(), machines.end(), [&](const HardwareRef& hw) { return measured_for(hw); }))
     throw_invalid("report", measured_mismatch(machines.front(), *measured) +
                                 " (nor any other machine of the search: no plan could use the report)");
-  // Rejections keyed by the machine's position, so the summary comes in catalog order.
-  std::vector<std::pair<int, Rejection>> rejected;
   std::vector<int> option_machine;
   std::vector<Option> opts;
   opts.reserve(machines.size());
   for (int m = 0; m < int(machines.size()); ++m) {
     const HardwareRef& hw = machines[m];
+    if (turned_down[m]) continue;
     if (!supports_precision(hw.gpu, w.job.precision)) {
       const std::string why = missing_peak_reason(hw.gpu, w.job.precision);
       result.skipped.push_back(hw.instance.id + ": " + why);
@@ -816,6 +858,7 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
   std::stable_sort(rejected.begin(), rejected.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [m, r] : rejected) result.rejected.push_back(std::move(r));
 
+  if (chosen.empty() && result.why_no_results.empty()) result.why_no_results = rejected_words(result.rejected);
   int rank = 0;
   for (const Candidate& c : chosen) {
     const Option& o = opts[c.option];

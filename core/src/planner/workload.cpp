@@ -185,9 +185,12 @@ Job parse_job(const json& j) {
   for (const char* key : {"prompt_len", "output_len", "concurrent", "latency_target_ms", "engine"})
     if (!inference && j.contains(key))
       throw_invalid(std::string("job.") + key, std::string("job.") + key + " is for inference jobs");
-  for (const char* key : {"seq_len", "global_batch", "torch_compile"})
+  // The training stack's fields: a serving plan runs on job.engine, and nothing of these applies.
+  for (const char* key : {"seq_len", "global_batch", "torch_compile", "framework", "optimizer", "offload"})
     if (inference && j.contains(key))
-      throw_invalid(std::string("job.") + key, std::string("job.") + key + " is for training jobs");
+      throw_invalid(std::string("job.") + key,
+                    std::string("job.") + key + " is for training jobs" +
+                        (std::string_view(key) == "framework" ? " (a serving plan takes job.engine)" : ""));
   for (const char* key : {"lora_rank", "lora_base"})
     if (job.kind != JobKind::lora && j.contains(key))
       throw_invalid(std::string("job.") + key, std::string("job.") + key + " is for lora jobs");
@@ -213,23 +216,10 @@ std::string number_words(double v) {
   return buf;
 }
 
-// Physical bounds on a custom machine: no NVLink faster than the GPU's own, no more memory than its
-// spec, no network faster than the fastest NICs of the type could carry (one or two rails per GPU
-// plus front-end ports). A figure above these is a typo, and planning on it would mislead.
+// Physical bounds on a custom machine: no more memory than its spec, no network faster than the fastest NICs of the
+// type could carry (one or two rails per GPU plus front-end ports). A figure above these is a typo, and planning on it
+// would mislead. (NVLink against the GPU's own figure is the catalog's rule, check_instance_links.)
 void check_custom_bounds(const Instance& in, const Gpu& gpu) {
-  if (in.nvlink_gbytes_per_s) {
-    const double own = gpu.nvlink_gbytes_per_s.value_or(0);
-    if (own <= 0 && in.intra_node_fabric != Fabric::pcie && in.intra_node_fabric != Fabric::none &&
-        in.intra_node_fabric != Fabric::infinity_fabric && *in.nvlink_gbytes_per_s > 0)
-      throw_invalid("hardware.custom.nvlink_gbytes_per_s",
-                    "hardware.custom.nvlink_gbytes_per_s: " + gpu.id +
-                        " has no NVLink in the catalog; drop the field or use intra_node_fabric pcie");
-    if (own > 0 && *in.nvlink_gbytes_per_s > own * 1.001)
-      throw_invalid("hardware.custom.nvlink_gbytes_per_s",
-                    "hardware.custom.nvlink_gbytes_per_s (" + number_words(*in.nvlink_gbytes_per_s) +
-                        " GB/s) exceeds " + gpu.id + "'s own NVLink bandwidth (" + number_words(own) +
-                        " GB/s per GPU, both directions)");
-  }
   if (gpu.memory_gb > 0 && in.gpu_memory_gb > gpu.memory_gb * limits::kMemorySpecSlack)
     throw_invalid("hardware.custom.gpu_memory_gb", "hardware.custom.gpu_memory_gb (" + number_words(in.gpu_memory_gb) +
                                                        " GB) exceeds " + gpu.id + "'s HBM (" +
@@ -278,6 +268,16 @@ Hardware custom_hardware(const json& c, const Catalog& catalog) {
       in.nvlink_gbytes_per_s && (in.intra_node_fabric == Fabric::nvswitch || in.intra_node_fabric == Fabric::nvlink);
   in.nvlink_domain_gpus =
       opt_int(c, "nvlink_domain_gpus", "hardware.custom.nvlink_domain_gpus", 1, limits::kNvlinkDomainGpus);
+  const auto net = opt_string(c, "network_type", "hardware.custom.network_type");
+  in.network_type = net ? parse_network_type(*net, "hardware.custom.network_type") : NetworkType::ethernet;
+  in.gpudirect_rdma = opt_bool(c, "gpudirect_rdma", "hardware.custom.gpudirect_rdma");
+  // The catalog loader's rules for the same fields (one home): a machine the catalog would refuse
+  // (an NVLink figure on PCIe, "none" with 8 GPUs, a 72-GPU domain on A100, RDMA on plain
+  // ethernet) is refused here too, before the defaults below fill anything in.
+  check_instance_links(in, *gpu, [](std::string_view field, const std::string& what) {
+    const std::string at = "hardware.custom." + std::string(field);
+    throw_invalid(at, at + ": " + what);
+  });
   if (in.nvlink_domain_gpus) {
     // A domain beyond the node (NVL72: 72 GPUs over 18 trays of 4) needs NVLink in the node to start from.
     if (*in.nvlink_domain_gpus > 1 && !nvlink)
@@ -295,11 +295,8 @@ Hardware custom_hardware(const json& c, const Catalog& catalog) {
   } else {
     in.nvlink_domain_gpus = nvlink ? in.gpu_count : 1;
   }
-  const auto net = opt_string(c, "network_type", "hardware.custom.network_type");
-  in.network_type = net ? parse_network_type(*net, "hardware.custom.network_type") : NetworkType::ethernet;
   in.network_gbits_per_s =
       opt_number(c, "network_gbits_per_s", "hardware.custom.network_gbits_per_s", limits::kNetworkGbitsPerS);
-  in.gpudirect_rdma = opt_bool(c, "gpudirect_rdma", "hardware.custom.gpudirect_rdma");
   in.price_usd_per_hour =
       opt_number(c, "price_usd_per_hour", "hardware.custom.price_usd_per_hour", limits::kUsdPerHour, true);
   check_custom_bounds(in, *gpu);
@@ -366,9 +363,12 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     s.overlap_a2a = opt_bool(l, "overlap_a2a", "layout.overlap_a2a");
     s.dualpipe = opt_bool(l, "dualpipe", "layout.dualpipe");
     if (!w.model.moe.enabled()) {
+      // DualPipe (DeepSeek-V3) overlaps the experts' all-to-all: without experts it would only
+      // double the weights it keeps (two model copies).
       const char* at = s.ep.value_or(1) != 1           ? "ep"
                        : s.etp.value_or(1) != 1        ? "etp"
                        : s.overlap_a2a.value_or(false) ? "overlap_a2a"
+                       : s.dualpipe.value_or(false)    ? "dualpipe"
                                                        : nullptr;
       if (at)
         throw_invalid(std::string("layout.") + at,
@@ -395,9 +395,23 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
       throw_invalid("layout.recompute",
                     "layout.recompute is a training setting: inference keeps no activations to recompute");
     s.sequence_parallel = opt_bool(l, "sequence_parallel", "layout.sequence_parallel");
-    if (s.tp && w.model.heads % *s.tp != 0)
-      throw_invalid("layout.tp", "layout.tp (" + std::to_string(*s.tp) + ") must divide the model's attention heads (" +
-                                     std::to_string(w.model.heads) + ")");
+    // Training settings a serving plan would echo but never use: serving engines run one batch of
+    // sequences per step with whole weights on each TP rank (no ZeRO, micro-batches, Megatron SP
+    // or interleaved stages).
+    if (w.job.kind == JobKind::inference)
+      for (const char* key : {"zero", "micro_batch", "sequence_parallel", "virtual_stages"})
+        if (l.contains(key) && !l[key].is_null())
+          throw_invalid(std::string("layout.") + key,
+                        std::string("layout.") + key + " is a training setting: an inference plan does not use it");
+    // Megatron-LM drops --sequence-parallel at tp 1 (megatron/training/arguments.py: "Disabling
+    // sequence parallelism because tensor model parallelism is disabled"): it would be ignored.
+    if (s.sequence_parallel.value_or(false) && s.tp && *s.tp == 1)
+      throw_invalid(
+          "layout.sequence_parallel",
+          "layout.sequence_parallel splits activations over the tensor-parallel group: it needs layout.tp > 1");
+    if (s.tp)
+      if (const std::string why = tp_attention_problem(w.model, w.job.kind, *s.tp); !why.empty())
+        throw_invalid("layout.tp", why);
   }
 
   if (doc.contains("constraints") && !doc["constraints"].is_null()) {
@@ -412,6 +426,10 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     k.max_gpus = opt_int(c, "max_gpus", "constraints.max_gpus", 1, limits::kGpus);
     k.max_nodes = opt_int(c, "max_nodes", "constraints.max_nodes", 1, limits::kNodes);
     k.min_nodes = opt_int(c, "min_nodes", "constraints.min_nodes", 1, limits::kNodes);
+    if (k.min_nodes && k.max_nodes && *k.min_nodes > *k.max_nodes)
+      throw_invalid("constraints.min_nodes", "constraints.min_nodes (" + std::to_string(*k.min_nodes) +
+                                                 ") exceeds constraints.max_nodes (" + std::to_string(*k.max_nodes) +
+                                                 "): no node count meets both");
     k.budget_usd = opt_number(c, "budget_usd", "constraints.budget_usd", limits::kUsd);
     k.deadline_hours = opt_number(c, "deadline_hours", "constraints.deadline_hours", limits::kHours);
     k.spot = opt_bool(c, "spot", "constraints.spot").value_or(false);
@@ -430,6 +448,42 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     for (auto& id : k.instances) id = catalog.instance(id, ErrorKind::unknown_reference, "constraints.instances").id;
   }
   return w;
+}
+
+namespace {
+
+std::string listed(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
+  return "[" + out + "]";
+}
+
+}  // namespace
+
+std::vector<std::string> unmet_constraints(const Constraints& c, const Instance& in, int nodes) {
+  std::vector<std::string> out;
+  const auto any = [](const std::vector<std::string>& wanted, auto&& matches) {
+    return wanted.empty() || std::any_of(wanted.begin(), wanted.end(), matches);
+  };
+  if (!any(c.providers, [&](const std::string& p) { return provider_matches(in.provider, p); }))
+    out.push_back("constraints.providers " + listed(c.providers) + " excludes provider " + in.provider + " of " +
+                  in.id);
+  if (!any(c.gpu_models, [&](const std::string& g) { return gpu_id_matches(in.gpu_model, g); }))
+    out.push_back("constraints.gpu_models " + listed(c.gpu_models) + " excludes " + in.gpu_model + " of " + in.id);
+  if (!any(c.instances, [&](const std::string& id) { return id == in.id; }))
+    out.push_back("constraints.instances " + listed(c.instances) + " does not list " + in.id);
+  if (nodes > 0) {
+    if (c.max_nodes && nodes > *c.max_nodes)
+      out.push_back("hardware.nodes " + std::to_string(nodes) + " is above constraints.max_nodes " +
+                    std::to_string(*c.max_nodes));
+    if (c.min_nodes && nodes < *c.min_nodes)
+      out.push_back("hardware.nodes " + std::to_string(nodes) + " is below constraints.min_nodes " +
+                    std::to_string(*c.min_nodes));
+    if (c.max_gpus && (long long)nodes * in.gpu_count > *c.max_gpus)
+      out.push_back(std::to_string((long long)nodes * in.gpu_count) + " GPUs (" + std::to_string(nodes) + " x " +
+                    std::to_string(in.gpu_count) + ") are above constraints.max_gpus " + std::to_string(*c.max_gpus));
+  }
+  return out;
 }
 
 Layout complete_layout(const Workload& w, int gpus) {
@@ -454,13 +508,28 @@ Layout complete_layout(const Workload& w, int gpus) {
   l.zero = s.zero.value_or(w.job.kind == JobKind::inference ? 0 : 1);
   l.recompute = s.recompute.value_or(Recompute::none);
   l.recompute_layer_fraction = s.recompute_layer_fraction.value_or(1.0);
-  l.sequence_parallel = s.sequence_parallel.value_or(l.tp > 1);
+  // Serving engines do not split activations over TP (the search plans them without it too).
+  l.sequence_parallel = w.job.kind != JobKind::inference && s.sequence_parallel.value_or(l.tp > 1);
   l.virtual_stages = s.virtual_stages.value_or(1);
   l.ep = s.ep.value_or(1);
   l.etp = s.etp.value_or(1);
   l.dualpipe = s.dualpipe.value_or(false);
   l.overlap_a2a = s.overlap_a2a.value_or(l.dualpipe);
   return l;
+}
+
+std::string tp_attention_problem(const ModelShape& m, JobKind kind, long long tp) {
+  const std::string size = "layout.tp (" + std::to_string(tp) + ")";
+  if (tp < 1 || m.heads % tp != 0)
+    return size + " must divide the model's attention heads (" + std::to_string(m.heads) + ")";
+  if (m.attention == AttentionKind::mla || m.kv_heads <= 0 || m.kv_heads % tp == 0) return {};
+  const std::string kv = std::to_string(m.kv_heads);
+  if (kind != JobKind::inference)
+    return size + " must divide the model's KV heads (" + kv +
+           "): Megatron-Core splits the KV heads (query groups) evenly over the TP ranks";
+  if (tp % m.kv_heads == 0) return {};  // vLLM/SGLang replicate each KV head on tp / kv_heads ranks
+  return size + " must divide the model's KV heads (" + kv + ") or be a multiple of them: vLLM and SGLang " +
+         "split the KV heads evenly over the TP ranks, or replicate each on tp / kv_heads ranks";
 }
 
 bool pipeline_split_possible(int layers, int pp) noexcept {
@@ -472,9 +541,7 @@ bool pipeline_split_possible(int layers, int pp) noexcept {
 void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int nodes) {
   const ModelShape& m = w.model;
   const int gpus = gpus_per_node * nodes;
-  if (m.heads % l.tp != 0)
-    throw_invalid("layout.tp", "layout.tp (" + std::to_string(l.tp) + ") must divide the model's attention heads (" +
-                                   std::to_string(m.heads) + ")");
+  if (const std::string why = tp_attention_problem(m, w.job.kind, l.tp); !why.empty()) throw_invalid("layout.tp", why);
   if (l.pp > m.layers)
     throw_invalid("layout.pp", "layout.pp (" + std::to_string(l.pp) + ") exceeds the model's layers (" +
                                    std::to_string(m.layers) + ")");

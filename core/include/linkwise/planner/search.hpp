@@ -81,6 +81,9 @@ struct SearchResult {
   int hardware_considered = 0;       // instances (or the custom machine) after the constraint filters
   std::vector<std::string> skipped;  // instances left out, with why (no price, no fp8, ...)
   std::vector<Rejection> rejected;   // instance types with no qualifying plan, with why (catalog order)
+  // Empty when plans were found; otherwise why none: the constraint filters matched no instance
+  // type (each filter's count alone), or every one considered was rejected (counts by reason).
+  std::string why_no_results;
 };
 
 SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const MeasuredLinks* measured = nullptr,

@@ -179,10 +179,27 @@ struct Workload {
 
 Workload parse_workload(const nlohmann::json& doc, const Catalog& catalog);
 
+// The constraints a machine does not meet, one line each in words naming the field: providers,
+// gpu_models and instances (the catalog search's filters, through provider_matches and
+// gpu_id_matches) and, for nodes > 0, max_nodes, min_nodes and max_gpus. Empty: it meets them all.
+// The catalog search leaves such machines out; a workload's own hardware is not left out silently:
+// plan() lists these in why_not (reason "constraint"), recommend rejects it with reason "constraint".
+std::vector<std::string> unmet_constraints(const Constraints& c, const Instance& instance, int nodes);
+
 // The layout plan() evaluates: the given fields, defaults for the rest (cp 1, dp = GPUs / (tp pp cp),
 // micro_batch 1, zero 1, recompute none, sequence_parallel when tp > 1, virtual_stages 1).
 // Throws invalid_input naming "layout.<field>" when the layout cannot run the workload.
 Layout complete_layout(const Workload& w, int gpus);
+
+// Whether tensor parallelism of size tp can split the model's attention (the one rule, used by
+// validation and by the search's tp candidates); empty when it can, else why not in words.
+// Query heads: heads % tp == 0 (Megatron-Core and vLLM alike). KV heads (GQA/MHA):
+//   training, Megatron-Core: num_query_groups_per_partition = divide(num_query_groups, tp)
+//     (megatron/core/transformer/attention.py), an assert that kv_heads % tp == 0;
+//   inference, vLLM: kv_heads % tp == 0, or tp % kv_heads == 0 with each KV head replicated on
+//     tp / kv_heads ranks (vllm/model_executor/models/llama.py, LlamaAttention; SGLang alike).
+// MLA keeps one latent per token, replicated on every TP rank: no KV-head constraint.
+std::string tp_attention_problem(const ModelShape& model, JobKind kind, long long tp);
 
 // Checks one layout against the model and job; throws invalid_input naming the field.
 void validate_layout(const Workload& w, const Layout& layout, int gpus_per_node, int nodes);
