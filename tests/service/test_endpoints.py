@@ -246,18 +246,24 @@ def test_openapi_workload_schema_is_the_data_schema(server):
     assert strip(served, {"description", "externalDocs"}) == strip(data, {"$schema", "$id", "title", "description"})
 
 
-@pytest.mark.parametrize("change, field", [
+@pytest.mark.parametrize("change, field, kind", [(*case, "training")[:3] for case in [
     (lambda w: w.update(description=5), "description"),
     (lambda w: w.update(name=5), "name"),
     (lambda w: w["job"].pop("kind"), "job.kind"),
     (lambda w: w["job"].update(tokens=1e19), "job.tokens"),
     (lambda w: w["job"].update(seq_len=2 ** 25), "job.seq_len"),
     (lambda w: w["job"].update(engine="vllm"), "job.engine"),
-])
-def test_the_schema_and_the_server_refuse_the_same_workloads(server, change, field):
+    # A serving workload refuses the training-only fields, in the job and in the layout.
+    (lambda w: w["job"].update(framework="megatron-core"), "job.framework", "serving"),
+    (lambda w: w.update(layout={"zero": 1}), "layout.zero", "serving"),
+    (lambda w: w.update(layout={"micro_batch": 2}), "layout.micro_batch", "serving"),
+]])
+def test_the_schema_and_the_server_refuse_the_same_workloads(server, change, field, kind):
     from jsonschema import Draft202012Validator
     from conftest import REPO
     workload = json.loads((REPO / "data/examples/recommend-llama3.1-70b.json").read_text())
+    if kind == "serving":
+        workload["job"] = {"kind": "inference", "prompt_len": 1024, "output_len": 256, "concurrent": 8}
     workload["constraints"] = None  # accepted by both
     schema = get(server, "/openapi.json").json()["components"]["schemas"]["Workload"]
     validator = Draft202012Validator(schema)
