@@ -32,6 +32,21 @@ def run_cli(*args, check=True, env=None):
     return proc
 
 
+def read_reply(s, timeout=5.0) -> bytes:
+    """What the server sends until it closes or goes quiet for `timeout` seconds."""
+    s.settimeout(timeout)
+    out = b""
+    try:
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            out += chunk
+    except socket.timeout:
+        pass
+    return out
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -134,6 +134,9 @@ def test_instance_ids_in_any_case_and_suggestions(server):
     workload["constraints"] = {"instances": ["AWS:P5.48XLARGE"], "max_nodes": 1}
     r = post(workload)
     assert r.status_code == 200 and r.json()["results"][0]["instance"] == P5, r.text
+    # Custom hardware names its GPU in any case too (without the instance constraint, which the
+    # workload's own hardware would miss: recommend rejects it with reason constraint).
+    workload["constraints"] = {"max_nodes": 1}
     workload["hardware"] = {"custom": {"gpu_model": "a100-sxm4-80gb", "gpu_count": 8, "price_usd_per_hour": 10}}
     r = post(workload)
     assert r.status_code == 200 and r.json()["results"][0]["gpu_model"] == "A100-SXM4-80GB", r.text

@@ -15,7 +15,7 @@ import time
 
 import requests
 
-from conftest import Server, run_cli
+from conftest import Server, read_reply, run_cli
 from reports import h100_node_report
 
 P5 = "aws:p5.48xlarge"
@@ -47,16 +47,7 @@ def with_(path, value, base=BASE):
 def raw(server, data: bytes, wait=2.0) -> bytes:
     with socket.create_connection(("127.0.0.1", server.port), timeout=wait) as s:
         s.sendall(data)
-        out = b""
-        try:
-            while True:
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                out += chunk
-        except socket.timeout:
-            pass
-    return out
+        return read_reply(s, timeout=wait)
 
 
 def statuses(reply: bytes):

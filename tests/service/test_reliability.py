@@ -12,24 +12,9 @@ import time
 
 import requests
 
-from conftest import Server, free_port, linkwise_bin
+from conftest import Server, free_port, linkwise_bin, read_reply
 
 PLANS_HEAD = b"POST /v1/plans HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-
-
-def read_reply(s, timeout=5.0) -> bytes:
-    """What the server sends until it closes or goes quiet for `timeout` seconds."""
-    s.settimeout(timeout)
-    out = b""
-    try:
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            out += chunk
-    except socket.timeout:
-        pass
-    return out
 
 
 def status_of(reply: bytes) -> int:
