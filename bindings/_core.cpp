@@ -224,6 +224,17 @@ py::object parse_json(const std::string& text, const std::string& field) {
   return to_python(document);
 }
 
+// A JSON file read and parsed as the CLI reads its files (read_json_file): at most
+// kMaxDocumentBytes, so a wrong path such as /dev/zero is an error naming the field, not a hang.
+py::object read_json(const std::string& path, const std::string& field) {
+  json document;
+  {
+    py::gil_scoped_release release;
+    document = read_json_file(path, field);
+  }
+  return to_python(document);
+}
+
 void check_workload(py::handle workload, const Catalog& catalog) {
   const json document = from_python(workload, "");
   py::gil_scoped_release release;
@@ -303,6 +314,8 @@ PYBIND11_MODULE(_core, m) {
   linkwise::bind_catalog(m);
   m.def("parse_json", &linkwise::parse_json, py::arg("text"), py::arg("field"),
         "Parses JSON text as the CLI and REST do; raises naming the field (a key written twice included).");
+  m.def("read_json", &linkwise::read_json, py::arg("path"), py::arg("field"),
+        "Reads and parses a JSON file as the CLI does (at most 4 MiB); raises naming the field.");
   m.def("check_workload", &linkwise::check_workload, py::arg("workload"), py::arg("catalog"),
         "Checks a workload document as plan/recommend read it; raises naming the field.");
   m.def("models", &linkwise::models, "The planner's model presets, as contract dicts (linkwise models --json).");

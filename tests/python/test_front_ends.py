@@ -58,3 +58,15 @@ def test_lists_to_contract_is_the_cli_json():
     found = linkwise.recommend(workload, top=2)
     assert found.to_dict() == found.to_contract()["results"]
     assert set(found.to_contract()) >= {"results", "evaluated", "feasible", "rejected", "objective"}
+
+
+def test_workload_files_are_read_as_the_cli_reads_them(tmp_path):
+    # The core's reader: at most 4 MiB (so /dev/zero ends), a key written twice named.
+    with pytest.raises(linkwise.InvalidInputError) as error:
+        linkwise.Workload.from_json("/dev/zero")
+    assert error.value.field == "workload" and "/dev/zero" in str(error.value)
+    twice = tmp_path / "twice.json"
+    twice.write_text('{"model": {"preset": "llama3.1-8b"}, "model": {"preset": "llama3.1-70b"}}')
+    with pytest.raises(linkwise.InvalidInputError) as error:
+        linkwise.Workload.from_json(twice)
+    assert error.value.field == "model"

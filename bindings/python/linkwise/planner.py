@@ -5,6 +5,7 @@ recommend() searches instances and layouts. The C++ core does the work with the 
 from __future__ import annotations
 
 import copy
+import errno
 import json
 import os
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
@@ -58,10 +59,13 @@ class Workload:
         if isinstance(source, Mapping):
             document: Any = source
         else:
-            # The core's parser, as the CLI's: a key written twice (which json.load would keep
-            # silently, last one winning) is an error naming it, like invalid JSON.
-            with open(os.fspath(source), encoding="utf-8") as handle:
-                document = _core.parse_json(handle.read(), "workload")
+            # The core's reader and parser, as the CLI's: a file over 4 MiB (or /dev/zero) and a
+            # key written twice (which json.load would keep silently, last one winning) are errors
+            # naming the workload, like invalid JSON.
+            path = os.fspath(source)
+            if not os.path.exists(path):  # Python's own error for a missing file, as open() gives
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
+            document = _core.read_json(path, "workload")
         if not isinstance(document, Mapping):
             from ._errors import InvalidInputError
             raise InvalidInputError("workload: expected a JSON object", field="workload")
