@@ -47,7 +47,7 @@ class DuplicateKeys {
     using event_t = nlohmann::json::parse_event_t;
     switch (event) {
       case event_t::object_start:
-      case event_t::array_start: frames_.push_back({child_path(), event == event_t::object_start, {}, {}, 0}); break;
+      case event_t::array_start: frames_.push_back({child_segment(), event == event_t::object_start, {}, {}, 0}); break;
       case event_t::object_end:
       case event_t::array_end:
         if (!frames_.empty()) frames_.pop_back();
@@ -56,9 +56,10 @@ class DuplicateKeys {
         Frame& object = frames_.back();
         object.key = parsed.get<std::string>();
         if (!object.keys.insert(object.key).second) {
-          const std::string path = object.path.empty() ? object.key : object.path + "." + object.key;
+          const std::string where = path_of(frames_.size());
+          const std::string path = where.empty() ? object.key : where + "." + object.key;
           throw_invalid(path, document_ + ": the key '" + object.key + "' appears twice in " +
-                                  (object.path.empty() ? std::string("the document") : "'" + object.path + "'") +
+                                  (where.empty() ? std::string("the document") : "'" + where + "'") +
                                   " (a JSON parser would keep only one of them): write it once");
         }
         break;
@@ -72,19 +73,35 @@ class DuplicateKeys {
 
  private:
   struct Frame {
-    std::string path;
+    std::string segment;  // how its parent names it: the key, or "[i]"; empty for the document
     bool object = false;
     std::set<std::string> keys;  // objects: the keys seen
     std::string key;             // objects: the key whose value comes next
     std::size_t items = 0;       // arrays: the elements seen
   };
 
-  // The path of the object or array starting now, inside the current frame.
-  std::string child_path() {
+  // How the parent names the object or array starting now. Each frame keeps only its own segment
+  // (memory in proportion to the document, however deep and long its keys); the path is spelled
+  // out only for the error.
+  std::string child_segment() {
     if (frames_.empty()) return {};
     Frame& parent = frames_.back();
-    if (!parent.object) return parent.path + "[" + std::to_string(parent.items++) + "]";
-    return parent.path.empty() ? parent.key : parent.path + "." + parent.key;
+    if (parent.object) return parent.key;
+    std::string index = "[";  // built in steps: GCC 12's -Wrestrict misfires on "[" + s + "]"
+    index += std::to_string(parent.items++);
+    index += ']';
+    return index;
+  }
+
+  // "job.kind", "instances[3].name": the path of the first `depth` frames.
+  std::string path_of(std::size_t depth) const {
+    std::string path;
+    for (std::size_t i = 1; i < depth; ++i) {
+      const std::string& segment = frames_[i].segment;
+      if (!path.empty() && (segment.empty() || segment.front() != '[')) path += '.';
+      path += segment;
+    }
+    return path;
   }
 
   std::string document_;
@@ -120,7 +137,8 @@ std::string read_text_file(const std::filesystem::path& path, const std::string&
     text.append(chunk, static_cast<std::size_t>(in.gcount()));
     if (text.size() > max_bytes) {
       throw_invalid(field, field + ": " + path.string() + " is over the size limit of " +
-                               std::to_string(max_bytes / (1024 * 1024)) + " MiB");
+                               (max_bytes >= 1024 * 1024 ? std::to_string(max_bytes / (1024 * 1024)) + " MiB"
+                                                         : std::to_string(max_bytes / 1024) + " KiB"));
     }
   }
   if (in.bad()) throw_invalid(field, field + ": cannot read " + path.string());

@@ -74,6 +74,12 @@ std::vector<std::string> closest_names(std::string_view wanted, const std::vecto
       ranked.emplace_back(1, name.size(), candidate);
     } else if (starts_with(name, want)) {
       ranked.emplace_back(2, name.size(), candidate);
+    } else if (const std::size_t gap =
+                   name.size() > want.size() ? name.size() - want.size() : want.size() - name.size();
+               gap > max_distance) {
+      // The lengths alone put it out of reach (the distance is at least the gap): no quadratic
+      // table for a megabyte-long unknown id against every name.
+      continue;
     } else if (const std::size_t d = edit_distance(want, name); d <= max_distance) {
       ranked.emplace_back(3, d, candidate);
     }
