@@ -102,7 +102,9 @@ struct Pair {
     client = fds[0];
     server = std::make_unique<Connection>(fds[1]);
   }
-  ~Pair() { ::close(client); }
+  ~Pair() {
+    if (client >= 0) ::close(client);
+  }
   void send(const std::string& bytes) const {
     REQUIRE(::write(client, bytes.data(), bytes.size()) == ssize_t(bytes.size()));
   }
@@ -161,9 +163,37 @@ TEST_CASE("100-continue is answered once and the Expect line leaves the buffered
   CHECK(after.content_length == 2);
 }
 
-TEST_CASE("a client that closed is seen as gone, one still connected is not", "[server][connection]") {
+TEST_CASE("a client that half-closed still waits for its answer, one whose socket is gone does not",
+          "[server][connection]") {
   Pair p;
   CHECK_FALSE(p.server->peer_closed());
+  // `nc -N`: no more to send, still reading. Before, its FIN counted as gone (the search dropped).
   ::shutdown(p.client, SHUT_WR);
+  CHECK_FALSE(p.server->peer_closed());
+  ::close(p.client);  // a Unix socket's peer gone shows as POLLHUP, as a TCP reset does
+  p.client = -1;
   CHECK(p.server->peer_closed());
+}
+
+TEST_CASE("two Expect lines get one 100 Continue: both leave the buffered head", "[server][connection]") {
+  Pair p;
+  p.send("POST /v1/plans HTTP/1.1\r\nExpect: 100-continue\r\nHost: x\r\nExpect: 100-continue\r\n"
+         "Content-Length: 2\r\n\r\n");
+  REQUIRE(p.server->fill_available(kLimits));
+  REQUIRE(p.server->send_continue());
+  const HeadCheck after = p.server->head(kLimits);
+  REQUIRE(after.state == HeadCheck::State::complete);
+  CHECK_FALSE(after.expects_continue);  // cpp-httplib would have sent a second 100 for the other
+  CHECK(after.content_length == 2);
+}
+
+TEST_CASE("drain drops what the client sends until its FIN, without waiting", "[server][connection]") {
+  Pair p;
+  p.send("leftover body bytes");
+  CHECK(p.server->drain());  // dropped; the client may send more
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(p.server->drain());  // nothing there: returns at once
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(1));
+  ::shutdown(p.client, SHUT_WR);
+  CHECK_FALSE(p.server->drain());  // its FIN: done, close now
 }
