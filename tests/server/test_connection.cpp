@@ -9,6 +9,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "server/compute_gate.hpp"
 #include "server/connection.hpp"
@@ -196,4 +197,31 @@ TEST_CASE("drain drops what the client sends until its FIN, without waiting", "[
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(1));
   ::shutdown(p.client, SHUT_WR);
   CHECK_FALSE(p.server->drain());  // its FIN: done, close now
+}
+
+TEST_CASE("a lingering close waits on no thread and ends at the client's FIN or after 500 ms", "[server][connection]") {
+  linkwise::server::Reception reception(
+      kLimits, [](std::shared_ptr<Connection>) {}, nullptr);
+  const auto held_within = [&](std::size_t count, std::chrono::seconds bound) {
+    const auto until = std::chrono::steady_clock::now() + bound;
+    while (reception.held() != count && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return reception.held() == count;
+  };
+  int silent[2], leaving[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, silent) == 0);
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, leaving) == 0);
+  // Before, the caller (the reception thread, or a worker) itself waited up to 500 ms per client.
+  const auto start = std::chrono::steady_clock::now();
+  reception.linger(std::make_shared<Connection>(silent[1]));
+  reception.linger(std::make_shared<Connection>(leaving[1]));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(100));
+  CHECK(reception.held() == 2);
+  char byte = 0;
+  CHECK(::recv(leaving[0], &byte, 1, 0) == 0);  // the server's FIN came at once
+  ::shutdown(leaving[0], SHUT_WR);              // the client's FIN: that one closes
+  CHECK(held_within(1, std::chrono::seconds(5)));
+  CHECK(held_within(0, std::chrono::seconds(5)));  // the silent one, at its deadline
+  ::close(silent[0]);
+  ::close(leaving[0]);
 }
