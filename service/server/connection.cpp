@@ -122,8 +122,10 @@ Connection::~Connection() {
 namespace {
 // How many bytes the front request needs in the buffer: its head and body once the head is in, a
 // head's limit (+1, to see it outgrown) before. Nothing more is read: a refused head needs no more.
-std::size_t wanted_bytes(std::string_view buffer, const ConnectionLimits& limits) {
+// `known`: whether that is the request's size (its head is in).
+std::size_t wanted_bytes(std::string_view buffer, const ConnectionLimits& limits, bool& known) {
   const HeadCheck check = inspect_head(buffer, limits);
+  known = check.state == HeadCheck::State::complete;
   switch (check.state) {
     case HeadCheck::State::incomplete: return limits.max_head_bytes + 1;
     case HeadCheck::State::refused: return buffer.size();
@@ -136,8 +138,13 @@ std::size_t wanted_bytes(std::string_view buffer, const ConnectionLimits& limits
 bool Connection::fill_available(const ConnectionLimits& limits) {
   char chunk[kReadChunk];
   while (true) {
-    const std::size_t limit = wanted_bytes(buffer_, limits);
+    bool known = false;
+    const std::size_t limit = wanted_bytes(buffer_, limits, known);
     if (buffer_.size() >= limit) return true;
+    // Once the head is in, the request's size is known (and within the limits): one allocation of
+    // exactly that, instead of doubling through 16 KiB appends (8 MiB for a 4 MiB body, and a
+    // trail of freed steps across the threads' malloc arenas).
+    if (known && limit > buffer_.capacity()) buffer_.reserve(limit);
     const ssize_t n = ::recv(sock_, chunk, std::min(sizeof chunk, limit - buffer_.size()), MSG_DONTWAIT);
     if (n > 0) {
       buffer_.append(chunk, static_cast<std::size_t>(n));
@@ -159,24 +166,27 @@ bool Connection::ready(const ConnectionLimits& limits) const {
 
 bool Connection::send_continue() {
   static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-  if (write(kContinue.data(), kContinue.size()) < 0) return false;
-  // Drop the Expect line from the buffered head (it is complete: the caller checked).
-  const std::size_t head_end = buffer_.find("\r\n\r\n");
-  for (std::size_t line = buffer_.find("\r\n"); line < head_end;) {
+  const ssize_t n = ::send(sock_, kContinue.data(), kContinue.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  if (n != static_cast<ssize_t>(kContinue.size())) return false;
+  // Drop every Expect line from the buffered head (it is complete: the caller checked): a second
+  // one left in made cpp-httplib send a second "100 Continue" once the body was in.
+  for (std::size_t line = buffer_.find("\r\n"); line < buffer_.find("\r\n\r\n");) {
     const std::size_t start = line + 2, end = buffer_.find("\r\n", start);
-    if (header_is(std::string_view(buffer_).substr(start, end - start), "Expect")) {
+    if (header_is(std::string_view(buffer_).substr(start, end - start), "Expect"))
       buffer_.erase(start, end + 2 - start);
-      break;
-    }
-    line = end;
+    else line = end;
   }
   return true;
 }
 
 bool Connection::peer_closed() const {
-  // POLLRDHUP: the client's FIN (it closed, or shut down its sending side); POLLHUP/POLLERR: gone.
-  pollfd p{sock_, POLLRDHUP, 0};
-  return sock_ < 0 || (::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)));
+  // POLLHUP/POLLERR only (a reset, or a failed write): see the header for why a FIN is not enough.
+  pollfd p{sock_, 0, 0};
+  return sock_ < 0 || (::poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR)));
+}
+
+void Connection::release_spent() {
+  if (request_left_ == 0 && buffer_.capacity() > 64 * 1024) buffer_.shrink_to_fit();
 }
 
 void Connection::begin_request(std::size_t request_bytes, Clock::time_point deadline) {
@@ -270,7 +280,7 @@ void Connection::get_local_ip_and_port(std::string& ip, int& port) const {
   if (::getsockname(sock_, reinterpret_cast<sockaddr*>(&address), &size) == 0) address_of(address, ip, port);
 }
 
-void Connection::answer_and_close(const Problem& problem, const std::string& extra_headers) {
+void Connection::answer_and_shut(const Problem& problem, const std::string& extra_headers) {
   // The one problem renderer (problem.cpp), so these answers look like every other error.
   httplib::Response res;
   write_problem(res, problem, "");
@@ -278,27 +288,27 @@ void Connection::answer_and_close(const Problem& problem, const std::string& ext
                                "\r\nContent-Type: " + res.get_header_value("Content-Type") +
                                "\r\nContent-Length: " + std::to_string(res.body.size()) + "\r\n" + extra_headers +
                                "Connection: close\r\n\r\n" + res.body;
-  write(response.data(), response.size());
-  close_gracefully();
+  // Without waiting: this runs on the reception thread too, which must never block on one client.
+  (void)::send(sock_, response.data(), response.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  shut_write();
 }
 
-void Connection::close_gracefully() {
-  if (sock_ < 0) return;
-  ::shutdown(sock_, SHUT_WR);
-  // Drop what the client still sends (at most 8 MiB, for at most half a second), until its FIN:
-  // enough for a body over the 4 MiB limit that a client sends before reading its 413.
-  const auto until = Clock::now() + std::chrono::milliseconds(500);
+void Connection::shut_write() {
+  if (sock_ >= 0) ::shutdown(sock_, SHUT_WR);
+}
+
+bool Connection::drain() {
   char sink[kReadChunk];
-  std::size_t dropped = 0;
-  while (dropped < (8u << 20)) {
-    pollfd p{sock_, POLLIN, 0};
-    if (::poll(&p, 1, millis_until(until)) <= 0) break;
-    const ssize_t n = ::recv(sock_, sink, sizeof sink, 0);
-    if (n <= 0) break;
-    dropped += static_cast<std::size_t>(n);
+  while (drained_ < (8u << 20)) {
+    const ssize_t n = ::recv(sock_, sink, sizeof sink, MSG_DONTWAIT);
+    if (n > 0) {
+      drained_ += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);  // else FIN (0) or an error: done
   }
-  ::close(sock_);
-  sock_ = -1;
+  return false;
 }
 
 namespace {
@@ -350,8 +360,23 @@ void Reception::hold(std::shared_ptr<Connection> connection) {
       return;
     }
   }
-  // hold() runs on a worker thread (after accept, or after a request): answer here.
-  connection->answer_and_close(problem_for_status(refusal->status, refusal->detail), refusal->headers);
+  // hold() runs on a worker thread (after accept, or after a request): answer here, without waiting.
+  connection->answer_and_shut(problem_for_status(refusal->status, refusal->detail), refusal->headers);
+  linger(std::move(connection));
+}
+
+void Reception::linger(std::shared_ptr<Connection> connection) {
+  connection->shut_write();
+  std::lock_guard lock(mutex_);
+  if (stopping_) return;  // closes as it is destroyed here
+  const int fd = connection->fd();
+  Held held{std::move(connection), Clock::now() + std::chrono::milliseconds(500)};
+  held.closing = true;
+  held_[fd] = std::move(held);
+  epoll_event event{};
+  event.events = EPOLLIN | EPOLLRDHUP;
+  event.data.fd = fd;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event);
 }
 
 std::optional<EarlyAnswer> Reception::start_body(Held& held, const HeadCheck& head) {
@@ -364,8 +389,10 @@ std::optional<EarlyAnswer> Reception::start_body(Held& held, const HeadCheck& he
   held.reserved = head.content_length;
   held.receiving_body = true;
   held.deadline = Clock::now() + limits_.body_timeout;
-  // The client waits for this before it sends the body; a failed write shows as EOF next.
-  if (head.expects_continue) held.connection->send_continue();
+  // The client waits for this before it sends the body. Sent without waiting (under the lock): a
+  // client whose socket cannot take 25 bytes has not read its earlier answers; it is cut off, and
+  // the reset shows as EOF at the next event.
+  if (head.expects_continue && !held.connection->send_continue()) ::shutdown(held.connection->fd(), SHUT_RDWR);
   return std::nullopt;
 }
 
@@ -391,7 +418,7 @@ void Reception::run() {
   std::vector<epoll_event> events(64);
   while (true) {
     const int n = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), 200);
-    std::vector<std::shared_ptr<Connection>> ready, expired, closed;
+    std::vector<std::shared_ptr<Connection>> ready, expired, closed;  // closed: destroyed after the lock
     std::vector<std::pair<std::shared_ptr<Connection>, EarlyAnswer>> refused;
     {
       std::lock_guard lock(mutex_);
@@ -400,7 +427,7 @@ void Reception::run() {
         // body within the body deadline), so a request in flight at SIGTERM still gets its answer.
         for (auto& [fd, held] : held_) {
           ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
-          if (!held.connection->empty()) ready.push_back(std::move(held.connection));
+          if (!held.closing && !held.connection->empty()) ready.push_back(std::move(held.connection));
         }
         held_.clear();
         reserved_ = 0;
@@ -415,6 +442,10 @@ void Reception::run() {
         const auto it = held_.find(events[static_cast<std::size_t>(i)].data.fd);
         if (it == held_.end()) continue;  // the wake-up eventfd
         Connection& c = *it->second.connection;
+        if (it->second.closing) {
+          if (!c.drain()) release(it, closed);
+          continue;
+        }
         const bool open = c.fill_available(limits_);
         if (c.ready(limits_)) release(it, ready);
         else if (!open) release(it, closed);
@@ -433,27 +464,30 @@ void Reception::run() {
       const auto now = Clock::now();
       for (auto it = held_.begin(); it != held_.end();) {
         const auto next = std::next(it);
-        if (it->second.deadline <= now) release(it, expired);
+        if (it->second.deadline <= now) release(it, it->second.closing ? closed : expired);
         it = next;
       }
     }
+    closed.clear();
     for (auto& c : ready) serve_(std::move(c));
-    // Refused before their body (404, 405, 503): answered on a worker, whose close may linger.
-    for (auto& [c, answer] : refused) {
-      c->early_answer = std::move(answer);
-      serve_(std::move(c));
-    }
     {
       std::lock_guard lock(mutex_);
       if (stopping_) return;
+    }
+    // Refused before their body (404, 405, 503), or cut off at their deadline (408): answered here
+    // without waiting, then closing in this loop (linger()), so no thread waits on these clients.
+    for (auto& [c, answer] : refused) {
+      c->answer_and_shut(problem_for_status(answer.status, answer.detail), answer.headers);
+      linger(std::move(c));
     }
     for (auto& c : expired) {
       // Idle keep-alive connections just close; a request cut off mid-head or mid-body gets its 408.
       if (c->empty()) continue;
       const bool body = c->head(limits_).state == HeadCheck::State::complete;
-      c->answer_and_close(problem_for_status(
+      c->answer_and_shut(problem_for_status(
           408, body ? "the request body did not arrive in time (its Content-Length is more than was sent)"
                     : "the request head did not arrive in time"));
+      linger(std::move(c));
     }
   }
 }

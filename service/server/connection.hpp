@@ -18,7 +18,9 @@
 //     client, so a DELETE without Content-Length has an empty body at once. After the answer it
 //     skips any body cpp-httplib left unread (a GET with a body), so pipelined requests are
 //     answered in order, and it closes gracefully (FIN, then drain) so an answer is never lost
-//     to a connection reset.
+//     to a connection reset. That drain (up to 500 ms for the client's FIN) is the reception's
+//     "closing" state, never a wait on a thread: 40 clients cut off at their deadline together
+//     used to hold the reception thread 20 s (500 ms each), and early 404s held workers alike.
 #pragma once
 
 #include <httplib.h>
@@ -95,8 +97,9 @@ class Connection final : public httplib::Stream {
   // Whether a worker can take the next request: its head is refused, or the whole request is in
   // (a chunked one goes at once: the server refuses it without reading its body).
   bool ready(const ConnectionLimits& limits) const;
-  // Answers "Expect: 100-continue" with "100 Continue" and drops the Expect line from the buffered
-  // head, so cpp-httplib does not send a second one once the body is in.
+  // Answers "Expect: 100-continue" with "100 Continue" and drops every Expect line from the
+  // buffered head, so cpp-httplib does not send a second one once the body is in. Never waits (it
+  // runs under the reception's lock): false when the socket could not take those 25 bytes at once.
   bool send_continue();
   HeadCheck head(const ConnectionLimits& limits) const { return inspect_head(buffer_, limits); }
   bool empty() const { return buffer_.empty(); }
@@ -105,15 +108,26 @@ class Connection final : public httplib::Stream {
   void begin_request(std::size_t request_bytes, Clock::time_point deadline);
   // Skips what the handler left unread of the request's body. False when it did not arrive in time.
   bool skip_unread_body();
-  // Answers a refused head or a timeout with its problem+json and closes. `extra_headers`: whole
-  // header lines ("Allow: GET\r\n").
-  void answer_and_close(const Problem& problem, const std::string& extra_headers = {});
-  // FIN first, then read and drop what the client still sends for a moment, then close: a close
-  // with unread bytes would send RST, which can destroy the answer before the client reads it.
-  void close_gracefully();
+  // Answers a refused head or a timeout with its problem+json, without waiting (a short answer
+  // fits the socket's buffer; a client that does not read gets it cut short), then FIN
+  // (shutdown(SHUT_WR)). The caller hands the connection to Reception::linger() to close.
+  // `extra_headers`: whole header lines ("Allow: GET\r\n").
+  void answer_and_shut(const Problem& problem, const std::string& extra_headers = {});
+  // Sends FIN: the client reads the answer to its end; the socket stays open for drain().
+  void shut_write();
+  // Reads and drops what the client sent, without waiting. False once it is done: its FIN or a
+  // reset came, or 8 MiB were dropped (a body over the 4 MiB limit sent before reading its 413).
+  bool drain();
   int fd() const { return sock_; }
-  // Whether the client closed (FIN or reset), without reading anything.
+  // Whether the client is gone: its connection was reset or failed (POLLHUP/POLLERR), without
+  // reading anything. A FIN alone is not gone: a client that half-closes (shutdown(SHUT_WR), as
+  // `nc -N` does) still reads its answer, and TCP cannot tell it from one that closed outright
+  // until a write to it is refused. So a client that closed with a plain close() is noticed only
+  // by the answer's write; one killed with unread data, or that resets, is noticed at once.
   bool peer_closed() const;
+  // Gives back the memory of a large request once it is consumed (a keep-alive connection would
+  // otherwise keep its 4 MiB buffer until it closes).
+  void release_spent();
   // Marks the connection a worker thread is serving, for current_client_gone().
   struct Serving {
     explicit Serving(const Connection& c);
@@ -121,9 +135,6 @@ class Connection final : public httplib::Stream {
     Serving(const Serving&) = delete;
     Serving& operator=(const Serving&) = delete;
   };
-  // Set by the reception for a request refused before its body: the worker answers it and closes.
-  std::optional<EarlyAnswer> early_answer;
-
   // httplib::Stream
   bool is_readable() const override;
   bool is_writable() const override;
@@ -137,6 +148,7 @@ class Connection final : public httplib::Stream {
   int sock_;
   std::string buffer_;            // read from the socket, not yet consumed
   std::size_t request_left_ = 0;  // bytes of the current request not yet consumed
+  std::size_t drained_ = 0;       // dropped by drain()
   Clock::time_point deadline_{};
 };
 
@@ -158,6 +170,10 @@ class Reception {
 
   // Waits for the connection's next request: `idle` (nothing of it yet) or a head under way.
   void hold(std::shared_ptr<Connection> connection);
+  // Closes gracefully without a thread waiting: FIN now, then drain() what the client still sends
+  // until its FIN, for at most 500 ms, then close (a close with unread bytes would send RST, which
+  // can destroy the answer before the client reads it).
+  void linger(std::shared_ptr<Connection> connection);
   void stop();
   std::size_t held() const;
 
@@ -167,6 +183,7 @@ class Reception {
     std::shared_ptr<Connection> connection;
     Clock::time_point deadline;
     bool receiving_body = false;  // the head is in and screened; deadline is the body's
+    bool closing = false;         // answered and shut: draining until the deadline (linger())
     std::size_t reserved = 0;     // of max_receiving_body_bytes, for this body
   };
   // A request's head is in, its body not: screen, reserve, answer 100-continue; or the refusal.

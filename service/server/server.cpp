@@ -60,17 +60,13 @@ class Server::Http : public httplib::Server {
 // One connection's requests, one after another, while each is ready (all of it in, see
 // connection.hpp); then back to the reception, or closed.
 void Server::Http::serve(std::shared_ptr<Connection> connection) {
-  if (connection->early_answer) {
-    const EarlyAnswer& a = *connection->early_answer;
-    connection->answer_and_close(problem_for_status(a.status, a.detail), a.headers);
-    return;
-  }
   const Connection::Serving serving(*connection);  // for current_client_gone()
   for (std::size_t served = 0;; ++served) {
     const HeadCheck head = connection->head(limits_);
     if (head.state == HeadCheck::State::refused) {
       const char* field = head.status == 431 ? "headers" : head.status == 413 ? "body" : "Content-Length";
-      connection->answer_and_close(problem_for_status(head.status, head.detail, field));
+      connection->answer_and_shut(problem_for_status(head.status, head.detail, field));
+      reception_.linger(std::move(connection));
       return;
     }
     connection->begin_request(head.head_bytes + head.content_length,
@@ -84,12 +80,14 @@ void Server::Http::serve(std::shared_ptr<Connection> connection) {
     const bool ok = process_request(*connection, last, closed_by_handler, nullptr);
     // A body the handler did not read (a GET with a body, an answer given before reading it) is
     // skipped, so the next request starts where it should.
+    // Closing drains in the reception's loop (linger()), not on this worker.
     if (!ok || closed_by_handler || last || !connection->skip_unread_body()) {
-      connection->close_gracefully();
+      reception_.linger(std::move(connection));
       return;
     }
+    connection->release_spent();
     if (!connection->fill_available(limits_)) {
-      connection->close_gracefully();
+      reception_.linger(std::move(connection));
       return;
     }
     if (!connection->ready(limits_)) {

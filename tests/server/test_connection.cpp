@@ -9,6 +9,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "server/compute_gate.hpp"
 #include "server/connection.hpp"
@@ -102,7 +103,9 @@ struct Pair {
     client = fds[0];
     server = std::make_unique<Connection>(fds[1]);
   }
-  ~Pair() { ::close(client); }
+  ~Pair() {
+    if (client >= 0) ::close(client);
+  }
   void send(const std::string& bytes) const {
     REQUIRE(::write(client, bytes.data(), bytes.size()) == ssize_t(bytes.size()));
   }
@@ -161,9 +164,64 @@ TEST_CASE("100-continue is answered once and the Expect line leaves the buffered
   CHECK(after.content_length == 2);
 }
 
-TEST_CASE("a client that closed is seen as gone, one still connected is not", "[server][connection]") {
+TEST_CASE("a client that half-closed still waits for its answer, one whose socket is gone does not",
+          "[server][connection]") {
   Pair p;
   CHECK_FALSE(p.server->peer_closed());
+  // `nc -N`: no more to send, still reading. Before, its FIN counted as gone (the search dropped).
   ::shutdown(p.client, SHUT_WR);
+  CHECK_FALSE(p.server->peer_closed());
+  ::close(p.client);  // a Unix socket's peer gone shows as POLLHUP, as a TCP reset does
+  p.client = -1;
   CHECK(p.server->peer_closed());
+}
+
+TEST_CASE("two Expect lines get one 100 Continue: both leave the buffered head", "[server][connection]") {
+  Pair p;
+  p.send("POST /v1/plans HTTP/1.1\r\nExpect: 100-continue\r\nHost: x\r\nExpect: 100-continue\r\n"
+         "Content-Length: 2\r\n\r\n");
+  REQUIRE(p.server->fill_available(kLimits));
+  REQUIRE(p.server->send_continue());
+  const HeadCheck after = p.server->head(kLimits);
+  REQUIRE(after.state == HeadCheck::State::complete);
+  CHECK_FALSE(after.expects_continue);  // cpp-httplib would have sent a second 100 for the other
+  CHECK(after.content_length == 2);
+}
+
+TEST_CASE("drain drops what the client sends until its FIN, without waiting", "[server][connection]") {
+  Pair p;
+  p.send("leftover body bytes");
+  CHECK(p.server->drain());  // dropped; the client may send more
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(p.server->drain());  // nothing there: returns at once
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(1));
+  ::shutdown(p.client, SHUT_WR);
+  CHECK_FALSE(p.server->drain());  // its FIN: done, close now
+}
+
+TEST_CASE("a lingering close waits on no thread and ends at the client's FIN or after 500 ms", "[server][connection]") {
+  linkwise::server::Reception reception(
+      kLimits, [](std::shared_ptr<Connection>) {}, nullptr);
+  const auto held_within = [&](std::size_t count, std::chrono::seconds bound) {
+    const auto until = std::chrono::steady_clock::now() + bound;
+    while (reception.held() != count && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return reception.held() == count;
+  };
+  int silent[2], leaving[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, silent) == 0);
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, leaving) == 0);
+  // Before, the caller (the reception thread, or a worker) itself waited up to 500 ms per client.
+  const auto start = std::chrono::steady_clock::now();
+  reception.linger(std::make_shared<Connection>(silent[1]));
+  reception.linger(std::make_shared<Connection>(leaving[1]));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(100));
+  CHECK(reception.held() == 2);
+  char byte = 0;
+  CHECK(::recv(leaving[0], &byte, 1, 0) == 0);  // the server's FIN came at once
+  ::shutdown(leaving[0], SHUT_WR);              // the client's FIN: that one closes
+  CHECK(held_within(1, std::chrono::seconds(5)));
+  CHECK(held_within(0, std::chrono::seconds(5)));  // the silent one, at its deadline
+  ::close(silent[0]);
+  ::close(leaving[0]);
 }
