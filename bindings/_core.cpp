@@ -213,17 +213,6 @@ std::optional<MeasuredLinks> measured_from(py::handle report, const Catalog& cat
   return probe::measured_links(parsed, catalog);
 }
 
-// JSON text parsed by the core's one parser (parse_json_text): invalid JSON, nesting too deep and a
-// key written twice are errors naming the field, as for the CLI's files and REST's bodies.
-py::object parse_json(const std::string& text, const std::string& field) {
-  json document;
-  {
-    py::gil_scoped_release release;
-    document = parse_json_text(text, field);
-  }
-  return to_python(document);
-}
-
 // A JSON file read and parsed as the CLI reads its files (read_json_file): at most
 // kMaxDocumentBytes, so a wrong path such as /dev/zero is an error naming the field, not a hang.
 py::object read_json(const std::string& path, const std::string& field) {
@@ -312,8 +301,6 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "linkwise's compiled core; use the linkwise package, not this module.";
   linkwise::register_error_translator();
   linkwise::bind_catalog(m);
-  m.def("parse_json", &linkwise::parse_json, py::arg("text"), py::arg("field"),
-        "Parses JSON text as the CLI and REST do; raises naming the field (a key written twice included).");
   m.def("read_json", &linkwise::read_json, py::arg("path"), py::arg("field"),
         "Reads and parses a JSON file as the CLI does (at most 4 MiB); raises naming the field.");
   m.def("check_workload", &linkwise::check_workload, py::arg("workload"), py::arg("catalog"),

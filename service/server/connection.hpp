@@ -102,7 +102,7 @@ class Connection final : public httplib::Stream {
   // runs under the reception's lock): false when the socket could not take those 25 bytes at once.
   bool send_continue();
   HeadCheck head(const ConnectionLimits& limits) const { return inspect_head(buffer_, limits); }
-  bool empty() const { return buffer_.empty(); }
+  bool empty() const { return read_pos_ == buffer_.size(); }
 
   // Starts a request of `request_bytes` (head + body) that must be read by `deadline`.
   void begin_request(std::size_t request_bytes, Clock::time_point deadline);
@@ -146,16 +146,19 @@ class Connection final : public httplib::Stream {
 
  private:
   int sock_;
-  std::string buffer_;            // read from the socket, not yet consumed
+  // Read from the socket; bytes before read_pos_ are consumed (only while a request is being read:
+  // between requests read_pos_ is 0, so the head checks see the buffer from its start).
+  std::string buffer_;
+  std::size_t read_pos_ = 0;
   std::size_t request_left_ = 0;  // bytes of the current request not yet consumed
   std::size_t drained_ = 0;       // dropped by drain()
   Clock::time_point deadline_{};
 };
 
-// Whether the connection a worker thread is serving now has been closed by its client (FIN or
-// reset seen on its socket; bytes it sent before are still read). False off a worker thread. For
-// the planner: a search nobody waits for is dropped (handlers_planner.cpp). cpp-httplib 0.11.4's
-// Request has no such state, so the socket is polled here.
+// Whether the connection a worker thread is serving now has been reset or failed
+// (Connection::peer_closed: a FIN alone is not gone; bytes it sent before are still read). False off a worker thread.
+// For the planner: a search nobody waits for is dropped (handlers_planner.cpp). cpp-httplib 0.11.4's Request has no
+// such state, so the socket is polled here.
 bool current_client_gone();
 
 // Holds connections between requests (see the top of this file) and hands each to `serve` on the

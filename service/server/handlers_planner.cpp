@@ -40,7 +40,7 @@ std::string with_report_field(Run run) {
     return run();
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::invalid_input && e.field() == "report")
-      throw_invalid("probe_report", std::string("probe_report: ") + e.what());
+      throw_invalid("probe_report", "probe_report: " + e.message());
     throw;
   }
 }

@@ -244,12 +244,21 @@ bool ep_fits(long long stage_gpus, int ep, int etp) {
   return stage_gpus % group == 0;
 }
 
+// The tp sizes that split the model's attention (tp_attention_problem: the heads, and the KV heads
+// by the job kind's rule), ascending: checked once here, not per machine and node count.
+std::vector<int> tp_candidates(const Workload& w) {
+  std::vector<int> out;
+  for (int tp : allowed<int>(w.layout.tp, divisors(w.model.heads, w.model.heads)))
+    if (tp_attention_problem(w.model, w.job.kind, tp).empty()) out.push_back(tp);
+  return out;
+}
+
 TrainingChoices training_choices(const Workload& w) {
   const LayoutSpec& spec = w.layout;
   const ModelShape& shape = w.model;
   TrainingChoices c;
   c.tp_fixed = spec.tp.has_value();
-  c.tps = allowed<int>(spec.tp, divisors(shape.heads, shape.heads));
+  c.tps = tp_candidates(w);
   c.cps = allowed<int>(spec.cp, {1});
   c.pps = pp_choices(w);
   for (int pp : c.pps) {
@@ -289,7 +298,6 @@ TrainingChoices training_choices(const Workload& w) {
 void search_training(const Context& cx, const std::vector<Option>& options, TopK& top) {
   const Workload& w = cx.w;
   const LayoutSpec& spec = w.layout;
-  const ModelShape& shape = w.model;
   const int batch = w.job.global_batch;
   const TrainingChoices choices = training_choices(w);
   const int max_zero = choices.max_zero;
@@ -325,7 +333,7 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
     const int tp_limit = w.constraints.tp_across_nodes ? gpus : std::min(gpus, std::max(gpn, hw.nvlink_domain_gpus));
     for (int tp : choices.tps) {
       if (!choices.tp_fixed && tp > tp_limit) break;  // ascending
-      if (gpus % tp != 0 || !tp_attention_problem(shape, w.job.kind, tp).empty()) continue;
+      if (gpus % tp != 0) continue;
       // Beyond the node, a TP group must tile the rack-scale domain to stay on NVLink.
       if (!choices.tp_fixed && !w.constraints.tp_across_nodes && !inside_nvlink_domain(hw, tp, gpus)) continue;
       for (int cp : choices.cps) {
@@ -457,8 +465,7 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
 void search_inference(const Context& cx, const std::vector<Option>& options, TopK& top) {
   const Workload& w = cx.w;
   const LayoutSpec& spec = w.layout;
-  const ModelShape& shape = w.model;
-  const std::vector<int> tps = allowed<int>(spec.tp, divisors(shape.heads, shape.heads));
+  const std::vector<int> tps = tp_candidates(w);
   const std::vector<int> pps = pp_choices(w);
   const std::vector<int> eps = ep_choices(w);
   Layout l;
@@ -471,7 +478,7 @@ void search_inference(const Context& cx, const std::vector<Option>& options, Top
           w.constraints.tp_across_nodes ? gpus : std::min(gpus, std::max(hw.gpus_per_node, hw.nvlink_domain_gpus));
       for (int tp : tps) {
         if (!spec.tp && tp > tp_limit) break;  // ascending
-        if (gpus % tp != 0 || !tp_attention_problem(shape, w.job.kind, tp).empty()) continue;
+        if (gpus % tp != 0) continue;
         if (!spec.tp && !w.constraints.tp_across_nodes && !inside_nvlink_domain(hw, tp, gpus)) continue;
         for (int pp : pps) {
           if (gpus % ((long long)tp * pp) != 0) continue;
