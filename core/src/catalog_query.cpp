@@ -284,12 +284,6 @@ std::vector<std::string> gpu_filter_names(const std::vector<Gpu>& gpus) {
   return names;
 }
 
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
-  return out;
-}
-
 }  // namespace
 
 bool instance_matches(const Instance& instance, const InstanceFilter& filter) {
@@ -316,7 +310,7 @@ void Catalog::check_gpu_name(std::string_view wanted, const std::string& field) 
   }
   const std::string suggestion = did_you_mean(closest_names(wanted, names));
   throw_invalid(field, field + ": no GPU id or family \"" + std::string(wanted) + "\" in the catalog" +
-                           (suggestion.empty() ? "" : "; " + suggestion) + " (families: " + joined(families) +
+                           (suggestion.empty() ? "" : "; " + suggestion) + " (families: " + text::join(families) +
                            "; ids: linkwise gpus)");
 }
 
@@ -327,7 +321,7 @@ void Catalog::check_provider_name(std::string_view wanted, const std::string& fi
   if (known) return;
   const std::string suggestion = did_you_mean(closest_names(wanted, names));
   throw_invalid(field, field + ": unknown provider \"" + std::string(wanted) + "\"" +
-                           (suggestion.empty() ? "" : "; " + suggestion) + " (known: " + joined(names) + ")");
+                           (suggestion.empty() ? "" : "; " + suggestion) + " (known: " + text::join(names) + ")");
 }
 
 void Catalog::check_region_name(std::string_view wanted, const std::string& field) const {

@@ -7,6 +7,7 @@
 #include <string>
 #include <tuple>
 
+#include "../text.hpp"
 #include "linkwise/enum_names.hpp"
 #include "linkwise/error.hpp"
 #include "linkwise/planner/search.hpp"
@@ -661,9 +662,8 @@ std::string no_match_words(const Constraints& c, const Catalog& catalog) {
   std::string out;
   const auto add = [&](const char* field, const std::vector<std::string>& names, Constraints one) {
     if (names.empty()) return;
-    std::string list;
-    for (const auto& name : names) list += (list.empty() ? "" : ", ") + name;
-    out += std::string(out.empty() ? "" : ", ") + field + " [" + list + "] (" + alone(std::move(one)) + " alone)";
+    out += std::string(out.empty() ? "" : ", ") + field + " [" + text::join(names) + "] (" + alone(std::move(one)) +
+           " alone)";
   };
   Constraints only;
   only.providers = c.providers;
@@ -736,18 +736,16 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
   std::vector<HardwareRef> machines;
   // Rejections keyed by the machine's position, so the summary comes in catalog order.
   std::vector<std::pair<int, Rejection>> rejected;
-  std::vector<bool> turned_down;  // per machine: rejected before the search (the workload's own)
+  bool own_rejected = false;  // the workload's own machine misses its constraints: not searched
   if (w.hardware) {
     machines.emplace_back(*w.hardware);
     // The workload's own machine against its constraints: one it does not meet is rejected with
     // the reason, never searched as if the constraints were not there.
     const std::vector<std::string> unmet = unmet_constraints(w.constraints, w.hardware->instance, w.nodes.value_or(0));
     if (!unmet.empty()) {
-      std::string detail;
-      for (const std::string& why : unmet) detail += (detail.empty() ? "" : "; ") + why;
-      rejected.emplace_back(0, single_rejection(machines.front(), Reason::constraint, detail));
+      rejected.emplace_back(0, single_rejection(machines.front(), Reason::constraint, text::join(unmet, "; ")));
     }
-    turned_down.push_back(!unmet.empty());
+    own_rejected = !unmet.empty();
   } else {
     machines.reserve(catalog.instances().size());
     for (const Instance& in : catalog.instances()) {
@@ -755,7 +753,6 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
       const Gpu* gpu = catalog.find_gpu(in.gpu_model);
       if (!gpu) continue;
       machines.emplace_back(in, *gpu, false);
-      turned_down.push_back(false);
     }
     if (machines.empty()) result.why_no_results = no_match_words(w.constraints, catalog);
   }
@@ -775,7 +772,7 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
   opts.reserve(machines.size());
   for (int m = 0; m < int(machines.size()); ++m) {
     const HardwareRef& hw = machines[m];
-    if (turned_down[m]) continue;
+    if (own_rejected) continue;  // set only when the workload's own hardware is the one machine
     if (!supports_precision(hw.gpu, w.job.precision)) {
       const std::string why = missing_peak_reason(hw.gpu, w.job.precision);
       result.skipped.push_back(hw.instance.id + ": " + why);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../json_fields.hpp"
+#include "../text.hpp"
 #include "linkwise/enum_names.hpp"
 #include "linkwise/error.hpp"
 #include "linkwise/json_input.hpp"
@@ -453,9 +454,10 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
 namespace {
 
 std::string listed(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
-  return "[" + out + "]";
+  std::string out = "[";  // built in steps: GCC 12's -Wrestrict misfires on "[" + s + "]"
+  out += text::join(names);
+  out += ']';
+  return out;
 }
 
 }  // namespace
