@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -165,8 +166,9 @@ SkyPilotImportReport plan_skypilot_import(const Catalog& catalog, std::string_vi
     }
   }
 
-  const std::string url =
-      options.source_url.empty() ? "SkyPilot catalog vms.csv (" + std::string(source_name) + ")" : options.source_url;
+  const std::string url = options.source_url.empty() ? "SkyPilot catalog vms.csv (" +
+                                                           std::filesystem::path(source_name).filename().string() + ")"
+                                                     : options.source_url;
   for (const Instance& instance : catalog.instances()) {
     if (instance.provider != options.provider) continue;
     const auto found = prices.find(instance.id);
@@ -222,12 +224,8 @@ SkyPilotImportReport import_skypilot(const std::filesystem::path& csv_path, cons
                                      const SkyPilotImportOptions& options) {
   const std::string text = read_text_file(csv_path, "file", kMaxTextFileBytes);
 
-  SkyPilotImportOptions resolved = options;
-  if (resolved.source_url.empty()) {
-    resolved.source_url = "SkyPilot catalog vms.csv (" + csv_path.filename().string() + ")";
-  }
   const Catalog catalog = Catalog::open(db_path);
-  SkyPilotImportReport report = plan_skypilot_import(catalog, text, csv_path.string(), resolved);
+  SkyPilotImportReport report = plan_skypilot_import(catalog, text, csv_path.string(), options);
   std::vector<PriceUpdate> updates;
   for (const auto& change : report.changes) {
     if (change.changed) updates.push_back(change.update);

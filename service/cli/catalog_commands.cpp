@@ -526,13 +526,9 @@ void register_import_skypilot(CLI::App& group) {
     // The dry run first, always: a bad file, provider or --as-of is refused before anything is
     // written (a missing database is created only for an import that will happen).
     const std::string text = read_text_file(options->file, "file", kMaxTextFileBytes);
-    SkyPilotImportOptions import = options->import;
-    if (import.source_url.empty()) {
-      import.source_url = "SkyPilot catalog vms.csv (" + std::filesystem::path(options->file).filename().string() + ")";
-    }
     const bool db_exists = std::filesystem::exists(*db);
-    SkyPilotImportReport report =
-        plan_skypilot_import(db_exists ? Catalog::open(*db) : Catalog::embedded(), text, options->file, import);
+    SkyPilotImportReport report = plan_skypilot_import(db_exists ? Catalog::open(*db) : Catalog::embedded(), text,
+                                                       options->file, options->import);
     if (!options->dry_run) {
       if (ensure_catalog_db(*db)) std::cout << "created " << db->string() << " from the embedded catalog\n";
       report = import_skypilot(options->file, *db, options->import);

@@ -71,7 +71,8 @@ struct SkyPilotImportReport {
   std::map<std::string, std::size_t> skipped_by_reason;
 };
 
-// Computes the price updates of `csv_text` against `catalog` (nothing is written).
+// Computes the price updates of `csv_text` against `catalog` (nothing is written). Without
+// options.source_url the price source is "SkyPilot catalog vms.csv (<file name of source_name>)".
 // Throws invalid_input for an unknown provider, a bad as_of, a malformed CSV or missing columns.
 SkyPilotImportReport plan_skypilot_import(const Catalog& catalog, std::string_view csv_text,
                                           std::string_view source_name, const SkyPilotImportOptions& options);
