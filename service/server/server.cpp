@@ -247,18 +247,26 @@ bool Server::pre_route(const httplib::Request& req, httplib::Response& res) {
   return false;
 }
 
+namespace {
+// What a request gets when the router has no handler for it: 404 for an unknown path, 405 (with
+// Allow) for a method the path does not take. One wording for the reception's early answer
+// (screen, before the body) and the worker's (dispatch).
+std::optional<EarlyAnswer> routing_refusal(const Router::Match& match, std::string_view method, std::string_view path) {
+  if (!match.route) return EarlyAnswer{404, "no resource at " + std::string(path) + "; see /openapi.json", ""};
+  if (!match.handler)
+    return EarlyAnswer{405, std::string(method) + " is not allowed on " + *match.route + "; allowed: " + match.allowed,
+                       "Allow: " + match.allowed + "\r\n"};
+  return std::nullopt;
+}
+}  // namespace
+
 std::optional<EarlyAnswer> Server::screen(const HeadCheck& head) const {
   // The same routing as pre_route, on the path as sent; a percent-encoded path is left to the
   // worker, which routes it decoded (this screen only spares the client a body sent in vain).
   const std::string_view target = head.target;
   const std::string path(target.substr(0, target.find('?')));
   if (path.empty() || path.front() != '/' || path.find('%') != std::string::npos) return std::nullopt;
-  const auto match = router_.match(head.method, path);
-  if (!match.route) return EarlyAnswer{404, "no resource at " + path + "; see /openapi.json", ""};
-  if (!match.handler)
-    return EarlyAnswer{405, head.method + " is not allowed on " + *match.route + "; allowed: " + match.allowed,
-                       "Allow: " + match.allowed + "\r\n"};
-  return std::nullopt;
+  return routing_refusal(router_.match(head.method, path), head.method, path);
 }
 
 void Server::handle(const httplib::Request& req, httplib::Response& res) {
@@ -268,22 +276,16 @@ void Server::handle(const httplib::Request& req, httplib::Response& res) {
 
 void Server::dispatch(const httplib::Request& req, httplib::Response& res) {
   const auto match = router_.match(req.method, req.path);
-  if (!match.route) {
-    if (req.method == "CONNECT") {
-      // Not a proxy: CONNECT's target names no resource here; 405 with an empty Allow (RFC 9110 10.2.1).
-      res.set_header("Allow", "");
-      write_problem(res, problem_for_status(405, "CONNECT is not supported: this server is not a proxy"), req.path);
-      return;
-    }
-    write_problem(res, problem_for_status(404, "no resource at " + req.path + "; see /openapi.json"), req.path);
+  if (!match.route && req.method == "CONNECT") {
+    // Not a proxy: CONNECT's target names no resource here; 405 with an empty Allow (RFC 9110 10.2.1).
+    res.set_header("Allow", "");
+    write_problem(res, problem_for_status(405, "CONNECT is not supported: this server is not a proxy"), req.path);
     return;
   }
   current.route = match.route;
-  if (!match.handler) {
-    res.set_header("Allow", match.allowed);
-    write_problem(
-        res, problem_for_status(405, req.method + " is not allowed on " + *match.route + "; allowed: " + match.allowed),
-        req.path);
+  if (const auto refusal = routing_refusal(match, req.method, req.path)) {
+    if (match.route) res.set_header("Allow", match.allowed);  // the 405
+    write_problem(res, problem_for_status(refusal->status, refusal->detail), req.path);
     return;
   }
   try {
