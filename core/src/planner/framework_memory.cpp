@@ -118,7 +118,10 @@ MemoryOverhead framework_overhead(const PreparedModel& m, const PreparedHardware
     return units::gb_to_bytes(k.nccl_gb_per_communicator) * hw.nccl_channel_factor * (1.0 + 0.1 * std::log2(n));
   };
   const bool training = m.kind != JobKind::inference;
-  o.nccl = comm(l.tp) + comm(double(l.dp) * l.cp) + comm(l.cp) + (l.pp > 1 ? 2.0 * comm(2) + comm(2) : 0.0);
+  // Serving replicas are separate engines with no communicator between them: only TP, EP and the
+  // pipeline's neighbours hold NCCL buffers.
+  const double dp_comm_group = training ? double(l.dp) * l.cp : 1.0;
+  o.nccl = comm(l.tp) + comm(dp_comm_group) + comm(l.cp) + (l.pp > 1 ? 2.0 * comm(2) + comm(2) : 0.0);
   double held = 0;  // buffers that live through the step (the allocator's static share)
   if (training) {
     if (l.zero == 3 && l.pp > 1 && m.framework == Framework::torchtitan) {
@@ -142,8 +145,11 @@ MemoryOverhead framework_overhead(const PreparedModel& m, const PreparedHardware
   // The caching allocator: nvidia-smi shows reserved segments, which exceed the live tensors by the
   // fragmentation of the short-lived ones (activations, logits, gathered weights) and a little of
   // the long-lived ones.
-  o.allocator = k.allocator_dynamic_fraction * (dynamic_bytes + o.buffers - held) +
-                k.allocator_static_fraction * (static_bytes + held);
+  // Serving engines size their KV pool by the bytes the weights hold, not the allocator's reserve
+  // (vLLM's worker: torch's allocated bytes after loading; TensorRT-LLM's free memory after its
+  // engine), and load the weights once: no static slack is counted.
+  const double static_slack = training ? k.allocator_static_fraction * (static_bytes + held) : 0.0;
+  o.allocator = k.allocator_dynamic_fraction * (dynamic_bytes + o.buffers - held) + static_slack;
   o.total = o.context + o.nccl + o.buffers + o.allocator;
   return o;
 }

@@ -145,10 +145,15 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     // activations and the framework's overhead) over one sequence's share, within its batch limit.
     const MemoryOverhead base = framework_overhead(m, hw, l, k, m.layer_params / tp, /*stage_params_local=*/0.0,
                                                    /*grads_local_bytes=*/0.0, out.weights, step_activations);
-    const double others = out.weights + step_activations + base.total;
-    const double pool = m.engine.memory_fraction_of_whole_card
-                            ? m.engine.memory_fraction * hw.capacity_bytes - others
-                            : m.engine.memory_fraction * (hw.capacity_bytes - others);
+    const double f = m.engine.memory_fraction, card = hw.capacity_bytes;
+    double pool = 0;
+    switch (m.engine.kv_pool_rule) {
+      case KvPoolRule::card_less_weights_and_activations:
+        pool = f * card - out.weights - step_activations - base.nccl;
+        break;
+      case KvPoolRule::free_at_start_less_weights: pool = f * (card - base.context - base.nccl) - out.weights; break;
+      case KvPoolRule::free_after_load: pool = f * (card - out.weights - step_activations - base.total); break;
+    }
     // (each sequence's logits are short-lived: the allocator's share of them counts too)
     const double per_sequence = kv_held + logits_per_sequence * (1.0 + k.allocator_dynamic_fraction);
     double max_sequences = pool > 0 ? std::floor(pool / per_sequence) : 0.0;

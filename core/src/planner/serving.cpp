@@ -20,6 +20,15 @@ constexpr EnumNames<Engine, 4> kEngineNames{{
 std::string_view to_string(Engine e) noexcept { return enum_name(kEngineNames, e); }
 Engine parse_engine(const std::string& text, const std::string& field) { return parse_enum(kEngineNames, text, field); }
 
+std::string_view describe(KvPoolRule rule) noexcept {
+  switch (rule) {
+    case KvPoolRule::card_less_weights_and_activations: return "of the card, less weights and activations";
+    case KvPoolRule::free_at_start_less_weights: return "of the card's free memory at start, less weights";
+    case KvPoolRule::free_after_load: return "of the memory free after weights and activations";
+  }
+  return "";
+}
+
 Engine resolve(Engine e) noexcept { return e == Engine::auto_ ? Engine::tensorrt_llm : e; }
 
 namespace {
@@ -30,14 +39,14 @@ EngineProfile make_trtllm() {
   // FP4 on B200): 0.25 ms per step (CUDA graphs and the C++ runtime hide most of the host work);
   // Blackwell FP4 reaches 0.745 of the Hopper FP8 fractions.
   p.decode_hbm_fraction = 0.936;
-  p.gemm_fraction = 0.675;
+  p.gemm_fraction = 0.660;
   p.step_overhead_s = 0.00025;
   p.blackwell_scale = 0.745;
   // TensorRT-LLM LLM API / trtllm-bench defaults: kv_cache_free_gpu_mem_fraction 0.90 of the
   // memory free after weights, max_batch_size 2048, max_num_tokens 8192, capacity scheduler
   // GUARANTEED_NO_EVICT (a request's whole length is reserved when it is admitted).
   p.memory_fraction = 0.90;
-  p.memory_fraction_of_whole_card = false;
+  p.kv_pool_rule = KvPoolRule::free_after_load;
   p.max_batch = 2048;
   p.max_step_tokens = 8192;
   p.reserves_full_length = true;
@@ -50,7 +59,6 @@ EngineProfile make_trtllm() {
 EngineProfile paged_engine(double decode_hbm_fraction) {
   EngineProfile p = make_trtllm();
   p.decode_hbm_fraction = decode_hbm_fraction;
-  p.memory_fraction_of_whole_card = true;
   p.reserves_full_length = false;
   return p;
 }
@@ -63,17 +71,19 @@ EngineProfile make_vllm() {
   // card, max_num_seqs 256. The 8192-token step budget is V1's (max_num_batched_tokens for the API
   // server on large GPUs), a later default than the rows'; 0.6 ran them without chunked prefill.
   p.memory_fraction = 0.90;
+  p.kv_pool_rule = KvPoolRule::card_less_weights_and_activations;
   p.max_batch = 256;
   return p;
 }
 
 EngineProfile make_sglang() {
   // One fit row; the decode fraction absorbs what an uncapped batch over-predicts.
-  EngineProfile p = paged_engine(0.427);
+  EngineProfile p = paged_engine(0.441);
   // SGLang server defaults: mem_fraction_static 0.88 at TP 1 of the card for weights and the KV
   // pool (0.85 at TP 4-8: not applied, one profile serves every TP), running requests bounded by the
   // pool, chunked_prefill_size 8192.
   p.memory_fraction = 0.88;
+  p.kv_pool_rule = KvPoolRule::free_at_start_less_weights;
   p.max_batch = 0;
   return p;
 }

@@ -19,6 +19,25 @@ Engine parse_engine(const std::string& text, const std::string& field = "job.eng
 Engine resolve(Engine e) noexcept;  // auto_ -> the default engine
 
 // What an engine achieves against the roofline, and the limits it schedules within.
+// How an engine sizes its KV pool from its memory_fraction, each engine's own accounting at start-up.
+enum class KvPoolRule {
+  // vLLM V1 (v1/worker/gpu_worker.py, determine_available_memory): gpu_memory_utilization of the
+  // card, less the weights, the profiled peak of torch's allocated activations and the memory
+  // outside torch that appeared after its start-up snapshot (communicators). The CUDA context
+  // predates the snapshot and is not counted; nor is the allocator's reserve.
+  card_less_weights_and_activations,
+  // SGLang (model_runner profile_max_num_token): mem_fraction_static of the memory free after its
+  // communicators start (the card less the CUDA context and NCCL buffers) holds the weights and the
+  // pool; activations and CUDA graphs live in the rest.
+  free_at_start_less_weights,
+  // TensorRT-LLM: kv_cache_free_gpu_mem_fraction of what is free once the weights, activations,
+  // context and communicators hold theirs.
+  free_after_load,
+};
+
+// The pool's rule in words, for answers that say why a sequence does not fit ("90% of the card ...").
+std::string_view describe(KvPoolRule rule) noexcept;
+
 struct EngineProfile {
   // Decode: fraction of the GPU's HBM peak achieved streaming weights and KV cache (fit).
   double decode_hbm_fraction = 0.8;
@@ -30,11 +49,10 @@ struct EngineProfile {
   // Fixed time per engine step not hidden behind the GPU (scheduler, sampling, input preparation,
   // launches outside CUDA graphs), seconds (fit).
   double step_overhead_s = 0;
-  // Memory the engine may take for weights, activations and its KV pool. whole_card: a fraction
-  // of the card (vLLM gpu_memory_utilization, SGLang mem_fraction_static); otherwise a fraction of
-  // what is free after weights and activations (TensorRT-LLM kv_cache_free_gpu_mem_fraction).
+  // The engine's memory setting (vLLM gpu_memory_utilization, SGLang mem_fraction_static,
+  // TensorRT-LLM kv_cache_free_gpu_mem_fraction) and what its KV pool is what is left of.
   double memory_fraction = 0.9;
-  bool memory_fraction_of_whole_card = true;
+  KvPoolRule kv_pool_rule = KvPoolRule::card_less_weights_and_activations;
   // Scheduler limits: sequences decoded together (0: memory only) and tokens per engine step
   // (prefill chunks share steps with decodes).
   int max_batch = 0;
