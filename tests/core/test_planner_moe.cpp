@@ -258,7 +258,7 @@ TEST_CASE("decode streams only the experts the batch touches") {
 }
 
 TEST_CASE("MoE serving: the training fit's grouped-GEMM shape efficiency at the expert's width, no host term") {
-  // Serving reuses moe_gemm_half_dim with n = min(expert width / etp, hidden), in prefill and decode;
+  // Serving reuses moe_gemm_half_dim with n = min(expert width, hidden), in prefill and decode;
   // the rows per expert do not enter, and the training MoE layer's host time is not charged
   // (time_model.cpp serving_grouped_gemm_efficiency; docs/calibration.md).
   const planner::PlannerConstants& shipped = planner::default_constants();
@@ -281,6 +281,23 @@ TEST_CASE("MoE serving: the training fit's grouped-GEMM shape efficiency at the 
   // No MoE host time in serving: its constants change nothing.
   CHECK(estimate(big, more_host).tpot == with.tpot);
   CHECK(estimate(big, more_host).ttft_under_load == with.ttft_under_load);
+  // Expert TP splits each expert's GEMMs over ranks without narrowing n: at etp 2 each rank's
+  // expert GEMMs take half the time and so half the shape loss (were n the split width, 384, the
+  // loss per rank would stay about what it is at etp 1).
+  auto prefill_shape_loss = [&](int tp) {
+    planner::Workload w = big;
+    w.layout.tp = w.layout.etp = tp;
+    w.layout.dp = 8 / tp;
+    const planner::Layout l = planner::complete_layout(w, 8);
+    const auto m = planner::prepare_model(w.model, w.job);
+    auto ttft = [&](const planner::PlannerConstants& k) {
+      return planner::estimate(m, planner::prepare_hardware(*w.hardware, w.job, k, nullptr, false), 1, l, k).ttft;
+    };
+    return ttft(shipped) - ttft(no_shape);
+  };
+  const double loss_etp1 = prefill_shape_loss(1), loss_etp2 = prefill_shape_loss(2);
+  REQUIRE(loss_etp1 > 0);
+  CHECK(loss_etp2 / loss_etp1 == Approx(0.5).margin(0.1));
   // Dense serving does not see the MoE constants.
   const planner::Workload dense = serve_on_p5("llama3.1-8b", 2048);
   CHECK(estimate(dense, no_shape).tpot == estimate(dense, shipped).tpot);

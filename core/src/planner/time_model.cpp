@@ -90,8 +90,8 @@ inline double grouped_gemm_efficiency(const PreparedModel& m, const Layout& l, c
 }
 
 // Serving's grouped expert GEMMs (prefill chunks and decode batches alike) at the same shape
-// efficiency, with n the expert's narrowest weight dimension only (expert width per etp rank,
-// hidden): the training fit's constant (moe_gemm_half_dim, Megatron-Core's grouped GEMMs), no
+// efficiency, with n the expert's own narrowest weight dimension only (its width or the hidden
+// size, whatever etp): the training fit's constant (moe_gemm_half_dim, Megatron-Core's grouped GEMMs), no
 // serving fit. A narrow expert (Qwen3's 768 or 1536, DeepSeek's 2048) gives any grouped GEMM
 // kernel few tiles per expert and a short reduction loop, TensorRT-LLM's CUTLASS MoE GEMMs as
 // much as Transformer Engine's. The rows per expert do not enter: in decode (tens of rows per
@@ -102,8 +102,13 @@ inline double grouped_gemm_efficiency(const PreparedModel& m, const Layout& l, c
 // Engine's grouped GEMM in training issues one cuBLAS GEMM per expert over several streams (a
 // per-expert cost the rows term can stand for there). Not exempt under job.framework: a serving
 // job's kernels are the engine's, the training framework plays no part.
-inline double serving_grouped_gemm_efficiency(const PreparedModel& m, const Layout& l, const PlannerConstants& k) {
-  const double n = std::min(m.expert_ffn / double(l.etp), double(m.hidden));
+// Expert TP (etp) does not narrow n: it splits each expert's GEMMs over ranks the way dense TP
+// splits the MLP, which the dense path prices without a shape loss, and the engine's one grouped
+// kernel still runs every local expert's tiles together. Charging the split width (192 for
+// Qwen3-235B at etp 8) put GPUStack's vLLM TP rows of Qwen3-235B and DeepSeek-R1 at -35% median and
+// SGLang's at -22%; docs/calibration.md "Expert TP in serving".
+inline double serving_grouped_gemm_efficiency(const PreparedModel& m, const PlannerConstants& k) {
+  const double n = std::min(double(m.expert_ffn), double(m.hidden));
   return n / (n + k.moe_gemm_half_dim);
 }
 
@@ -241,7 +246,7 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     // batch sizes 1-8192, padded), which can hold no such sync, so the fused MoE op it captures
     // has none in prefill either, where each chunk's GPU work per layer covers the op's few
     // launches. The engine's per-step host work is its step_overhead_s.
-    const double expert_efficiency = m.moe ? serving_grouped_gemm_efficiency(m, l, k) : 1.0;
+    const double expert_efficiency = m.moe ? serving_grouped_gemm_efficiency(m, k) : 1.0;
     // The engine's per-routed-row work of a MoE layer (moe_serving_routed_row_s, constants.cpp),
     // charged on the busiest rank's routed rows of each step, prefill chunks and decode batches, and
     // with experts over several ranks the wait of each MoE layer's exchange for the slowest rank
