@@ -424,12 +424,17 @@ void check_nvlink_domain(const Fail& fail, const Instance& instance, const Gpu& 
                                    "'s largest NVLink domain "
                                    "(nvlink_domain_max_gpus in gpus.json)");
   }
-  // A domain beyond the instance (an NVL72 rack) is a vendor claim that must be on record first.
+  // A domain beyond the instance (an NVL72 rack) is a vendor claim that must be on record first,
+  // and it is made of whole instances (72 GPUs: 18 trays of 4).
   if (domain > instance.gpu_count && !gpu.nvlink_domain_max_gpus) {
     fail("nvlink_domain_gpus", "is " + shown + ", more than the instance's " + count + " GPUs, but GPU " +
                                    in_quotes(gpu.id) +
                                    " has no nvlink_domain_max_gpus in gpus.json to allow a domain beyond "
                                    "the instance");
+  }
+  if (domain > instance.gpu_count && domain % instance.gpu_count != 0) {
+    fail("nvlink_domain_gpus", "is " + shown + ", beyond the instance but not a multiple of its " + count +
+                                   " GPUs: a rack-scale domain spans whole instances");
   }
 }
 

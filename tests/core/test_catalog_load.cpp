@@ -442,6 +442,13 @@ TEST_CASE("the NVLink domain agrees with the fabric, the GPU count and the GPU's
     require_names(e, "instances/azure.json", "azure:Standard_ND96isr_H100_v5", "nvlink_domain_gpus");
     CHECK_THAT(e.what(), Contains("no nvlink_domain_max_gpus"));
   }
+  SECTION("beyond the instance: whole instances") {
+    const Error e = instance_and_gpu_error(
+        "instances/azure.json", "Standard_ND96isr_H100_v5", [](ordered_json& r) { r["nvlink_domain_gpus"] = 36; },
+        "H100-SXM5-80GB", [](ordered_json& g) { g["nvlink_domain_max_gpus"] = 72; });
+    require_names(e, "instances/azure.json", "azure:Standard_ND96isr_H100_v5", "nvlink_domain_gpus");
+    CHECK_THAT(e.what(), Contains("not a multiple of its 8 GPUs"));
+  }
   SECTION("never above the GPU's largest domain") {
     const Error e = instance_and_gpu_error(
         "instances/azure.json", "Standard_ND96isr_H100_v5", [](ordered_json& r) { r["nvlink_domain_gpus"] = 72; },

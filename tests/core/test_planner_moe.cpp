@@ -135,6 +135,14 @@ TEST_CASE("the moe and attention objects: errors name the field") {
   CHECK(field_of(json::parse(R"({"model": {"preset": "mixtral-8x7b"}, "job": {"kind": "pretrain", "seq_len": 2048,
       "global_batch": 16}, "hardware": {"custom": {"gpu_model": "GB200", "gpu_count": 4, "intra_node_fabric": "nvswitch",
       "nvlink_domain_gpus": 70}}, "layout": {"tp": 1, "pp": 1}})")) == "hardware.custom.nvlink_domain_gpus");
+  // the catalog's own rules (check_instance_links): under the node's GPUs behind an NVSwitch, above 1
+  // on PCIe
+  CHECK(field_of(json::parse(R"({"model": {"preset": "mixtral-8x7b"}, "job": {"kind": "pretrain", "seq_len": 2048,
+      "global_batch": 16}, "hardware": {"custom": {"gpu_model": "GB200", "gpu_count": 4, "intra_node_fabric": "nvswitch",
+      "nvlink_domain_gpus": 2}}, "layout": {"tp": 1, "pp": 1}})")) == "hardware.custom.nvlink_domain_gpus");
+  CHECK(field_of(json::parse(R"({"model": {"preset": "mixtral-8x7b"}, "job": {"kind": "pretrain", "seq_len": 2048,
+      "global_batch": 16}, "hardware": {"custom": {"gpu_model": "H100-SXM5-80GB", "gpu_count": 8, "intra_node_fabric":
+      "pcie", "nvlink_domain_gpus": 8}}, "layout": {"tp": 1, "pp": 1}})")) == "hardware.custom.nvlink_domain_gpus");
 }
 
 TEST_CASE("FP4 runs on Blackwell at its FP4 peak and is refused elsewhere") {

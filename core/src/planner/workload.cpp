@@ -273,29 +273,14 @@ Hardware custom_hardware(const json& c, const Catalog& catalog) {
   in.network_type = net ? parse_network_type(*net, "hardware.custom.network_type") : NetworkType::ethernet;
   in.gpudirect_rdma = opt_bool(c, "gpudirect_rdma", "hardware.custom.gpudirect_rdma");
   // The catalog loader's rules for the same fields (one home): a machine the catalog would refuse
-  // (an NVLink figure on PCIe, "none" with 8 GPUs, a 72-GPU domain on A100, RDMA on plain
-  // ethernet) is refused here too, before the defaults below fill anything in.
+  // (an NVLink figure on PCIe, "none" with 8 GPUs, a 72-GPU domain on A100 or one of partial
+  // nodes, RDMA on plain ethernet) is refused here too, before the defaults below fill anything in.
   check_instance_links(in, *gpu, [](std::string_view field, const std::string& what) {
     const std::string at = "hardware.custom." + std::string(field);
     throw_invalid(at, at + ": " + what);
   });
-  if (in.nvlink_domain_gpus) {
-    // A domain beyond the node (NVL72: 72 GPUs over 18 trays of 4) needs NVLink in the node to start from.
-    if (*in.nvlink_domain_gpus > 1 && !nvlink)
-      throw_invalid("hardware.custom.nvlink_domain_gpus",
-                    "hardware.custom.nvlink_domain_gpus above 1 needs NVLink "
-                    "(intra_node_fabric nvswitch or nvlink with nvlink_gbytes_per_s)");
-    if (nvlink && *in.nvlink_domain_gpus < in.gpu_count)
-      throw_invalid("hardware.custom.nvlink_domain_gpus",
-                    "hardware.custom.nvlink_domain_gpus (" + std::to_string(*in.nvlink_domain_gpus) +
-                        ") must be at least gpu_count (" + std::to_string(in.gpu_count) + ")");
-    if (*in.nvlink_domain_gpus > in.gpu_count && *in.nvlink_domain_gpus % in.gpu_count != 0)
-      throw_invalid("hardware.custom.nvlink_domain_gpus", "hardware.custom.nvlink_domain_gpus (" +
-                                                              std::to_string(*in.nvlink_domain_gpus) +
-                                                              ") must be a multiple of gpu_count (whole nodes)");
-  } else {
-    in.nvlink_domain_gpus = nvlink ? in.gpu_count : 1;
-  }
+  // Unstated: the node's own NVLink domain.
+  if (!in.nvlink_domain_gpus) in.nvlink_domain_gpus = nvlink ? in.gpu_count : 1;
   in.network_gbits_per_s =
       opt_number(c, "network_gbits_per_s", "hardware.custom.network_gbits_per_s", limits::kNetworkGbitsPerS);
   in.price_usd_per_hour =
