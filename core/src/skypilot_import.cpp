@@ -220,17 +220,19 @@ SkyPilotImportReport plan_skypilot_import(const Catalog& catalog, std::string_vi
   return report;
 }
 
-SkyPilotImportReport import_skypilot(const std::filesystem::path& csv_path, const std::filesystem::path& db_path,
-                                     const SkyPilotImportOptions& options) {
-  const std::string text = read_text_file(csv_path, "file", kMaxTextFileBytes);
-
-  const Catalog catalog = Catalog::open(db_path);
-  SkyPilotImportReport report = plan_skypilot_import(catalog, text, csv_path.string(), options);
+void apply_skypilot_import(const std::filesystem::path& db_path, const SkyPilotImportReport& report) {
   std::vector<PriceUpdate> updates;
   for (const auto& change : report.changes) {
     if (change.changed) updates.push_back(change.update);
   }
   update_prices(db_path, updates);
+}
+
+SkyPilotImportReport import_skypilot(const std::filesystem::path& csv_path, const std::filesystem::path& db_path,
+                                     const SkyPilotImportOptions& options) {
+  const std::string text = read_text_file(csv_path, "file", kMaxTextFileBytes);
+  SkyPilotImportReport report = plan_skypilot_import(Catalog::open(db_path), text, csv_path.string(), options);
+  apply_skypilot_import(db_path, report);
   return report;
 }
 

@@ -523,15 +523,16 @@ void register_import_skypilot(CLI::App& group) {
       throw_invalid("db", "import-skypilot writes a database: give --db PATH (or set LINKWISE_DB); the embedded "
                           "catalog is read-only");
     }
-    // The dry run first, always: a bad file, provider or --as-of is refused before anything is
-    // written (a missing database is created only for an import that will happen).
+    // Planned once, before anything is written: a bad file, provider or --as-of is refused first,
+    // and a missing database is created (from the embedded catalog the plan read) only for an
+    // import that will happen.
     const std::string text = read_text_file(options->file, "file", kMaxTextFileBytes);
     const bool db_exists = std::filesystem::exists(*db);
-    SkyPilotImportReport report = plan_skypilot_import(db_exists ? Catalog::open(*db) : Catalog::embedded(), text,
-                                                       options->file, options->import);
+    const SkyPilotImportReport report = plan_skypilot_import(db_exists ? Catalog::open(*db) : Catalog::embedded(), text,
+                                                             options->file, options->import);
     if (!options->dry_run) {
       if (ensure_catalog_db(*db)) std::cout << "created " << db->string() << " from the embedded catalog\n";
-      report = import_skypilot(options->file, *db, options->import);
+      apply_skypilot_import(*db, report);
     }
     print_import_report(report, options->file, options->import.provider, db->string(), options->dry_run);
   });

@@ -77,8 +77,12 @@ struct SkyPilotImportReport {
 SkyPilotImportReport plan_skypilot_import(const Catalog& catalog, std::string_view csv_text,
                                           std::string_view source_name, const SkyPilotImportOptions& options);
 
+// Writes a planned report's changed figures into the database at `db_path` in one transaction
+// (update_prices). The report must have been planned against that database's catalog.
+void apply_skypilot_import(const std::filesystem::path& db_path, const SkyPilotImportReport& report);
+
 // Reads `csv_path`, plans against the catalog in `db_path` and applies the updates in one
-// transaction (update_prices). Returns the report.
+// transaction (plan_skypilot_import, then apply_skypilot_import). Returns the report.
 SkyPilotImportReport import_skypilot(const std::filesystem::path& csv_path, const std::filesystem::path& db_path,
                                      const SkyPilotImportOptions& options);
 
