@@ -140,9 +140,16 @@ def test_csv_download_has_the_visible_columns(browser, web_server, downloads):
     expected, _ = api_ids(web_server, provider="aws")
     wait_for(browser, lambda d: table_ids(d) == expected, what="the aws rows")
     browser.find_element(By.XPATH, "//button[normalize-space()='Download CSV']").click()
-    path = wait_for(browser, lambda d: next(iter(downloads.glob("linkwise-instances*.csv")), None), what="the CSV file")
-    with open(path, newline="") as f:
-        table = list(csv.reader(f))
+    # The browser may create the file before it has written it: wait for every row, not the name.
+    def downloaded_rows(_):
+        for path in downloads.glob("linkwise-instances*.csv"):
+            with open(path, newline="") as f:
+                rows = list(csv.reader(f))
+            if len(rows) == len(expected) + 1:
+                return rows
+        return None
+
+    table = wait_for(browser, downloaded_rows, what="the whole CSV file")
     assert table[0] == ["id", "gpu_model", "gpu_count", "regions"]
     assert [r[0] for r in table[1:]] == expected
 
