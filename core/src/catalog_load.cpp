@@ -554,7 +554,7 @@ void check_instance_links(const Instance& instance, const Gpu& gpu, const Fail& 
   }
   const bool nvlink_fabric =
       instance.intra_node_fabric == Fabric::nvswitch || instance.intra_node_fabric == Fabric::nvlink;
-  const bool gpu_link_fabric = nvlink_fabric || instance.intra_node_fabric == Fabric::infinity_fabric;
+  const bool gpu_link_fabric = links_gpus(instance.intra_node_fabric);
   if (nvlink_fabric && !instance.nvlink_gbytes_per_s) {
     fail("nvlink_gbytes_per_s",
          "intra_node_fabric " + in_quotes(fabric) + " needs the per-GPU NVLink bandwidth in GB/s");

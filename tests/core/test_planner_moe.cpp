@@ -143,6 +143,14 @@ TEST_CASE("the moe and attention objects: errors name the field") {
   CHECK(field_of(json::parse(R"({"model": {"preset": "mixtral-8x7b"}, "job": {"kind": "pretrain", "seq_len": 2048,
       "global_batch": 16}, "hardware": {"custom": {"gpu_model": "H100-SXM5-80GB", "gpu_count": 8, "intra_node_fabric":
       "pcie", "nvlink_domain_gpus": 8}}, "layout": {"tp": 1, "pp": 1}})")) == "hardware.custom.nvlink_domain_gpus");
+  // ... and what it accepts: NVLink bridges joining pairs (as the catalog's 4-GPU A100 bridged
+  // instances), planned as one domain of the node (prepare.cpp), like such a catalog record.
+  const planner::Plan bridged = planner::plan(planner::parse_workload(json::parse(R"({"model": {"preset":
+      "mixtral-8x7b"}, "job": {"kind": "pretrain", "seq_len": 2048, "global_batch": 16}, "hardware": {"custom":
+      {"gpu_model": "A100-SXM4-80GB", "gpu_count": 4, "intra_node_fabric": "nvlink", "nvlink_domain_gpus": 2}},
+      "layout": {"tp": 4, "pp": 1}})"),
+                                                                      real_catalog()));
+  CHECK(bridged.nvlink_domain_gpus == 4);
 }
 
 TEST_CASE("FP4 runs on Blackwell at its FP4 peak and is refused elsewhere") {

@@ -91,16 +91,23 @@ TEST_CASE("max-throughput mode fills the engine's KV pool to within one request"
   CHECK(one["max_concurrent"].get<long long>() == concurrent);
   CHECK(p["tokens_per_s"].get<double>() > one["tokens_per_s"].get<double>());
 
-  // SGLang (no batch cap): mem_fraction_static of what is free at start (the card less the context)
-  // holds the weights and the pool alone, activations outside it, so it fits more than vLLM does.
-  const json s = planner::plan_json(serve("max", "sglang"), catalog);
+  // SGLang (no batch cap): mem_fraction_static of what is free at start (the card less the CUDA
+  // context; at TP 1 no communicator) holds the weights and the pool alone, activations outside it.
+  json sglang_doc = long_prompts;
+  sglang_doc["job"]["engine"] = "sglang";
+  const json s = planner::plan_json(sglang_doc, catalog);
   const json& sm = s["memory_gb"];
   const double s_fraction = planner::engine_profile(planner::Engine::sglang).memory_fraction;
   const double s_static = sm["weights"].get<double>() + sm["kv_cache"].get<double>();
   const double s_per_request = sm["kv_cache"].get<double>() / (s["concurrent"].get<double>() / dp);
-  CHECK(s_static <= s_fraction * sm["capacity"].get<double>());
-  CHECK(s_static + 1.01 * s_per_request > s_fraction * (sm["capacity"].get<double>() - sm["overhead"].get<double>()));
-  CHECK(sm["activations"].get<double>() > 0);
+  const planner::Workload sglang_workload = planner::parse_workload(sglang_doc, catalog);
+  const double context_gb = planner::prepare_hardware(*sglang_workload.hardware, sglang_workload.job,
+                                                      planner::default_constants(), nullptr, false)
+                                .context_bytes /
+                            1e9;
+  const double s_limit = s_fraction * (sm["capacity"].get<double>() - context_gb);
+  CHECK(s_static <= s_limit * (1 + 1e-9));
+  CHECK(s_static + 1.01 * s_per_request > s_limit);
 }
 
 TEST_CASE("max-throughput mode refuses a model whose weights leave no KV pool", "[planner][serving]") {

@@ -60,6 +60,11 @@ enum class Fabric { nvswitch, nvlink, pcie, infinity_fabric, none };
 enum class NetworkType { efa, infiniband, roce, gpudirect_tcpx, gpudirect_tcpxo, ethernet };
 
 std::string_view to_string(Fabric fabric) noexcept;
+// Fabrics with GPU-to-GPU links inside the node (NVSwitch, NVLink bridges, AMD Infinity Fabric);
+// the others (PCIe, a single GPU) reach another GPU only through the host.
+constexpr bool links_gpus(Fabric fabric) noexcept {
+  return fabric == Fabric::nvswitch || fabric == Fabric::nvlink || fabric == Fabric::infinity_fabric;
+}
 std::string_view to_string(NetworkType type) noexcept;
 std::string_view to_string(Architecture architecture) noexcept;
 // Parse the JSON spelling ("nvswitch", "infinity-fabric", "gpudirect-tcpx"); throws invalid_input

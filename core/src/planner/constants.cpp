@@ -149,7 +149,7 @@ const PlannerConstants& default_constants() {
     // `linkwise_calibrate_inference --fit` on the MoE serving fit set, the TensorRT-LLM 1.2-era perf
     // overview's MoE table (106 rows; the engine profiles held at their dense fit), a split declared
     // after every MoE serving row had been seen as a check row; checked, never fit, on the 1.0 table
-    // (110 rows) and 0.17's Mixtral table (126): 17.0% -> 13.4% median |error| (docs/calibration.md
+    // (110 rows) and 0.17's Mixtral table (126): 17.0% -> 13.4% median |error| (12.8% today) (docs/calibration.md
     // "MoE serving fit set"; refit with the engines' own KV pool rules, "Engine KV pools"). Dense models never pay
     // them. moe_serving_routed_row_s: 18.5 ns per routed token row on the busiest expert-parallel rank per MoE layer in
     // every engine step (prefill chunks and decode batches): the serving engine's work per routed row that the GEMMs,

@@ -118,9 +118,11 @@ MemoryOverhead framework_overhead(const PreparedModel& m, const PreparedHardware
     return units::gb_to_bytes(k.nccl_gb_per_communicator) * hw.nccl_channel_factor * (1.0 + 0.1 * std::log2(n));
   };
   const bool training = m.kind != JobKind::inference;
-  // Serving replicas are separate engines with no communicator between them: only TP, EP and the
-  // pipeline's neighbours hold NCCL buffers.
-  const double dp_comm_group = training ? double(l.dp) * l.cp : 1.0;
+  // Serving replicas are separate engines with no communicator between them, unless their experts
+  // span them (attention data parallelism with EP: one engine whose expert group reaches across
+  // the replicas' ranks); TP and the pipeline's neighbours hold theirs either way.
+  const double expert_group = double(l.ep) * l.etp;
+  const double dp_comm_group = training ? double(l.dp) * l.cp : (expert_group > l.tp ? expert_group : 1.0);
   o.nccl = comm(l.tp) + comm(dp_comm_group) + comm(l.cp) + (l.pp > 1 ? 2.0 * comm(2) + comm(2) : 0.0);
   double held = 0;  // buffers that live through the step (the allocator's static share)
   if (training) {

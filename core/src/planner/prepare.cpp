@@ -209,9 +209,7 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
   const double nvlink_both = in.nvlink_gbytes_per_s.value_or(gpu.nvlink_gbytes_per_s.value_or(0));
   const int pcie_gen = gpu.pcie_gen.value_or(4);
   const double pcie_per_direction = pcie_gbytes_per_s(pcie_gen, 16);  // link_physics.hpp
-  const bool nvlink_fabric =
-      nvlink_both > 0 && (in.intra_node_fabric == Fabric::nvswitch || in.intra_node_fabric == Fabric::nvlink ||
-                          in.intra_node_fabric == Fabric::infinity_fabric);
+  const bool nvlink_fabric = nvlink_both > 0 && links_gpus(in.intra_node_fabric);
   double intra_base = pcie_per_direction, intra_fraction = k.pcie_busbw_fraction;
   p.intra_latency_s = k.latency_pcie_s;
   if (nvlink_fabric) {
@@ -222,7 +220,10 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
     p.intra_latency_s = k.latency_intra_s;
   }
   p.intra_busbw = intra_base * intra_fraction * units::kBytesPerGB;
-  // NVLink domain: the catalog's (72 on GB200 NVL72 trays), else the node on NVLink, else 1 GPU.
+  // NVLink domain: the catalog's (72 on GB200 NVL72 trays), else the node on NVLink, else 1 GPU. A
+  // bridged node whose links join only pairs or quads (nvlink_domain_gpus below gpu_count, which the
+  // loader allows on "nvlink" and "infinity_fabric") counts as one domain: its partial links are
+  // what the lower nvlink_busbw_fraction of those fabrics prices.
   p.nvlink_domain_gpus =
       nvlink_fabric ? std::max(in.gpu_count, in.nvlink_domain_gpus.value_or(in.gpu_count)) : in.gpu_count;
   p.intra_p2p = intra_base * k.p2p_fraction * units::kBytesPerGB;

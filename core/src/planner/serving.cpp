@@ -22,7 +22,8 @@ Engine parse_engine(const std::string& text, const std::string& field) { return 
 
 std::string_view describe(KvPoolRule rule) noexcept {
   switch (rule) {
-    case KvPoolRule::card_less_weights_and_activations: return "of the card, less weights and activations";
+    case KvPoolRule::card_less_weights_and_activations:
+      return "of the card, less weights, activations and communicators";
     case KvPoolRule::free_at_start_less_weights: return "of the card's free memory at start, less weights";
     case KvPoolRule::free_after_load: return "of the memory free after weights and activations";
   }

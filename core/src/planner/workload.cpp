@@ -265,8 +265,6 @@ Hardware custom_hardware(const json& c, const Catalog& catalog) {
       opt_number(c, "nvlink_gbytes_per_s", "hardware.custom.nvlink_gbytes_per_s", limits::kNvlinkGbytesPerS);
   if (!in.nvlink_gbytes_per_s && (in.intra_node_fabric == Fabric::nvswitch || in.intra_node_fabric == Fabric::nvlink))
     in.nvlink_gbytes_per_s = gpu->nvlink_gbytes_per_s;
-  const bool nvlink =
-      in.nvlink_gbytes_per_s && (in.intra_node_fabric == Fabric::nvswitch || in.intra_node_fabric == Fabric::nvlink);
   in.nvlink_domain_gpus =
       opt_int(c, "nvlink_domain_gpus", "hardware.custom.nvlink_domain_gpus", 1, limits::kNvlinkDomainGpus);
   const auto net = opt_string(c, "network_type", "hardware.custom.network_type");
@@ -279,8 +277,8 @@ Hardware custom_hardware(const json& c, const Catalog& catalog) {
     const std::string at = "hardware.custom." + std::string(field);
     throw_invalid(at, at + ": " + what);
   });
-  // Unstated: the node's own NVLink domain.
-  if (!in.nvlink_domain_gpus) in.nvlink_domain_gpus = nvlink ? in.gpu_count : 1;
+  // Unstated: the node's own GPU links (links_gpus), the domain prepare assumes for a catalog record without one.
+  if (!in.nvlink_domain_gpus) in.nvlink_domain_gpus = links_gpus(in.intra_node_fabric) ? in.gpu_count : 1;
   in.network_gbits_per_s =
       opt_number(c, "network_gbits_per_s", "hardware.custom.network_gbits_per_s", limits::kNetworkGbitsPerS);
   in.price_usd_per_hour =

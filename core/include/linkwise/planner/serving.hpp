@@ -18,10 +18,11 @@ std::string_view to_string(Engine e) noexcept;
 Engine parse_engine(const std::string& text, const std::string& field = "job.engine");
 Engine resolve(Engine e) noexcept;  // auto_ -> the default engine
 
-// What an engine achieves against the roofline, and the limits it schedules within.
 // How an engine sizes its KV pool from its memory_fraction, each engine's own accounting at start-up.
 enum class KvPoolRule {
-  // vLLM V1 (v1/worker/gpu_worker.py, determine_available_memory): gpu_memory_utilization of the
+  // vLLM V1 as of 0.10-0.11, the versions of the GPUStack rows (v1/worker/gpu_worker.py: init_device
+  // takes its memory snapshot before the communicators start; determine_available_memory):
+  // gpu_memory_utilization of the
   // card, less the weights, the profiled peak of torch's allocated activations and the memory
   // outside torch that appeared after its start-up snapshot (communicators). The CUDA context
   // predates the snapshot and is not counted; nor is the allocator's reserve.
@@ -38,6 +39,7 @@ enum class KvPoolRule {
 // The pool's rule in words, for answers that say why a sequence does not fit ("90% of the card ...").
 std::string_view describe(KvPoolRule rule) noexcept;
 
+// What an engine achieves against the roofline, and the limits it schedules within.
 struct EngineProfile {
   // Decode: fraction of the GPU's HBM peak achieved streaming weights and KV cache (fit).
   double decode_hbm_fraction = 0.8;
@@ -50,7 +52,8 @@ struct EngineProfile {
   // launches outside CUDA graphs), seconds (fit).
   double step_overhead_s = 0;
   // The engine's memory setting (vLLM gpu_memory_utilization, SGLang mem_fraction_static,
-  // TensorRT-LLM kv_cache_free_gpu_mem_fraction) and what its KV pool is what is left of.
+  // TensorRT-LLM kv_cache_free_gpu_mem_fraction); kv_pool_rule says what the fraction applies to
+  // and what the KV pool is left from.
   double memory_fraction = 0.9;
   KvPoolRule kv_pool_rule = KvPoolRule::card_less_weights_and_activations;
   // Scheduler limits: sequences decoded together (0: memory only) and tokens per engine step
