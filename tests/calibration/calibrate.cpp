@@ -747,6 +747,9 @@ int main(int argc, char** argv) {
       group_limits;  // --group-limit NAME MAX: a named group's own ceiling (what is still off)
   bool scale = false;
   double scale_lo = -1, scale_hi = -1;
+  // --write-held-out FILE: each held-out run's id and |error|, one per line (tab-separated), for
+  // linkwise_calibrate_inference --moe-training-check to pool with its MoE serving check rows.
+  std::string held_out_path;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs_path = argv[++i];
     else if (!std::strcmp(argv[i], "--check-set") && i + 1 < argc) check_set_path = argv[++i];
@@ -770,7 +773,8 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--group-limit") && i + 2 < argc) {
       const std::string name = argv[++i];
       group_limits["check: " + name] = std::atof(argv[++i]);
-    } else if (!std::strcmp(argv[i], "--scale")) scale = true;
+    } else if (!std::strcmp(argv[i], "--write-held-out") && i + 1 < argc) held_out_path = argv[++i];
+    else if (!std::strcmp(argv[i], "--scale")) scale = true;
     else if (!std::strcmp(argv[i], "--scale-check") && i + 2 < argc) {
       scale = true;
       scale_lo = std::atof(argv[++i]);
@@ -781,7 +785,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: %s [--runs FILE] [--check-set FILE] [--moe-fit-set FILE] [--data DIR] [--table] [--fit] "
-                   "[--fit-moe] [--fit-on all|half-a|half-b|mosaicml] [--check FIT HOLDOUT]\n",
+                   "[--fit-moe] [--fit-on all|half-a|half-b|mosaicml] [--check FIT HOLDOUT] [--write-held-out FILE]\n",
                    argv[0]);
       return 2;
     }
@@ -853,11 +857,20 @@ int main(int argc, char** argv) {
 
   std::map<std::string, std::vector<double>> abs_err, signed_err;
   int not_fitting = 0;
+  std::ofstream held_out;
+  if (!held_out_path.empty()) {
+    held_out.open(held_out_path);
+    if (!held_out) {
+      std::fprintf(stderr, "error: cannot write %s\n", held_out_path.c_str());
+      return 2;
+    }
+  }
   if (table) std::printf("%-62s %9s %9s %7s %s\n", "run", "measured", "predicted", "error", "fits");
   for (const Run& r : runs) {
     bool fits = false;
     const double pred = predict(r, k, &fits);
     const double err = pred / r.measured - 1.0;
+    if (held_out && !r.fit_set && !r.moe_fit) held_out << r.id << '\t' << std::fabs(err) << '\n';
     not_fitting += !fits;
     for (const std::string& g : {r.group, r.subgroup}) {
       abs_err[g].push_back(std::fabs(err));
