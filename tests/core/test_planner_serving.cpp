@@ -110,6 +110,29 @@ TEST_CASE("max-throughput mode fills the engine's KV pool to within one request"
   CHECK(s_static + 1.01 * s_per_request > s_limit);
 }
 
+TEST_CASE("SGLang's memory fraction falls with TP as its server defaults do; the others keep theirs",
+          "[planner][serving]") {
+  const planner::EngineProfile& sglang = planner::engine_profile(planner::Engine::sglang);
+  CHECK(planner::memory_fraction(sglang, 1) == 0.88);
+  CHECK(planner::memory_fraction(sglang, 2) == 0.87);
+  CHECK(planner::memory_fraction(sglang, 4) == 0.85);
+  CHECK(planner::memory_fraction(sglang, 8) == 0.81);
+  CHECK(planner::memory_fraction(sglang, 16) == 0.79);
+  CHECK(planner::memory_fraction(planner::engine_profile(planner::Engine::vllm), 8) == 0.90);
+  CHECK(planner::memory_fraction(planner::engine_profile(planner::Engine::tensorrt_llm), 8) == 0.90);
+  // A TP 8 SGLang plan holds weights and KV within 81% of the card, not 88%.
+  json doc = serve("max", "sglang");
+  doc["model"] = {{"preset", "llama3.1-70b"}};
+  doc["layout"] = {{"tp", 8}, {"pp", 1}, {"dp", 1}};
+  doc["job"]["prompt_len"] = 8192;
+  const json p = planner::plan_json(doc, serving_catalog());
+  REQUIRE(p["fits"] == true);
+  const json& mem = p["memory_gb"];
+  const double held = mem["weights"].get<double>() + mem["kv_cache"].get<double>();
+  CHECK(held <= 0.81 * mem["capacity"].get<double>());
+  CHECK(held > 0.80 * (mem["capacity"].get<double>() - mem["overhead"].get<double>()));
+}
+
 TEST_CASE("max-throughput mode refuses a model whose weights leave no KV pool", "[planner][serving]") {
   json doc = serve("max");
   doc["model"] = {{"preset", "llama3.1-405b"}};

@@ -145,7 +145,7 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     // activations and the framework's overhead) over one sequence's share, within its batch limit.
     const MemoryOverhead base = framework_overhead(m, hw, l, k, m.layer_params / tp, /*stage_params_local=*/0.0,
                                                    /*grads_local_bytes=*/0.0, out.weights, step_activations);
-    const double f = m.engine.memory_fraction, card = hw.capacity_bytes;
+    const double f = memory_fraction(m.engine, l.tp), card = hw.capacity_bytes;
     double pool = 0;
     switch (m.engine.kv_pool_rule) {
       case KvPoolRule::card_less_weights_and_activations:

@@ -80,16 +80,25 @@ EngineProfile make_vllm() {
 EngineProfile make_sglang() {
   // One fit row; the decode fraction absorbs what an uncapped batch over-predicts.
   EngineProfile p = paged_engine(0.441);
-  // SGLang server defaults: mem_fraction_static 0.88 at TP 1 of the card for weights and the KV
-  // pool (0.85 at TP 4-8: not applied, one profile serves every TP), running requests bounded by the
-  // pool, chunked_prefill_size 8192.
+  // SGLang server defaults: mem_fraction_static 0.88 at TP 1 (lower at larger TP: memory_fraction),
+  // running requests bounded by the pool, chunked_prefill_size 8192.
   p.memory_fraction = 0.88;
+  p.memory_fraction_falls_with_tp = true;
   p.kv_pool_rule = KvPoolRule::free_at_start_less_weights;
   p.max_batch = 0;
   return p;
 }
 
 }  // namespace
+
+double memory_fraction(const EngineProfile& engine, int tp) noexcept {
+  if (!engine.memory_fraction_falls_with_tp) return engine.memory_fraction;
+  if (tp >= 16) return 0.79;
+  if (tp >= 8) return 0.81;
+  if (tp >= 4) return 0.85;
+  if (tp >= 2) return 0.87;
+  return engine.memory_fraction;
+}
 
 const EngineProfile& engine_profile(Engine e) noexcept {
   static const EngineProfile vllm = make_vllm(), sglang = make_sglang(), trtllm = make_trtllm();

@@ -56,6 +56,7 @@ struct EngineProfile {
   // and what the KV pool is left from.
   double memory_fraction = 0.9;
   KvPoolRule kv_pool_rule = KvPoolRule::card_less_weights_and_activations;
+  bool memory_fraction_falls_with_tp = false;  // SGLang: memory_fraction(profile, tp)
   // Scheduler limits: sequences decoded together (0: memory only) and tokens per engine step
   // (prefill chunks share steps with decodes).
   int max_batch = 0;
@@ -66,6 +67,12 @@ struct EngineProfile {
 };
 
 const EngineProfile& engine_profile(Engine e) noexcept;  // auto_ resolves to the default
+
+// The engine's memory_fraction at a tensor-parallel size: SGLang lowers its default
+// mem_fraction_static as TP grows (server_args.py: 0.88 at TP 1, 0.87 at 2-3, 0.85 at 4-7, 0.81 at
+// 8-15, 0.79 from 16: larger groups keep more memory for communication buffers and CUDA graphs);
+// vLLM and TensorRT-LLM keep theirs.
+double memory_fraction(const EngineProfile& engine, int tp) noexcept;
 
 // QLoRA (bitsandbytes NF4): bytes of HBM traffic per base weight each time it is dequantised
 // before a GEMM: read the packed 4-bit weight with its block scales (4.127 bits, QLoRA section 3)
