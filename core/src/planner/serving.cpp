@@ -80,10 +80,11 @@ EngineProfile make_vllm() {
 EngineProfile make_sglang() {
   // One fit row; the decode fraction absorbs what an uncapped batch over-predicts.
   EngineProfile p = paged_engine(0.441);
-  // SGLang server defaults: mem_fraction_static 0.88 at TP 1 (lower at larger TP: memory_fraction),
-  // running requests bounded by the pool, chunked_prefill_size 8192.
+  // SGLang server defaults (server_args.py): mem_fraction_static 0.88 at TP 1, 0.87 at 2-3, 0.85 at
+  // 4-7, 0.81 at 8-15, 0.79 from 16 (larger groups keep more memory for communication buffers and
+  // CUDA graphs); running requests bounded by the pool, chunked_prefill_size 8192.
   p.memory_fraction = 0.88;
-  p.memory_fraction_falls_with_tp = true;
+  p.memory_fraction_from_tp = {{{16, 0.79}, {8, 0.81}, {4, 0.85}, {2, 0.87}}};
   p.kv_pool_rule = KvPoolRule::free_at_start_less_weights;
   p.max_batch = 0;
   return p;
@@ -92,11 +93,8 @@ EngineProfile make_sglang() {
 }  // namespace
 
 double memory_fraction(const EngineProfile& engine, int tp) noexcept {
-  if (!engine.memory_fraction_falls_with_tp) return engine.memory_fraction;
-  if (tp >= 16) return 0.79;
-  if (tp >= 8) return 0.81;
-  if (tp >= 4) return 0.85;
-  if (tp >= 2) return 0.87;
+  for (const auto& [min_tp, fraction] : engine.memory_fraction_from_tp)
+    if (min_tp > 0 && tp >= min_tp) return fraction;
   return engine.memory_fraction;
 }
 

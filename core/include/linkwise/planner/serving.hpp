@@ -4,8 +4,10 @@
 // of QLoRA's 4-bit base weights, which are dequantised before every GEMM.
 #pragma once
 
+#include <array>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace linkwise::planner {
 
@@ -22,10 +24,9 @@ Engine resolve(Engine e) noexcept;  // auto_ -> the default engine
 enum class KvPoolRule {
   // vLLM V1 as of 0.10-0.11, the versions of the GPUStack rows (v1/worker/gpu_worker.py: init_device
   // takes its memory snapshot before the communicators start; determine_available_memory):
-  // gpu_memory_utilization of the
-  // card, less the weights, the profiled peak of torch's allocated activations and the memory
-  // outside torch that appeared after its start-up snapshot (communicators). The CUDA context
-  // predates the snapshot and is not counted; nor is the allocator's reserve.
+  // gpu_memory_utilization of the card, less the weights, the profiled peak of torch's allocated
+  // activations and the memory outside torch that appeared after the snapshot (communicators). The
+  // CUDA context predates the snapshot and is not counted; nor is the allocator's reserve.
   card_less_weights_and_activations,
   // SGLang (model_runner profile_max_num_token): mem_fraction_static of the memory free after its
   // communicators start (the card less the CUDA context and NCCL buffers) holds the weights and the
@@ -56,7 +57,9 @@ struct EngineProfile {
   // and what the KV pool is left from.
   double memory_fraction = 0.9;
   KvPoolRule kv_pool_rule = KvPoolRule::card_less_weights_and_activations;
-  bool memory_fraction_falls_with_tp = false;  // SGLang: memory_fraction(profile, tp)
+  // Lower memory_fraction from a tensor-parallel size on, largest first ({min_tp, fraction}; SGLang's
+  // server defaults); entries with min_tp 0 are unused. Read through memory_fraction(profile, tp).
+  std::array<std::pair<int, double>, 4> memory_fraction_from_tp{};
   // Scheduler limits: sequences decoded together (0: memory only) and tokens per engine step
   // (prefill chunks share steps with decodes).
   int max_batch = 0;
@@ -68,10 +71,7 @@ struct EngineProfile {
 
 const EngineProfile& engine_profile(Engine e) noexcept;  // auto_ resolves to the default
 
-// The engine's memory_fraction at a tensor-parallel size: SGLang lowers its default
-// mem_fraction_static as TP grows (server_args.py: 0.88 at TP 1, 0.87 at 2-3, 0.85 at 4-7, 0.81 at
-// 8-15, 0.79 from 16: larger groups keep more memory for communication buffers and CUDA graphs);
-// vLLM and TensorRT-LLM keep theirs.
+// The engine's memory_fraction at a tensor-parallel size (memory_fraction_from_tp).
 double memory_fraction(const EngineProfile& engine, int tp) noexcept;
 
 // QLoRA (bitsandbytes NF4): bytes of HBM traffic per base weight each time it is dequantised
