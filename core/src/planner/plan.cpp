@@ -147,7 +147,7 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
       const EngineProfile& engine = engine_profile(w.job.engine);
       plan.why_not.push_back("the engine's KV pool (" + std::string(to_string(resolve(w.job.engine))) +
                              fmt(", %.0f%% ", 100 * memory_fraction(engine, l.tp)) +
-                             std::string(describe(engine.kv_pool_rule)) +
+                             std::string(describe_kv_pool(engine.kv_pool_rule)) +
                              ") cannot hold one sequence of prompt_len + output_len tokens");
       plan.why_not_reasons.push_back(Reason::memory);
     }

@@ -20,7 +20,7 @@ constexpr EnumNames<Engine, 4> kEngineNames{{
 std::string_view to_string(Engine e) noexcept { return enum_name(kEngineNames, e); }
 Engine parse_engine(const std::string& text, const std::string& field) { return parse_enum(kEngineNames, text, field); }
 
-std::string_view describe(KvPoolRule rule) noexcept {
+std::string_view describe_kv_pool(KvPoolRule rule) noexcept {
   switch (rule) {
     case KvPoolRule::card_less_weights_and_activations:
       return "of the card, less weights, activations and communicators";

@@ -38,7 +38,7 @@ enum class KvPoolRule {
 };
 
 // The pool's rule in words, for answers that say why a sequence does not fit ("90% of the card ...").
-std::string_view describe(KvPoolRule rule) noexcept;
+std::string_view describe_kv_pool(KvPoolRule rule) noexcept;
 
 // What an engine achieves against the roofline, and the limits it schedules within.
 struct EngineProfile {
