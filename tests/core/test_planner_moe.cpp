@@ -304,12 +304,7 @@ TEST_CASE("MoE serving: the training fit's grouped-GEMM shape efficiency at the 
     planner::Workload w = big;
     w.layout.tp = w.layout.etp = tp;
     w.layout.dp = 8 / tp;
-    const planner::Layout l = planner::complete_layout(w, 8);
-    const auto m = planner::prepare_model(w.model, w.job);
-    auto ttft = [&](const planner::PlannerConstants& k) {
-      return planner::estimate(m, planner::prepare_hardware(*w.hardware, w.job, k, nullptr, false), 1, l, k).ttft;
-    };
-    return ttft(shipped) - ttft(no_shape);
+    return estimate(w, shipped).ttft - estimate(w, no_shape).ttft;
   };
   const double loss_etp1 = prefill_shape_loss(1), loss_etp2 = prefill_shape_loss(2);
   REQUIRE(loss_etp1 > 0);
