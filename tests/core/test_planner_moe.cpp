@@ -676,6 +676,12 @@ TEST_CASE("sliding-window attention: the contract, gpt-oss's preset, attention t
   CHECK(oss.windowed_layers() == 18);  // every other one of 36 layers (config.json layer_types)
   CHECK(planner::preset("gpt-oss-20b").windowed_layers() == 12);
   CHECK(planner::preset("qwen3-235b-a22b").windowed_layers() == 0);
+  // Llama 4: chunked attention of 8192 tokens on the RoPE layers, full attention on every 4th.
+  for (const char* name : {"llama4-scout", "llama4-maverick"}) {
+    const planner::ModelShape l4 = planner::preset(name);
+    CHECK(l4.attention_window == 8192);
+    CHECK(l4.windowed_layers() == 36);  // 48 layers, NoPE (full) on layers 4, 8, ..., 48
+  }
 
   // Keys per query: a 128-token window over 4096 tokens on half the layers.
   planner::Job job;

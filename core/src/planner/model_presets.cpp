@@ -194,6 +194,16 @@ const std::vector<ModelShape>& presets() {
       if (m.name.rfind("qwen3-", 0) == 0 || m.name.rfind("llama4-", 0) == 0) m.head_dim_explicit = 128;
     // Gemma 3: five local layers (1024-token window) to one global layer (its technical report, §2;
     // config.json sliding_window 1024, sliding_window_pattern 6).
+    // Llama 4: chunked local attention (attention_chunk_size 8192) on its RoPE layers, full attention
+    // on every 4th (NoPE) layer (transformers Llama4TextConfig: attention_chunk_size 8192,
+    // no_rope_layer_interval 4; layer_types chunked_attention / full_attention). Planned as a window
+    // of 8192: a chunk's KV cache holds at most that many tokens, and a token attends to at most
+    // that many (on average half as many within its chunk: the window bounds attention from above).
+    for (ModelShape& m : v)
+      if (m.name.rfind("llama4-", 0) == 0) {
+        m.attention_window = 8192;
+        m.full_attention_every = 4;
+      }
     for (ModelShape& m : v)
       if (m.name == "gemma3-27b") {
         m.attention_window = 1024;
