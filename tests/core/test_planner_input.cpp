@@ -303,8 +303,12 @@ TEST_CASE("tp must split the KV heads: Megatron-Core divides them, vLLM divides 
   CHECK(repo_failing_field(d) == "layout.tp");
   // Serving: vLLM replicates each KV head when tp is a multiple of the KV heads.
   d["job"] = {{"kind", "inference"}, {"prompt_len", 1024}, {"output_len", 256}, {"concurrent", 3}};
-  d["layout"] = {{"tp", 24}, {"pp", 1}};
+  d["layout"] = {{"tp", 24}, {"pp", 1}, {"ep", 8}, {"etp", 1}};
   CHECK(repo_failing_field(d) == "<no error>");
+  // Without ep or etp the engines split each expert over the 24 TP GPUs (etp = tp / ep), which
+  // Mixtral's 16384-wide experts do not allow.
+  d["layout"] = {{"tp", 24}, {"pp", 1}};
+  CHECK(repo_failing_field(d) == "layout.etp");
   d["layout"] = {{"tp", 6}, {"pp", 1}};  // 8 % 6 and 6 % 8 both non-zero
   CHECK(repo_failing_field(d) == "layout.tp");
 

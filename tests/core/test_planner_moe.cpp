@@ -212,6 +212,40 @@ TEST_CASE("expert weights and their optimizer states are sharded over EP and the
   CHECK(l8.edp() == 1);
 }
 
+TEST_CASE("serving places the experts as the engines do when the layout does not say") {
+  // `vllm serve -tp 8` (and SGLang --tp 8, TensorRT-LLM --tp 8) split every expert over the 8 TP
+  // GPUs; with expert parallelism inside the TP group the rest of it splits each expert
+  // (TensorRT-LLM moe_tp_size = tp / moe_ep_size); EP wider than the TP group keeps experts whole.
+  CHECK(planner::serving_default_etp(8, 1) == 8);
+  CHECK(planner::serving_default_etp(8, 2) == 4);
+  CHECK(planner::serving_default_etp(8, 8) == 1);
+  CHECK(planner::serving_default_etp(1, 8) == 1);  // attention DP + EP: tp 1, experts whole
+  CHECK(planner::serving_default_etp(4, 3) == 1);  // ep not a divisor of tp: no split
+  auto plan_of = [](const json& layout) {
+    json d = json::parse(R"({"model": {"preset": "deepseek-v3"},
+        "job": {"kind": "inference", "precision": "fp8", "prompt_len": 1024, "output_len": 256, "concurrent": 32},
+        "hardware": {"instance": "aws:p5en.48xlarge"}})");
+    d["layout"] = layout;
+    d["layout"]["pp"] = 1;
+    return planner::plan(planner::parse_workload(d, real_catalog()));
+  };
+  // DeepSeek-V3 fp8 on 8 x H200 at tp 8: the standard deployment fits, experts an eighth per GPU.
+  const auto tp8 = plan_of({{"tp", 8}});
+  CHECK(tp8.layout.etp == 8);
+  CHECK(tp8.fits);
+  CHECK(tp8.memory_gb.weights < 100);
+  // Stated placements are kept: etp 1 at tp 8 copies every expert onto every GPU and does not fit.
+  const auto replicated = plan_of({{"tp", 8}, {"etp", 1}});
+  CHECK(replicated.layout.etp == 1);
+  CHECK_FALSE(replicated.fits);
+  CHECK(plan_of({{"tp", 8}, {"ep", 8}}).layout.etp == 1);
+  // Training keeps Megatron-Core's layout as written (etp 1 unless stated).
+  json t = json::parse(R"({"model": {"preset": "mixtral-8x7b"},
+      "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 64, "tokens": 1e9},
+      "hardware": {"instance": "aws:p5.48xlarge"}, "layout": {"tp": 8, "pp": 1}})");
+  CHECK(planner::plan(planner::parse_workload(t, real_catalog())).layout.etp == 1);
+}
+
 TEST_CASE("the all-to-all: volume, NVLink inside the domain, the network outside it") {
   const planner::ModelShape& m = planner::preset("mixtral-8x7b");
   planner::Job job;
@@ -392,7 +426,7 @@ TEST_CASE("an NVL72 domain wins an EP-heavy workload because of its NVLink, and 
   // The same tray at the same price, once in a 72-GPU NVLink domain and once cut to its 4 GPUs.
   const Catalog catalog({gb200}, {tray(gb200, "nvl72-tray", 72, 40.0), tray(gb200, "isolated-tray", 4, 40.0)});
   const json doc = json::parse(R"({"model": {"preset": "deepseek-v3"},
-      "job": {"kind": "inference", "precision": "fp4", "prompt_len": 1024, "output_len": 1024, "concurrent": 256, "tokens": 1e9},
+      "job": {"kind": "inference", "precision": "fp4", "prompt_len": 1024, "output_len": 1024, "concurrent": "max", "tokens": 1e9},
       "constraints": {"min_nodes": 8, "max_nodes": 16}})");
   const json r = planner::recommend_json(doc, catalog, 3);
   REQUIRE_FALSE(r["results"].empty());
@@ -503,26 +537,27 @@ TEST_CASE("MoE plans from presets: three models x pre-training, fine-tuning, ser
         const std::string gpu_model = best["gpu_model"];
         CHECK(gpu_model.rfind(gpu, 0) == 0);
         if (std::string(gpu) == "GB200") CHECK(best["nvlink_domain_gpus"].get<int>() == 72);
-        // Where EP pays the search takes it: DeepSeek-V3 everywhere, Qwen3-235B and Mixtral-8x22B for
-        // fine-tuning and serving. Their fp8 pre-training at this batch can be cheapest as ZeRO-3
+        // Training: where EP pays the search takes it, DeepSeek-V3 everywhere, Qwen3-235B and
+        // Mixtral-8x22B for fine-tuning. Their fp8 pre-training at this batch can be cheapest as ZeRO-3
         // with every expert local, so ep stays the search's free choice there: Qwen3-235B's EP
         // all-to-all would cross the network at 8 x 4096 x 2 bytes per token and layer (H100, 32
         // nodes: ep 1, ZeRO-3, micro-batch 4, $496k); Mixtral-8x22B on H100 plans at ep 1 (8 nodes, ZeRO-3,
         // micro-batch 4, full recompute, $381k) since the expert-DP group is priced on its NICs.
-        // Mixtral-8x22B serving on B200: its 141 GB of fp8 weights fit one GPU, and since experts
-        // spread over ranks pay moe_serving_ep_layer_sync_s per MoE layer and step (the MoE serving
-        // fit), two replicas without an exchange (dp 2, ep 1: 1709 tokens/s) edge out dp 2, ep 2
-        // (1656) on the 2 x B200 instance; ep stays the search's choice there.
         // Mixtral-8x22B fine-tuning on H100: since the expert-DP group is priced on one NIC per hop
         // (ep 8 on 8-GPU nodes leaves one member of each group per node, time_model.cpp), ep 8 and
         // ep 1 move the same expert-gradient bytes per node, and ep 1 under ZeRO-3 (its 8 experts
         // local, no all-to-all) plans cheapest on 64 H100; ep stays the search's choice there too.
+        // Serving at 64 sequences: the engines' own placement, each expert split over the TP GPUs
+        // (etp = tp / ep, serving_default_etp), is a candidate beside EP and can win at this batch (no
+        // exchange, no wait for the slowest rank); what must never happen is a copy of every expert
+        // on every GPU of a TP group (tp > 1 with ep x etp 1).
         const bool pretrain = std::string(job).find("pretrain") != std::string::npos;
-        const bool one_gpu_serving = std::string(job).find("inference") != std::string::npos &&
-                                     std::string(model) == "mixtral-8x22b" && std::string(gpu) == "B200";
+        const bool serving = std::string(job).find("inference") != std::string::npos;
         const bool mixtral_h100_finetune = std::string(job).find("finetune") != std::string::npos &&
                                            std::string(model) == "mixtral-8x22b" && std::string(gpu) == "H100";
-        if (!(pretrain && std::string(model) != "deepseek-v3") && !one_gpu_serving && !mixtral_h100_finetune)
+        const int expert_shards = best["layout"]["ep"].get<int>() * best["layout"]["etp"].get<int>();
+        if (serving) CHECK((best["layout"]["tp"].get<int>() == 1 || expert_shards > 1));
+        else if (!(pretrain && std::string(model) != "deepseek-v3") && !mixtral_h100_finetune)
           CHECK(best["layout"]["ep"].get<int>() > 1);
       }
 }
@@ -549,10 +584,10 @@ TEST_CASE("DeepSeek-V3 fp8 serving on H100 spans nodes with the EP group on the 
 }
 
 TEST_CASE("a catalog NVL72 offering wins wide-EP serving because of its NVLink domain") {
-  // CoreWeave's GB200 NVL72 tray against an 8 x B200 HGX node, DeepSeek-V3 in fp4 at 1024
-  // concurrent sequences on at least 8 instances: the tray wins with the EP group inside its
-  // 72-GPU domain. The same tray cut to its own 4 GPUs (the domain is the only change) loses to
-  // the B200 node: the domain is the reason.
+  // CoreWeave's GB200 NVL72 tray against an 8 x B200 HGX node, DeepSeek-V3 in fp4 at the concurrency
+  // that fills the KV pools (the throughput regime wide EP is for) on at least 8 instances: the tray wins with the EP
+  // group inside its 72-GPU domain. The same tray cut to its own 4 GPUs (the domain is the only change) loses to the
+  // B200 node: the domain is the reason.
   const Catalog& real = real_catalog();
   const Instance& tray72 = real.instance("coreweave:gb200-4x");
   const Instance& hgx = real.instance("nebius:gpu-b200-sxm_8gpu-160vcpu-1792gb");
@@ -562,7 +597,7 @@ TEST_CASE("a catalog NVL72 offering wins wide-EP serving because of its NVLink d
   cut.id = cut.provider + ":" + cut.name;
   cut.nvlink_domain_gpus = 4;
   const json doc = json::parse(R"({"model": {"preset": "deepseek-v3"},
-      "job": {"kind": "inference", "precision": "fp4", "prompt_len": 1024, "output_len": 1024, "concurrent": 1024, "tokens": 1e10},
+      "job": {"kind": "inference", "precision": "fp4", "prompt_len": 1024, "output_len": 1024, "concurrent": "max", "tokens": 1e10},
       "constraints": {"min_nodes": 8}})");
   const Catalog with_domain({real.gpu("GB200"), real.gpu(hgx.gpu_model)}, {tray72, hgx});
   const json r = planner::recommend_json(doc, with_domain, 2, nullptr, planner::Grouping::instance);

@@ -486,14 +486,17 @@ void search_inference(const Context& cx, const std::vector<Option>& options, Top
           const int dp = static_cast<int>(gpus / ((long long)tp * pp));
           if ((spec.dp && *spec.dp != dp) || (!w.job.concurrent_max && w.job.concurrent % dp != 0)) continue;
           for (int ep : eps) {
-            // Serving: the experts' grid covers each stage's tp x dp GPUs (wide EP across replicas).
-            if (!ep_fits((long long)tp * dp, ep, spec.etp.value_or(1))) continue;
+            // Serving: the experts' grid covers each stage's tp x dp GPUs (wide EP across replicas);
+            // experts split over what of the TP group ep leaves, as the engines place them.
+            const int etp = spec.etp.value_or(cx.model.moe ? serving_default_etp(tp, ep) : 1);
+            if (!ep_fits((long long)tp * dp, ep, etp)) continue;
+            if (cx.model.moe && static_cast<long long>(cx.model.expert_ffn) % etp != 0) continue;
             l = Layout{};
             l.tp = tp;
             l.pp = pp;
             l.dp = dp;
             l.ep = ep;
-            l.etp = spec.etp.value_or(1);
+            l.etp = etp;
             l.sequence_parallel = false;
             Estimate e;
             estimate_memory(cx.model, hw, l, cx.k, e);

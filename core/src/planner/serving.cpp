@@ -98,6 +98,8 @@ double memory_fraction(const EngineProfile& engine, int tp) noexcept {
   return engine.memory_fraction;
 }
 
+int serving_default_etp(int tp, int ep) noexcept { return ep >= 1 && ep <= tp && tp % ep == 0 ? tp / ep : 1; }
+
 const EngineProfile& engine_profile(Engine e) noexcept {
   static const EngineProfile vllm = make_vllm(), sglang = make_sglang(), trtllm = make_trtllm();
   switch (resolve(e)) {

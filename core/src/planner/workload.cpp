@@ -497,7 +497,10 @@ Layout complete_layout(const Workload& w, int gpus) {
   l.sequence_parallel = w.job.kind != JobKind::inference && s.sequence_parallel.value_or(l.tp > 1);
   l.virtual_stages = s.virtual_stages.value_or(1);
   l.ep = s.ep.value_or(1);
-  l.etp = s.etp.value_or(1);
+  // Training: Megatron-Core's expert TP as the layout states it, 1 by default; serving: the engines'
+  // own placement (serving_default_etp), so "tp": 8 shards the experts as `vllm serve -tp 8` does.
+  l.etp =
+      s.etp.value_or(w.job.kind == JobKind::inference && w.model.moe.enabled() ? serving_default_etp(l.tp, l.ep) : 1);
   l.dualpipe = s.dualpipe.value_or(false);
   l.overlap_a2a = s.overlap_a2a.value_or(l.dualpipe);
   return l;
@@ -576,6 +579,11 @@ void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int 
       throw_invalid("layout.overlap_a2a", "layout.dualpipe overlaps the all-to-all; overlap_a2a cannot be false");
   }
   if (w.model.moe.enabled()) {
+    if (w.model.moe.expert_ffn_hidden % l.etp != 0)  // the engines' default etp (tp / ep) included
+      throw_invalid("layout.etp", "layout.etp (" + std::to_string(l.etp) +
+                                      (w.layout.etp ? "" : ", the engines' tp / ep by default") +
+                                      ") must divide model.moe.expert_ffn_hidden (" +
+                                      std::to_string(w.model.moe.expert_ffn_hidden) + ")");
     if (w.model.moe.experts % l.ep != 0)
       throw_invalid("layout.ep", "layout.ep (" + std::to_string(l.ep) + ") must divide the model's experts (" +
                                      std::to_string(w.model.moe.experts) + ")");

@@ -74,6 +74,13 @@ const EngineProfile& engine_profile(Engine e) noexcept;  // auto_ resolves to th
 // The engine's memory_fraction at a tensor-parallel size (memory_fraction_from_tp).
 double memory_fraction(const EngineProfile& engine, int tp) noexcept;
 
+// Where the serving engines put the experts when the layout does not say (layout.etp omitted):
+// each expert split over the TP GPUs that expert parallelism leaves it, etp = tp / ep. vLLM and
+// SGLang shard every expert over the TP ranks unless expert parallelism is enabled (vLLM
+// --enable-expert-parallel, SGLang --ep-size), TensorRT-LLM sets moe_tp_size = tp / moe_ep_size.
+// Expert parallelism wider than the TP group (attention data parallelism) keeps experts whole.
+int serving_default_etp(int tp, int ep) noexcept;
+
 // QLoRA (bitsandbytes NF4): bytes of HBM traffic per base weight each time it is dequantised
 // before a GEMM: read the packed 4-bit weight with its block scales (4.127 bits, QLoRA section 3)
 // and write the bf16 copy the GEMM then reads.
