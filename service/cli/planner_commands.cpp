@@ -56,6 +56,18 @@ std::string layout_words(const planner::Layout& l) {
          (l.overlap_a2a ? " overlap_a2a" : "");
 }
 
+// "p10-p90: tokens/s 92140-103500, $2.364-2.655 per million tokens, job $4728947-5309785; basis":
+// the plan's interval in one line.
+std::string interval_words(const planner::Plan& p) {
+  auto count = [](double v) { return fmt(v >= 100 ? "%.0f" : "%.3g", v); };
+  std::string s = "p10-p90: tokens/s " + count(p.tokens_per_s_interval.p10) + "-" + count(p.tokens_per_s_interval.p90);
+  if (p.usd_per_million_tokens_interval)
+    s += fmt(", $%.4g", p.usd_per_million_tokens_interval->p10) +
+         fmt("-%.4g per million tokens", p.usd_per_million_tokens_interval->p90);
+  if (p.cost_usd_interval) s += fmt(", job $%.0f", p.cost_usd_interval->p10) + fmt("-%.0f", p.cost_usd_interval->p90);
+  return s + (p.interval_widened ? " (widened: see the warnings)" : "") + "; " + p.interval_basis;
+}
+
 void print_plan(const planner::Plan& p, std::ostream& out) {
   out << p.model << " (" << fmt("%.4g", p.params_b) << "B params"
       << (p.active_params_b < p.params_b ? fmt(", %.4gB active", p.active_params_b) : std::string()) << "; "
@@ -75,9 +87,11 @@ void print_plan(const planner::Plan& p, std::ostream& out) {
     out << "  " << pad(name, 12) << fmt("%9.2f\n", v);
   // "DOES NOT FIT" in red on a terminal (not when piped, nor with NO_COLOR set).
   const bool colour = &out == &std::cout && isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR");
-  out << (p.fits   ? "fits"
-          : colour ? "\033[31mDOES NOT FIT\033[0m"
-                   : "DOES NOT FIT")
+  // The memory_verdict, not the boolean: "tight" fits but sits inside the model's error band.
+  out << (p.memory_verdict == "tight" ? "tight: fits, inside the memory model's error band (see the warning)"
+          : p.fits                    ? "fits"
+          : colour                    ? "\033[31mDOES NOT FIT\033[0m"
+                                      : "DOES NOT FIT")
       << fmt(" (margin %.2f GB)\n", p.memory_margin_gb);
   for (std::size_t i = 0; i < p.why_not.size(); ++i)
     out << "  - " << (i < p.why_not_reasons.size() ? std::string(planner::to_string(p.why_not_reasons[i])) + ": " : "")
@@ -97,6 +111,7 @@ void print_plan(const planner::Plan& p, std::ostream& out) {
     out << "  " << pad(name, 13) << fmt("%10.4g s", v) << fmt("  (%4.1f%% of the step)\n", 100.0 * v / p.step_time_s);
   out << "bottleneck: " << p.bottleneck << "\n\n";
   out << fmt("tokens/s (job) %.6g", p.tokens_per_s) << fmt(", %.0f per GPU\n", p.tokens_per_s / p.gpus);
+  out << interval_words(p) << "\n";
   if (p.kind == planner::JobKind::inference) {
     out << fmt("time to first token %.4g s", *p.ttft_s) << fmt(", per output token %.4g ms", *p.tpot_s * 1000)
         << fmt(", decode %.6g tokens/s\n", *p.decode_tokens_per_s);
@@ -265,6 +280,13 @@ void register_planner_commands(CLI::App& app) {
         if (p.usd_per_million_tokens) std::cout << fmt(", $%.4g per million tokens", *p.usd_per_million_tokens);
         if (p.job_hours) std::cout << fmt(", %.1f h", *p.job_hours);
         if (p.cost_usd) std::cout << fmt(", $%.0f", *p.cost_usd);
+        if (p.memory_verdict == "tight") std::cout << ", memory tight";
+        if (p.kind == planner::JobKind::inference)
+          std::cout << "\n  " << fmt("time to first token %.3g s", p.ttft_s.value_or(0))
+                    << fmt(" (%.3g s under load)", p.ttft_under_load_s.value_or(0))
+                    << fmt(", per output token %.3g ms", p.tpot_s.value_or(0) * 1000)
+                    << fmt(", %.0f sequences together", double(p.concurrent.value_or(0)));
+        std::cout << "\n  " << interval_words(p);
         std::cout << "\n  why: " << p.why << "\n";
         for (const auto& warning : p.warnings) std::cout << "  warning: " << warning << "\n";
       }

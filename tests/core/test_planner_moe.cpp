@@ -585,7 +585,8 @@ TEST_CASE("DeepSeek-V3 fp8 serving on H100 spans nodes with the EP group on the 
 
 TEST_CASE("a catalog NVL72 offering wins wide-EP serving because of its NVLink domain") {
   // CoreWeave's GB200 NVL72 tray against an 8 x B200 HGX node, DeepSeek-V3 in fp4 at the concurrency
-  // that fills the KV pools (the throughput regime wide EP is for) on at least 8 instances: the tray wins with the EP
+  // that fills the KV pools (the throughput regime wide EP is for) on at least 8 instances and at
+  // most 64 GPUs, ranked by time (the tray costs more per GPU: by cost the B200 node wins): the tray wins with the EP
   // group inside its 72-GPU domain. The same tray cut to its own 4 GPUs (the domain is the only change) loses to the
   // B200 node: the domain is the reason.
   const Catalog& real = real_catalog();
@@ -598,7 +599,7 @@ TEST_CASE("a catalog NVL72 offering wins wide-EP serving because of its NVLink d
   cut.nvlink_domain_gpus = 4;
   const json doc = json::parse(R"({"model": {"preset": "deepseek-v3"},
       "job": {"kind": "inference", "precision": "fp4", "prompt_len": 1024, "output_len": 1024, "concurrent": "max", "tokens": 1e10},
-      "constraints": {"min_nodes": 8}})");
+      "constraints": {"min_nodes": 8, "max_gpus": 64, "objective": "time"}})");
   const Catalog with_domain({real.gpu("GB200"), real.gpu(hgx.gpu_model)}, {tray72, hgx});
   const json r = planner::recommend_json(doc, with_domain, 2, nullptr, planner::Grouping::instance);
   REQUIRE(r["results"].size() == 2);

@@ -110,6 +110,42 @@ TEST_CASE("max-throughput mode fills the engine's KV pool to within one request"
   CHECK(s_static + 1.01 * s_per_request > s_limit);
 }
 
+TEST_CASE("max-throughput mode is tight only where the memory outside the engine's pool is", "[planner][serving]") {
+  // TensorRT-LLM sizes its pool at start-up to 0.9 of what is free after the weights, so the plan's
+  // total sits a few percent below the card by construction; a memory-model error in the other terms
+  // only moves the pool (how many sequences it holds), not whether the engine runs.
+  const Catalog catalog = serving_catalog();
+  json doc = serve("max", "tensorrt-llm");
+  const json p = planner::plan_json(doc, catalog);
+  REQUIRE(p["fits"] == true);
+  const json& mem = p["memory_gb"];
+  const double band = p["memory_error_band"].get<double>();
+  const double total = mem["total"].get<double>(), capacity = mem["capacity"].get<double>();
+  REQUIRE(total * (1 + band) > capacity);  // the whole-total rule would call this tight
+  CHECK(p["memory_verdict"] == "fits");
+  // A stated concurrency holding the same memory keeps the whole-total rule: its KV cache is the
+  // sequences' own, as large as the pool was.
+  json stated = doc;
+  stated["job"]["concurrent"] = p["concurrent"];
+  const json q = planner::plan_json(stated, catalog);
+  REQUIRE(q["fits"] == true);
+  CHECK(q["memory_gb"]["total"].get<double>() * (1 + band) > capacity);
+  CHECK(q["memory_verdict"] == "tight");
+  // Weights that leave the band no room stay tight in max mode: 76B parameters in fp8 on one H100
+  // (Llama 3.1 70B's 70.6 GB of fp8 weights leave it room: fits).
+  json big = doc;
+  big["job"]["precision"] = "fp8";
+  big["model"] = {{"preset", "llama3.1-70b"}};
+  CHECK(planner::plan_json(big, catalog)["memory_verdict"] == "fits");
+  big["model"] = {{"params_b", 76}};
+  const json b = planner::plan_json(big, catalog);
+  REQUIRE(b["fits"] == true);
+  const double outside_pool = b["memory_gb"]["total"].get<double>() - b["memory_gb"]["kv_cache"].get<double>();
+  REQUIRE(outside_pool * (1 + band) > capacity);
+  CHECK(b["memory_verdict"] == "tight");
+  CHECK(b["warnings"].dump().find("the engine may not start") != std::string::npos);
+}
+
 TEST_CASE("SGLang's memory fraction falls with TP as its server defaults do; the others keep theirs",
           "[planner][serving]") {
   const planner::EngineProfile& sglang = planner::engine_profile(planner::Engine::sglang);

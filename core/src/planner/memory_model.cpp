@@ -87,6 +87,11 @@ MoeRows moe_rows(const PreparedModel& m, double tokens, double tp, const Layout&
   return r;
 }
 
+double memory_at_risk(bool pool_sized_at_start, const Estimate& e) noexcept {
+  if (!pool_sized_at_start || e.sequences < 1) return e.total;
+  return e.total - e.kv_cache + e.kv_cache / e.sequences;
+}
+
 void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const Layout& l, const PlannerConstants& k,
                      Estimate& out) noexcept {
   const double tp = l.tp, pp = l.pp, cp = l.cp, dp = l.dp;
@@ -277,7 +282,9 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     out.total = shown;
   }
   out.fits = out.total <= out.capacity && !(m.concurrent_max && out.sequences < 1);
-  out.tight = out.fits && out.total * (1.0 + k.memory_error_band) > out.capacity;
+  out.tight =
+      out.fits && memory_at_risk(m.kind == JobKind::inference && m.concurrent_max, out) * (1.0 + k.memory_error_band) >
+                      out.capacity;
 }
 
 }  // namespace linkwise::planner

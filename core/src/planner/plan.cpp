@@ -116,7 +116,15 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
   plan.memory_verdict = !e.fits ? "no" : e.tight ? "tight" : "fits";
   plan.memory_error_band = k.memory_error_band;
   plan.memory_margin_gb = bytes_to_gb(e.capacity - e.total);
-  if (e.tight)
+  const bool pool_sized_at_start = w.job.kind == JobKind::inference && w.job.concurrent_max;
+  if (e.tight && pool_sized_at_start && e.sequences >= 1)
+    plan.warnings.push_back(
+        fmt("memory is tight: the weights, activations and one sequence's KV cache (%.1f GB ",
+            bytes_to_gb(memory_at_risk(true, e))) +
+        fmt("of the card's %.1f GB) ", plan.memory_gb.capacity) +
+        fmt("are within the memory model's measured error band (+-%.0f%%): the engine may not start",
+            100 * k.memory_error_band));
+  else if (e.tight)
     plan.warnings.push_back(fmt("memory is tight: %.1f GB to spare is inside the memory model's measured error band ",
                                 plan.memory_margin_gb) +
                             fmt("(+-%.0f%% of the total): the job may run out of memory", 100 * k.memory_error_band));

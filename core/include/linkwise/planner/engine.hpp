@@ -187,6 +187,13 @@ struct MoeRows {
 };
 MoeRows moe_rows(const PreparedModel& m, double tokens, double tp, const Layout& l) noexcept;
 
+// The memory the model's error band applies to (`tight`): all of it, except for a serving engine in
+// max-throughput mode, which sizes its KV pool at start-up from the memory it measures free. There
+// an error in the other terms changes how many sequences the pool holds (the throughput band), not
+// whether the job runs; what must fit is the rest with one sequence's KV cache.
+// `pool_sized_at_start`: an inference job with concurrent "max".
+double memory_at_risk(bool pool_sized_at_start, const Estimate& e) noexcept;
+
 // Memory per GPU (fills the memory fields of `out`).
 void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const Layout& l, const PlannerConstants& k,
                      Estimate& out) noexcept;
