@@ -305,6 +305,25 @@ TEST_CASE("decode streams only the experts the batch touches") {
   CHECK(r1.local_experts == 32);
   CHECK(r1.touched == Approx(8.0 * 8 / 256 * 32 / 8 + 0).margin(1.0));  // about 1 of 32 local experts per layer
   CHECK(r256.touched > 30);                                             // nearly all
+  // The plan's decode bytes (and its bottleneck words) count the touched experts, not all it holds;
+  // a dense model reads all of its weights.
+  auto plan_of = [](const char* preset, int concurrent) {
+    json d = json::parse(R"({"job": {"kind": "inference", "precision": "fp8", "prompt_len": 1024, "output_len": 256},
+        "hardware": {"instance": "aws:p5en.48xlarge"}, "layout": {"tp": 8, "pp": 1}})");
+    d["model"]["preset"] = preset;
+    d["job"]["concurrent"] = concurrent;
+    const planner::Workload w = planner::parse_workload(d, real_catalog());
+    const planner::Plan p = planner::plan(w);
+    return p;
+  };
+  const planner::Plan few = plan_of("deepseek-v3", 1), full = plan_of("deepseek-v3", 256);
+  CHECK(few.raw.decode_weight_bytes < 0.2 * few.raw.weights);
+  CHECK(full.raw.decode_weight_bytes > 0.9 * full.raw.weights);
+  INFO(full.bottleneck);
+  CHECK(full.bottleneck.find("the experts its tokens route to") != std::string::npos);
+  const planner::Plan dense = plan_of("llama3.1-70b", 8);
+  CHECK(dense.raw.decode_weight_bytes == Approx(dense.raw.weights));
+  CHECK(dense.raw.decode_kv_bytes < dense.raw.kv_cache);  // the mean context, not every full length
 }
 
 TEST_CASE("MoE serving: the training fit's grouped-GEMM shape efficiency at the expert's width, no host term") {

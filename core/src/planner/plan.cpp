@@ -53,8 +53,9 @@ std::string bottleneck_words(const Workload& w, HardwareRef hw, int nodes, const
     if (e.tp_exposed > 0.3 * step)
       return "tensor-parallel all-reduces over " + intra_words(hw) +
              " (latency-bound at decode): " + percent(e.tp_exposed, step) + " of each decode step";
-    return "HBM bandwidth: each decode step streams " + fmt("%.1f", units::bytes_to_gb(e.weights)) +
-           " GB of weights and " + fmt("%.1f", units::bytes_to_gb(e.kv_cache)) + " GB of KV cache per GPU";
+    return "HBM bandwidth: each decode step reads " + fmt("%.1f", units::bytes_to_gb(e.decode_weight_bytes)) +
+           " GB of weights" + (w.model.moe.enabled() ? " (the experts its tokens route to)" : "") + " and " +
+           fmt("%.1f", units::bytes_to_gb(e.decode_kv_bytes)) + " GB of KV cache per GPU";
   }
   struct Part {
     double seconds;

@@ -279,6 +279,14 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
   info->hbm = hbm_measured ? "measured: " + measured->source
                            : "claimed: catalog " + source_of(gpu.sources, {"spec", "gpu", "specs", "memory"}) + ", " +
                                  fmt(gpu.hbm_gbytes_per_s) + " GB/s x " + fmt(k.hbm_efficiency);
+  if (job.kind == JobKind::inference) {
+    // Serving streams weights and KV cache at its engine's fitted fraction of the peak (time_model.cpp),
+    // not at the STREAM efficiency above: say which.
+    const EngineProfile& eng = engine_profile(job.engine);
+    const double fraction = eng.decode_hbm_fraction * (p.blackwell ? eng.blackwell_scale : 1.0);
+    info->hbm += "; decode at " + std::string(to_string(resolve(job.engine))) + "'s fitted " + fmt(fraction) +
+                 " of the peak" + (hbm_measured ? " (the measurement over the STREAM efficiency)" : "");
+  }
   return p;
 }
 

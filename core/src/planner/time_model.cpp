@@ -316,6 +316,13 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
           routed_rows_s(rows.busiest) + ep_sync_s;
       decode_a2a = all_to_all_s(rows.busiest * h * dispatch_bytes(m), a2a) + all_to_all_s(rows.busiest * h * 2.0, a2a);
     }
+    out.decode_kv_bytes = m.layers * kv_read;
+    out.decode_weight_bytes = out.weights;
+    if (m.moe) {  // the experts no token of the step routes to stay unread
+      const MoeRows rows = moe_rows(m, sequences, tp, l);
+      const double expert_bytes = st.moe * (m.experts / l.ep) * m.expert_params / l.etp * m.bytes_per_weight;
+      out.decode_weight_bytes -= expert_bytes * (1.0 - rows.touched / rows.local_experts);
+    }
     const double logits = gemm_s(sequences, h, m.vocab / tp, decode_rates);
     out.compute = m.dense_mlp_layers * decode_layer + m.moe_layers * decode_moe_layer + logits + eng.step_overhead_s;
     out.tp_comm = m.layers * decode_tp;

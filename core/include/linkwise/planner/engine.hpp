@@ -134,6 +134,9 @@ struct Estimate {
   double ttft_under_load = 0;  // mean time to first token when `sequences` requests arrive at once
   double sequences = 0;        // per replica, decoded together (set by estimate_memory)
   double max_sequences = 0;    // per replica: what the engine's KV pool holds at the job's lengths
+  // Bytes one decode step reads per GPU: the weights (a MoE layer's experts only where its batch
+  // routes tokens) and the KV cache of the running sequences at their mean context.
+  double decode_weight_bytes = 0, decode_kv_bytes = 0;
   // QLoRA: the NF4 dequantisation inside `compute`, seconds per step
   double dequant = 0;
 };
