@@ -390,7 +390,20 @@ Gpu parse_gpu(const json& object, const Where& where) {
 using Fail = std::function<void(std::string_view field, const std::string& what)>;
 
 void check_nvlink_domain(const Fail& fail, const Instance& instance, const Gpu& gpu, const std::string& fabric) {
-  if (!instance.nvlink_domain_gpus) return;
+  if (!instance.nvlink_domain_gpus) {
+    // Unstated, the domain is the node's GPUs where the fabric links them (what prepare assumes), and
+    // the GPU's largest NVLink domain bounds it as it bounds a stated one: no 16 H100 behind one
+    // NVSwitch, no NVSwitch of PCIe cards.
+    if (links_gpus(instance.intra_node_fabric) && gpu.nvlink_domain_max_gpus &&
+        instance.gpu_count > *gpu.nvlink_domain_max_gpus) {
+      fail("gpu_count", "is " + std::to_string(instance.gpu_count) + " GPUs linked by intra_node_fabric " +
+                            in_quotes(fabric) + ", above the " + std::to_string(*gpu.nvlink_domain_max_gpus) +
+                            " GPUs of GPU " + in_quotes(gpu.id) +
+                            "'s largest NVLink domain (nvlink_domain_max_gpus in gpus.json); for GPUs bridged in "
+                            "smaller groups state nvlink_domain_gpus");
+    }
+    return;
+  }
   const int domain = *instance.nvlink_domain_gpus;
   const std::string shown = std::to_string(domain);
   const std::string count = std::to_string(instance.gpu_count);

@@ -407,6 +407,14 @@ TEST_CASE("hardware.custom that the catalog loader would refuse is refused, nami
   CHECK(with({{"intra_node_fabric", "none"}, {"nvlink_gbytes_per_s", nullptr}}) == "hardware.custom.intra_node_fabric");
   // A100's largest NVLink domain is 16 GPUs (nvlink_domain_max_gpus in data/gpus.json).
   CHECK(with({{"nvlink_domain_gpus", 72}}) == "hardware.custom.nvlink_domain_gpus");
+  // Left out, the domain is the node's linked GPUs, bounded the same way: 32 A100 behind one
+  // NVSwitch, or 8 PCIe cards on one, are refused on gpu_count; a stated bridged pair is not.
+  CHECK(with({{"gpu_count", 32}}) == "hardware.custom.gpu_count");
+  CHECK(with({{"gpu_model", "H100-PCIE-80GB"}, {"nvlink_gbytes_per_s", nullptr}}) == "hardware.custom.gpu_count");
+  CHECK(with({{"gpu_model", "H100-PCIE-80GB"},
+              {"nvlink_gbytes_per_s", nullptr},
+              {"intra_node_fabric", "nvlink"},
+              {"nvlink_domain_gpus", 2}}) == "<no error>");
   CHECK(with({{"network_type", "ethernet"}, {"gpudirect_rdma", true}}) == "hardware.custom.gpudirect_rdma");
   CHECK(with({{"network_type", "gpudirect-tcpx"}, {"gpudirect_rdma", true}}) == "hardware.custom.gpudirect_rdma");
   CHECK(with({{"gpudirect_rdma", true}}) == "<no error>");                               // InfiniBand
