@@ -7,6 +7,7 @@
 
 #include "linkwise/error.hpp"
 #include "linkwise/planner.hpp"
+#include "linkwise/planner/uncertainty.hpp"
 
 using namespace linkwise;
 using nlohmann::json;
@@ -176,4 +177,27 @@ TEST_CASE(
   doc["model"] = json::parse(
       R"({"layers": 24, "hidden": 2048, "heads": 16, "ffn_hidden": 8192, "vocab": 50257, "gated_mlp": false})");
   CHECK(step("fsdp", false) == Approx(step("fsdp", true)).epsilon(1e-12));  // MPT-like blocks: what the fit's runs ran
+}
+
+TEST_CASE("a predicted MFU above every published run of its generation widens the interval downward only") {
+  planner::Layout l;
+  l.tp = 2;
+  l.zero = 3;
+  const double best = planner::best_published_mfu(Architecture::ampere, planner::Precision::bf16);
+  const planner::Interval within =
+      planner::throughput_interval(Architecture::ampere, planner::Precision::bf16, planner::JobKind::pretrain, l, 128,
+                                   4096, 0.40, false, planner::Engine::auto_);
+  const double mfu = 0.70;
+  const planner::Interval above =
+      planner::throughput_interval(Architecture::ampere, planner::Precision::bf16, planner::JobKind::pretrain, l, 128,
+                                   4096, mfu, false, planner::Engine::auto_);
+  REQUIRE(mfu > best);
+  CHECK_FALSE(within.widened);
+  CHECK(above.widened);
+  // p10 at or below the best published run's MFU (at the band's own p10 below it) ...
+  CHECK(above.tokens_low * mfu <= best * within.tokens_low + 1e-12);
+  // ... and p90 no higher than the least width above the prediction.
+  CHECK(above.tokens_high <= 1.03 + 1e-12);
+  CHECK(above.tokens_high >= 1.0);
+  CHECK(above.reasons.back().find("above the best published ampere run") != std::string::npos);
 }

@@ -97,9 +97,16 @@ Interval throughput_interval(Architecture generation, Precision precision, JobKi
   };
   if (!calibrated_generation) widen(2.0, "no calibration run on the " + name + " generation: interval doubled");
   const double best = best_published_mfu(generation, precision);
-  if (mfu > best)
-    widen(1.0 + 2.0 * (mfu - best) / best, "predicted MFU " + pct(mfu) + " is above the best published " + name +
-                                               " run (" + pct(best) + "): interval widened");
+  if (mfu > best) {
+    // Above every published run of the generation the excess is more likely the model's than the
+    // hardware's: the interval reaches down to the best run's MFU (at the band's own p10 below it)
+    // and no higher than the band's least width above the prediction.
+    out.tokens_low = std::min(out.tokens_low, best / mfu * out.tokens_low);
+    out.tokens_high = std::min(out.tokens_high, 1.03);
+    out.widened = true;
+    out.reasons.push_back("predicted MFU " + pct(mfu) + " is above the best published " + name + " run (" + pct(best) +
+                          "): interval widened down to that run's MFU, not above the prediction");
+  }
   if (gpus > 3072)
     widen(1.5, "more GPUs (" + std::to_string(gpus) + ") than any calibration run (3072): interval widened");
   if (seq_len > 262144) widen(1.5, "sequence length beyond the calibration runs (262144): interval widened");
