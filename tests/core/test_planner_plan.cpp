@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "linkwise/error.hpp"
+#include "linkwise/json_input.hpp"
 #include "linkwise/planner.hpp"
 #include "linkwise/planner/uncertainty.hpp"
 
@@ -200,4 +201,18 @@ TEST_CASE("a predicted MFU above every published run of its generation widens th
   CHECK(above.tokens_high <= 1.03 + 1e-12);
   CHECK(above.tokens_high >= 1.0);
   CHECK(above.reasons.back().find("above the best published ampere run") != std::string::npos);
+}
+
+TEST_CASE("the bottleneck is the largest term of the step, the largest link term after it") {
+  const Catalog catalog = Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
+  const json doc =
+      read_json_file(std::string(LINKWISE_TEST_DATA_DIR) + "/examples/pretrain-llama3.1-70b-p5.json", "example");
+  const json p = planner::plan_json(doc, catalog);
+  const double step = p["step_time_s"].get<double>(), compute = p["time_s"]["compute"].get<double>();
+  const double tp = p["time_s"]["tp_comm"].get<double>();
+  REQUIRE(compute > 0.5 * step);  // compute-bound, with tensor-parallel collectives above a tenth
+  REQUIRE(tp > 0.1 * step);
+  const std::string words = p["bottleneck"];
+  CHECK(words.rfind("compute: ", 0) == 0);
+  CHECK(words.find("; then tensor-parallel collectives") != std::string::npos);
 }

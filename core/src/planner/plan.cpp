@@ -81,11 +81,15 @@ std::string bottleneck_words(const Workload& w, HardwareRef hw, int nodes, const
   const Part* worst = &parts[0];
   for (const Part& part : parts)
     if (part.seconds > worst->seconds) worst = &part;
-  if (worst->seconds > 0.1 * step) return worst->words + ": " + percent(worst->seconds, step) + " of the step";
+  const std::string link = worst->words + ": " + percent(worst->seconds, step) + " of the step";
+  // The largest term holds the step back: a link term where it outweighs compute, else compute,
+  // with the largest link term after it where that still costs more than a tenth of the step.
+  if (worst->seconds > 0.1 * step && worst->seconds >= e.compute) return link;
   const double achieved = e.hardware_flops_per_step / (l.gpus() * e.step) / p.peak_flops;
   return "compute: " + percent(e.compute, step) + " of the step, at " + fmt("%.0f%%", 100 * achieved) +
          " of the dense " + std::string(to_string(w.job.precision)) + " peak (GEMMs " +
-         fmt("%.0f%%", 100 * e.gemm_time_fraction) + " of compute time)";
+         fmt("%.0f%%", 100 * e.gemm_time_fraction) + " of compute time)" +
+         (worst->seconds > 0.1 * step ? "; then " + link : std::string());
 }
 
 }  // namespace
