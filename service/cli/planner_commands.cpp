@@ -247,9 +247,13 @@ void register_planner_commands(CLI::App& app) {
       const auto measured = read_measured(opts->report, catalog);
       const nlohmann::json doc = read_workload(opts->workload);
       const planner::Grouping per = planner::parse_grouping(opts->per, "--per");
+      // Exit 1 when no plan qualifies (the answer, with its reasons, is printed first), as `validate`
+      // exits 1 when a claim is not met: a script can tell "nothing fits" from an answer.
       if (opts->json) {
-        std::cout << planner::recommend_json(doc, catalog, opts->top, measured ? &*measured : nullptr, per).dump(2)
-                  << "\n";
+        const nlohmann::json r = planner::recommend_json(doc, catalog, opts->top, measured ? &*measured : nullptr, per);
+        std::cout << r.dump(2) << "\n";
+        std::cout.flush();
+        if (r["results"].empty()) throw CLI::RuntimeError(1);
         return;
       }
       const planner::Workload w = planner::parse_workload(doc, catalog);
@@ -290,6 +294,8 @@ void register_planner_commands(CLI::App& app) {
         std::cout << "\n  why: " << p.why << "\n";
         for (const auto& warning : p.warnings) std::cout << "  warning: " << warning << "\n";
       }
+      std::cout.flush();
+      if (r.plans.empty()) throw CLI::RuntimeError(1);
     });
   });
 }

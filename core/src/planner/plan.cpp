@@ -23,7 +23,7 @@ std::string percent(double part, double whole) { return fmt("%.0f%%", whole > 0 
 std::string network_words(HardwareRef hw) {
   const Instance& in = hw.instance;
   if (!in.network_gbits_per_s) return "the network";
-  return fmt("%.0f", *in.network_gbits_per_s) + " Gbit/s " + std::string(to_string(in.network_type));
+  return fmt("%.4g", *in.network_gbits_per_s) + " Gbit/s " + std::string(to_string(in.network_type));
 }
 
 std::string intra_words(HardwareRef hw) {
@@ -33,14 +33,19 @@ std::string intra_words(HardwareRef hw) {
   return std::string(to_string(in.intra_node_fabric));
 }
 
-std::string domain_words(const PreparedHardware& p) {
-  return "the " + std::to_string(p.nvlink_domain_gpus) + "-GPU NVLink domain";
+// What the GPU-to-GPU link family is called on this machine (AMD's is Infinity Fabric).
+std::string link_family(HardwareRef hw) {
+  return hw.instance.intra_node_fabric == Fabric::infinity_fabric ? "Infinity Fabric" : "NVLink";
+}
+
+std::string domain_words(HardwareRef hw, const PreparedHardware& p) {
+  return "the " + std::to_string(p.nvlink_domain_gpus) + "-GPU " + link_family(hw) + " domain";
 }
 
 std::string ep_words(HardwareRef hw, const Layout& l, const Estimate& e, const PreparedHardware& p) {
   return "expert-parallel all-to-all (ep=" + std::to_string(l.ep) + ") over " +
-         (e.ep_inside_domain ? (p.nvlink_domain_gpus > p.gpus_per_node ? domain_words(p) : intra_words(hw))
-                             : network_words(hw) + " (the EP group leaves the NVLink domain)");
+         (e.ep_inside_domain ? (p.nvlink_domain_gpus > p.gpus_per_node ? domain_words(hw, p) : intra_words(hw))
+                             : network_words(hw) + " (the EP group leaves the " + link_family(hw) + " domain)");
 }
 
 std::string bottleneck_words(const Workload& w, HardwareRef hw, int nodes, const Layout& l, const Estimate& e,
@@ -70,7 +75,7 @@ std::string bottleneck_words(const Workload& w, HardwareRef hw, int nodes, const
       {e.dp_exposed, dp_what + " over " + dp_link},
       {e.tp_exposed, "tensor-parallel collectives (tp=" + std::to_string(l.tp) + ") over " +
                          (l.tp <= hw.instance.gpu_count                                          ? intra_words(hw)
-                          : inside_nvlink_domain(p, l.tp, double(nodes) * hw.instance.gpu_count) ? domain_words(p)
+                          : inside_nvlink_domain(p, l.tp, double(nodes) * hw.instance.gpu_count) ? domain_words(hw, p)
                                                                                                  : network_words(hw))},
       {e.ep_exposed, ep_words(hw, l, e, p)},
       {e.pp_bubble, "pipeline bubble (pp=" + std::to_string(l.pp) + ", " + fmt("%.0f", e.micro_batches) +
@@ -133,11 +138,12 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
     plan.warnings.push_back(fmt("memory is tight: %.1f GB to spare is inside the memory model's measured error band ",
                                 plan.memory_margin_gb) +
                             fmt("(+-%.0f%% of the total): the job may run out of memory", 100 * k.memory_error_band));
+  const double nominal_gib = hw.instance.gpu_memory_gb > 0 ? hw.instance.gpu_memory_gb : hw.gpu.memory_gb;
   if (!e.fits)
-    plan.why_not.push_back(fmt("needs %.1f GB per GPU, ", plan.memory_gb.total) +
-                           fmt("%.1f GB available", plan.memory_gb.capacity) +
-                           fmt(" (%.0f GB nominal minus the reserve)",
-                               hw.instance.gpu_memory_gb > 0 ? hw.instance.gpu_memory_gb : hw.gpu.memory_gb));
+    plan.why_not.push_back(
+        fmt("needs %.1f GB per GPU, ", plan.memory_gb.total) + fmt("%.1f GB available", plan.memory_gb.capacity) +
+        fmt(" (the card's %.0f GiB, ", nominal_gib) +
+        fmt("%.1f GB, less the reserve)", units::bytes_to_gb(units::gpu_capacity_bytes(nominal_gib))));
   if (!e.fits) plan.why_not_reasons.push_back(Reason::memory);
   plan.step_time_s = e.step;
   plan.time_s = {e.compute, e.tp_comm, e.cp_comm,      e.pp_comm, e.pp_bubble,
@@ -173,7 +179,7 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
       plan.meets_latency_target = e.tpot * 1000.0 <= *w.job.latency_target_ms;
       if (!*plan.meets_latency_target)
         plan.why_not.push_back(fmt("time per output token %.1f ms exceeds ", e.tpot * 1000) +
-                               fmt("the %.1f ms target", *w.job.latency_target_ms));
+                               fmt("the %.3g ms target", *w.job.latency_target_ms));
       if (!*plan.meets_latency_target) plan.why_not_reasons.push_back(Reason::latency_target);
     }
   }
@@ -209,8 +215,8 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
                             ") spans nodes: its collectives run on the network");
   if (w.model.moe.enabled() && l.ep > 1 && !e.ep_inside_domain)
     plan.warnings.push_back("expert parallelism (ep=" + std::to_string(l.ep) + " x etp=" + std::to_string(l.etp) +
-                            ") leaves the " + std::to_string(plan.nvlink_domain_gpus) +
-                            "-GPU NVLink domain: part of every all-to-all crosses the network");
+                            ") leaves the " + std::to_string(plan.nvlink_domain_gpus) + "-GPU " + link_family(hw) +
+                            " domain: part of every all-to-all crosses the network");
   if (w.model.moe.enabled() && w.job.kind != JobKind::inference && l.tp > 1 && !l.sequence_parallel)
     plan.warnings.push_back("MoE with tp > 1 is modelled with sequence parallelism (Megatron-Core requires it)");
   if (w.job.precision == Precision::fp4 && w.job.kind != JobKind::inference)

@@ -564,7 +564,7 @@ std::string why_words(const Workload& w, const Plan& p, int rank) {
                                  std::to_string(std::min(p.gpus, p.nvlink_domain_gpus)) + " GPUs of it over " +
                                  std::to_string(std::min(p.gpus, p.nvlink_domain_gpus) / std::max(1, p.gpus_per_node)) +
                                  " instances, no network hop)"
-                           : std::string("node's NVLink"))
+                           : std::string("node's GPU-to-GPU links"))
                 : std::string(" sends part of the all-to-all over the network"));
     char a2a[96];
     std::snprintf(a2a, sizeof a2a, " (%.0f%% of the step exposed)",
@@ -629,7 +629,7 @@ std::optional<Rejection> rejection_of(const Workload& w, const Option& o, const 
   if (t.latency > 0) {
     auto n = reason_count(Reason::latency_target, t.latency,
                           words("lowest time per output token %.1f ms", t.best_tpot_ms) +
-                              words(" against the %.1f ms target", w.job.latency_target_ms.value_or(0)));
+                              words(" against the %.3g ms target", w.job.latency_target_ms.value_or(0)));
     n.best_tpot_ms = t.best_tpot_ms;
     near.push_back(std::move(n));
   }
