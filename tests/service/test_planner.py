@@ -157,9 +157,11 @@ def test_an_empty_answer_says_why_and_the_cli_prints_it(server, tmp_path):
     assert any(x["reason"] == "deadline" and x["reasons"][0]["best_hours"] > 0.01 for x in body["rejected"])
     path = tmp_path / "impossible.json"
     path.write_text(json.dumps(workload))
-    text = run_cli("recommend", str(path), "--db", str(server.db)).stdout
-    assert "no plan qualifies" in text and "deadline:" in text and "against the 0.0 h deadline" in text
-    assert json.loads(run_cli("recommend", str(path), "--json", "--db", str(server.db)).stdout) == body
+    text = run_cli("recommend", str(path), "--db", str(server.db), check=False)
+    assert text.returncode == 1  # nothing qualifies
+    assert "no plan qualifies" in text.stdout and "deadline:" in text.stdout
+    assert "against the 0.01 h deadline" in text.stdout
+    assert json.loads(run_cli("recommend", str(path), "--json", "--db", str(server.db), check=False).stdout) == body
 
 
 def test_per_instance_over_rest_is_the_cli(server):
@@ -245,8 +247,11 @@ def test_filters_that_match_nothing_say_so_in_every_front_end(server, tmp_path):
     assert "constraints.instances [aws:p5.48xlarge]" in body["why_no_results"]
     path = tmp_path / "nothing.json"
     path.write_text(json.dumps(workload))
-    assert json.loads(run_cli("recommend", str(path), "--json", "--db", str(server.db)).stdout) == body
-    assert body["why_no_results"] in run_cli("recommend", str(path), "--db", str(server.db)).stdout
+    # The CLI prints the same answer and exits 1: nothing qualifies.
+    as_json = run_cli("recommend", str(path), "--json", "--db", str(server.db), check=False)
+    assert as_json.returncode == 1 and json.loads(as_json.stdout) == body
+    as_text = run_cli("recommend", str(path), "--db", str(server.db), check=False)
+    assert as_text.returncode == 1 and body["why_no_results"] in as_text.stdout
     workload.pop("constraints")
     assert post(server, "/v1/recommendations", workload, top=1).json()["why_no_results"] is None
 

@@ -196,7 +196,7 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
     plan.meets_deadline = *plan.job_hours <= *c.deadline_hours;
     if (!*plan.meets_deadline)
       plan.why_not.push_back(fmt("takes %.1f h, ", *plan.job_hours) +
-                             fmt("over the %.1f h deadline", *c.deadline_hours));
+                             fmt("over the %.3g h deadline", *c.deadline_hours));
     if (!*plan.meets_deadline) plan.why_not_reasons.push_back(Reason::deadline);
   }
   if (c.budget_usd && plan.cost_usd) {

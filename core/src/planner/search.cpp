@@ -615,7 +615,7 @@ std::optional<Rejection> rejection_of(const Workload& w, const Option& o, const 
   if (t.deadline > 0) {
     auto n = reason_count(Reason::deadline, t.deadline,
                           words("fastest plan %.1f h", t.best_hours) +
-                              words(" against the %.1f h deadline", c.deadline_hours.value_or(0)));
+                              words(" against the %.3g h deadline", c.deadline_hours.value_or(0)));
     n.best_hours = t.best_hours;
     near.push_back(std::move(n));
   }
