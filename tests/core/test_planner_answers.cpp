@@ -61,7 +61,7 @@ TEST_CASE("an empty recommend says why, per instance type") {
   // no deadline finds exactly that time on the same instance.
   const double best_hours = (*deadline)["best_hours"].get<double>();
   CHECK(best_hours > 10);
-  CHECK((*deadline)["detail"].get<std::string>().find("against the 10.0 h deadline") != std::string::npos);
+  CHECK((*deadline)["detail"].get<std::string>().find("against the 10 h deadline") != std::string::npos);
   json fastest = doc;
   fastest["constraints"].erase("deadline_hours");
   fastest["constraints"]["objective"] = "time";
