@@ -292,7 +292,7 @@
         h('td', {class: 'num'}, usd(p.cost_usd)),
         h('td', {class: 'num'}, p.usd_per_million_tokens === null ? fmt(null) : usd(p.usd_per_million_tokens)),
         h('td', {class: 'num'}, training ? num(p.mfu * 100, 1) + '%' : duration(p.ttft_s)),
-        h('td', {class: 'num'}, num(p.memory_margin_gb, 1) + ' GB'),
+        h('td', {class: 'num'}, num(p.memory_margin_gb, 1) + ' GB', p.memory_verdict === 'tight' ? [' ', h('span', {class: 'badge warn', title: 'inside the memory model\'s error band'}, 'tight')] : null),
         h('td', {}, shortBottleneck(p.bottleneck))))));
     const detail = h('div', {id: 'plan-detail'});
     results.replaceChildren(
@@ -307,6 +307,19 @@
     const Chart = await LW.chartjs();
     drawPareto(Chart, plans);
     select(selected);
+  }
+
+  // The plan's p10-p90 interval and memory verdict, as the CLI prints them.
+  function intervalText(p) {
+    const iv = p.interval;
+    if (!iv) return null;
+    const range = (r, f) => r ? f(r.p10) + ' – ' + f(r.p90) : null;
+    const parts = [['tokens/s', range(iv.tokens_per_s, v => num(v, 0))], ['$/M tokens', range(iv.usd_per_million_tokens, usd)],
+                   ['job cost', range(iv.cost_usd, usd)]].filter(([, v]) => v);
+    const verdict = {fits: 'fits', tight: 'tight: fits, inside the memory model\'s error band', no: 'does not fit'}[p.memory_verdict] || p.memory_verdict;
+    return h('p', {id: 'plan-interval'}, h('strong', {}, 'p10–p90: '), parts.map(([k, v]) => `${k} ${v}`).join('; '),
+      iv.widened ? ' (widened: see the warnings)' : '', '. ', h('span', {class: 'note'}, iv.basis + '. '),
+      h('strong', {}, 'Memory: '), verdict + '.');
   }
 
   function shortBottleneck(text) {
@@ -379,6 +392,7 @@
       h('h2', {id: 'h-detail'}, `Plan #${i + 1}: ${p.instance} × ${p.nodes} (${p.gpus} ${p.gpu_model})`),
       h('p', {class: 'bottleneck', id: 'plan-bottleneck'}, h('strong', {}, 'Bottleneck: '), p.bottleneck),
       p.why ? h('p', {}, h('strong', {}, 'Why this plan: '), p.why) : null,
+      intervalText(p),
       h('div', {class: 'summary'},
         [[layoutText(p.layout), 'layout'], [duration(p.step_time_s), p.job_kind === 'inference' ? 'decode step' : 'step'],
          [num(p.tokens_per_s, 0), 'tokens/s (whole job)'], [p.job_kind === 'inference' ? duration(p.ttft_s) : num(p.mfu * 100, 1) + '%', p.job_kind === 'inference' ? 'time to first token' : 'MFU'],

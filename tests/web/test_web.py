@@ -201,6 +201,10 @@ def test_recommendation_renders_with_charts_and_reopens(browser, web_server, art
     wait_for(browser, lambda d: chart_points(d, "chart-memory") and chart_points(d, "chart-time"), what="the breakdown charts")
     bottleneck = browser.find_element(By.ID, "plan-bottleneck").text
     assert bottleneck.startswith("Bottleneck:") and answer["results"][0]["bottleneck"] in bottleneck
+    # The interval and the memory verdict, as the API gives them.
+    interval = browser.find_element(By.ID, "plan-interval").text
+    assert interval.startswith("p10–p90:") and answer["results"][0]["interval"]["basis"] in interval
+    assert "Memory: " + ("fits" if answer["results"][0]["memory_verdict"] == "fits" else "") in interval
     # Selecting another plan by keyboard updates the breakdown.
     second = browser.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr")[1]
     second.send_keys(Keys.ENTER)
