@@ -43,7 +43,11 @@ std::string pad(const char* name, int width) {
   return out;
 }
 
-std::string layout_words(const planner::Layout& l) {
+std::string layout_words(const planner::Layout& l, planner::JobKind kind) {
+  // Serving layouts carry no training settings (micro-batch, ZeRO, recompute, cp, sp).
+  if (kind == planner::JobKind::inference)
+    return "tp=" + std::to_string(l.tp) + " pp=" + std::to_string(l.pp) + " dp=" + std::to_string(l.dp) +
+           (l.ep > 1 || l.etp > 1 ? " ep=" + std::to_string(l.ep) + " etp=" + std::to_string(l.etp) : "");
   char fraction[64] = "";
   if (l.recompute == planner::Recompute::full && l.recompute_layer_fraction < 1.0)
     std::snprintf(fraction, sizeof fraction, " recompute_layer_fraction=%g", l.recompute_layer_fraction);
@@ -73,7 +77,7 @@ void print_plan(const planner::Plan& p, std::ostream& out) {
       << (p.active_params_b < p.params_b ? fmt(", %.4gB active", p.active_params_b) : std::string()) << "; "
       << planner::to_string(p.kind) << ", " << planner::to_string(p.precision) << ") on " << p.nodes << " x "
       << p.instance << " (" << p.gpus << " x " << p.gpu_model << ")\n";
-  out << "layout: " << layout_words(p.layout) << "\n\n";
+  out << "layout: " << layout_words(p.layout, p.kind) << "\n\n";
   const auto& m = p.memory_gb;
   out << "memory per GPU (GB)\n";
   for (const auto& [name, v] : {std::pair<const char*, double>{"weights", m.weights},
@@ -278,7 +282,7 @@ void register_planner_commands(CLI::App& app) {
       }
       for (const auto& p : r.plans) {
         std::cout << "\n"
-                  << p.nodes << " x " << p.instance << "  " << layout_words(p.layout) << "\n  "
+                  << p.nodes << " x " << p.instance << "  " << layout_words(p.layout, p.kind) << "\n  "
                   << fmt("%.6g tokens/s", p.tokens_per_s) << fmt(", MFU %.1f%%", 100 * p.mfu)
                   << fmt(", %.1f GB of ", p.memory_gb.total) << fmt("%.1f GB", p.memory_gb.capacity);
         if (p.usd_per_million_tokens) std::cout << fmt(", $%.4g per million tokens", *p.usd_per_million_tokens);
