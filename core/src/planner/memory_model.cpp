@@ -87,9 +87,8 @@ MoeRows moe_rows(const PreparedModel& m, double tokens, double tp, const Layout&
   return r;
 }
 
-double memory_at_risk(bool pool_sized_at_start, const Estimate& e) noexcept {
-  if (!pool_sized_at_start || e.sequences < 1) return e.total;
-  return e.total - e.kv_cache + e.kv_cache / e.sequences;
+double local_expert_params(const PreparedModel& m, const Layout& l) noexcept {
+  return m.moe ? moe_stage(m, l).moe * (m.experts / l.ep) * m.expert_params / l.etp : 0.0;
 }
 
 void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const Layout& l, const PlannerConstants& k,
@@ -113,7 +112,7 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
   const double params_per_gpu = std::max(first_layers * stage_layer_params + embedding_matrices * m.embedding_params,
                                          l.pp > 2 ? layers_per_stage * stage_layer_params : 0.0) /
                                 tp;
-  const double expert_params_per_gpu = st.moe * (m.experts / l.ep) * m.expert_params / l.etp;
+  const double expert_params_per_gpu = local_expert_params(m, l);
   const double zero_group = dp * cp;                               // Megatron shards optimizer states over DP x CP
   const double expert_zero_group = m.moe ? double(l.edp()) : 1.0;  // experts: over the expert-DP group
 
@@ -282,9 +281,9 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     out.total = shown;
   }
   out.fits = out.total <= out.capacity && !(m.concurrent_max && out.sequences < 1);
-  out.tight =
-      out.fits && memory_at_risk(m.kind == JobKind::inference && m.concurrent_max, out) * (1.0 + k.memory_error_band) >
-                      out.capacity;
+  const bool pool_sized_at_start = m.kind == JobKind::inference && m.concurrent_max && out.sequences >= 1;
+  out.memory_at_risk = pool_sized_at_start ? out.total - out.kv_cache + out.kv_cache / out.sequences : out.total;
+  out.tight = out.fits && out.memory_at_risk * (1.0 + k.memory_error_band) > out.capacity;
 }
 
 }  // namespace linkwise::planner

@@ -126,11 +126,10 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
   plan.memory_verdict = !e.fits ? "no" : e.tight ? "tight" : "fits";
   plan.memory_error_band = k.memory_error_band;
   plan.memory_margin_gb = bytes_to_gb(e.capacity - e.total);
-  const bool pool_sized_at_start = w.job.kind == JobKind::inference && w.job.concurrent_max;
-  if (e.tight && pool_sized_at_start && e.sequences >= 1)
+  if (e.tight && e.memory_at_risk < e.total)  // the engine's start-up KV pool is outside the band
     plan.warnings.push_back(
         fmt("memory is tight: the weights, activations and one sequence's KV cache (%.1f GB ",
-            bytes_to_gb(memory_at_risk(true, e))) +
+            bytes_to_gb(e.memory_at_risk)) +
         fmt("of the card's %.1f GB) ", plan.memory_gb.capacity) +
         fmt("are within the memory model's measured error band (+-%.0f%%): the engine may not start",
             100 * k.memory_error_band));

@@ -307,6 +307,7 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     const double decode_tp = tp > 1 ? 2.0 * all_reduce_s(sequences * h * 2.0, tp, tp_busbw, tp_latency) : 0.0;
     const double decode_pp = pp > 1 ? (pp - 1) * (sequences * h * 2.0 / pp_p2p + pp_latency) : 0.0;
     double decode_moe_layer = 0, decode_a2a = 0;
+    out.decode_weight_bytes = out.weights;
     if (m.moe) {
       const MoeRows rows = moe_rows(m, sequences, tp, l);
       decode_moe_layer =
@@ -315,14 +316,11 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
           (k.elementwise_passes * 2.0 * sequences * h + moe_elementwise_bytes(m, sequences, tp, l, rows, k)) / hbm +
           routed_rows_s(rows.busiest) + ep_sync_s;
       decode_a2a = all_to_all_s(rows.busiest * h * dispatch_bytes(m), a2a) + all_to_all_s(rows.busiest * h * 2.0, a2a);
+      // The experts no token of the step routes to stay unread.
+      out.decode_weight_bytes -=
+          local_expert_params(m, l) * m.bytes_per_weight * (1.0 - rows.touched / rows.local_experts);
     }
     out.decode_kv_bytes = m.layers * kv_read;
-    out.decode_weight_bytes = out.weights;
-    if (m.moe) {  // the experts no token of the step routes to stay unread
-      const MoeRows rows = moe_rows(m, sequences, tp, l);
-      const double expert_bytes = st.moe * (m.experts / l.ep) * m.expert_params / l.etp * m.bytes_per_weight;
-      out.decode_weight_bytes -= expert_bytes * (1.0 - rows.touched / rows.local_experts);
-    }
     const double logits = gemm_s(sequences, h, m.vocab / tp, decode_rates);
     out.compute = m.dense_mlp_layers * decode_layer + m.moe_layers * decode_moe_layer + logits + eng.step_overhead_s;
     out.tp_comm = m.layers * decode_tp;
@@ -511,7 +509,7 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   const double params_per_gpu = (st.dense * m.layer_params + st.moe * m.moe_base_params +
                                  (l.pp == 1 ? (m.tied ? 1.0 : 2.0) : 1.0) * m.embedding_params) /
                                 tp;
-  const double expert_params_per_gpu = m.moe ? st.moe * (m.experts / l.ep) * m.expert_params / l.etp : 0.0;
+  const double expert_params_per_gpu = local_expert_params(m, l);
   const double expert_group = m.moe ? double(l.edp()) : 1.0;
   const double adapters_per_gpu = layers_per_stage * m.lora_params_per_layer / tp;
   const double grad_bytes = 2.0 * (lora ? adapters_per_gpu : params_per_gpu);

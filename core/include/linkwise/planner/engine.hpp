@@ -118,6 +118,11 @@ struct Estimate {
   double total = 0, capacity = 0;
   bool fits = false;
   bool tight = false;  // fits, but inside the memory model's measured error band (memory_verdict "tight")
+  // The memory that band applies to: all of it, except for a serving engine in max-throughput mode,
+  // which sizes its KV pool at start-up from the memory it measures free. There an error in the
+  // other terms changes how many sequences the pool holds (the throughput band), not whether the
+  // job runs: what must fit is the rest with one sequence's KV cache.
+  double memory_at_risk = 0;
   // time per step (training: optimizer step; inference: one decode step), seconds
   double compute = 0, tp_comm = 0, cp_comm = 0, pp_comm = 0, pp_bubble = 0, dp_comm = 0;
   double ep_comm = 0;  // expert-parallel all-to-all (dispatch and combine)
@@ -190,12 +195,9 @@ struct MoeRows {
 };
 MoeRows moe_rows(const PreparedModel& m, double tokens, double tp, const Layout& l) noexcept;
 
-// The memory the model's error band applies to (`tight`): all of it, except for a serving engine in
-// max-throughput mode, which sizes its KV pool at start-up from the memory it measures free. There
-// an error in the other terms changes how many sequences the pool holds (the throughput band), not
-// whether the job runs; what must fit is the rest with one sequence's KV cache.
-// `pool_sized_at_start`: an inference job with concurrent "max".
-double memory_at_risk(bool pool_sized_at_start, const Estimate& e) noexcept;
+// Routed-expert parameters one GPU of the heaviest stage holds: its MoE layers' E / ep experts, each
+// split etp ways (0 for a dense model).
+double local_expert_params(const PreparedModel& m, const Layout& l) noexcept;
 
 // Memory per GPU (fills the memory fields of `out`).
 void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const Layout& l, const PlannerConstants& k,
