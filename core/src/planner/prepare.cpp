@@ -260,9 +260,13 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
             ? std::string(to_string(in.intra_node_fabric)) + " " + fmt(nvlink_both) + " GB/s per GPU (" +
                   fmt(intra_base) + " GB/s per direction)"
             : "PCIe Gen" + std::to_string(pcie_gen) + " x16 (" + fmt(pcie_per_direction) + " GB/s per direction)";
+    // A link figure the instance record lacks is the GPU's (nvlink_both above): cite the GPU's source.
+    const bool gpu_figure = nvlink_fabric && !in.nvlink_gbytes_per_s;
     info->intra_node =
         (hw.custom ? std::string("claimed: custom hardware in the workload")
-                   : "claimed: catalog " + source_of(in.sources, {"interconnect", "spec", "specs", "gpu"})) +
+         : gpu_figure
+             ? "claimed: catalog GPU " + gpu.id + " " + source_of(gpu.sources, {"interconnect", "spec", "specs"})
+             : "claimed: catalog " + source_of(in.sources, {"interconnect", "spec", "specs", "gpu"})) +
         ", " + intra_words + " x " + fmt(intra_fraction) + " achievable busbw fraction";
   }
   if (inter_measured) {
