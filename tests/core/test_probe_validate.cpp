@@ -174,6 +174,23 @@ TEST_CASE("an --instance naming nothing is not_found", "[probe][validate]") {
   }
 }
 
+TEST_CASE("an --instance of another machine is refused, as plan --report refuses it", "[probe][validate]") {
+  // The report measured 8 x H100; an instance of another GPU model, or of fewer GPUs, is another
+  // machine: no verdict of its claims comes from this report.
+  const Catalog real = Catalog::embedded();
+  for (const char* other : {"aws:p5en.48xlarge", "gcp:a3-highgpu-1g"}) {
+    try {
+      validate(testing::synthetic_report(), real, std::string(other));
+      FAIL("expected invalid_input for " << other);
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::invalid_input);
+      CHECK(e.field() == "instance");
+      CHECK(contains(e.message(), "a report measures only the machine it ran on"));
+    }
+  }
+  CHECK(validate(testing::synthetic_report(), real, std::string("aws:p5.48xlarge")).instance.detected_by == "option");
+}
+
 TEST_CASE("cloud metadata in the report names the instance", "[probe][validate]") {
   ProbeReport report = testing::synthetic_report();
   report.environment.cloud_provider = "aws";

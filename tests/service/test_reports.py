@@ -43,6 +43,12 @@ def test_upload_fetch_and_list(fresh_server):
     # A report that names its instance through cloud metadata needs no ?instance=.
     r2 = upload(srv, with_cloud_metadata(h100_node_report(200, 3000), "aws", "p5.48xlarge"))
     assert r2.status_code == 201, r2.text
+    # An H100 report filed under an H200 type is another machine's: refused, nothing stored for it.
+    wrong = upload(srv, h100_node_report(380, 3000), instance="aws:p5en.48xlarge")
+    assert wrong.status_code == 400 and wrong.json()["field"] == "instance", wrong.text
+    assert "a report measures only the machine it ran on" in wrong.json()["detail"]
+    listed = requests.get(srv.url + "/v1/probe-reports", params={"instance": "aws:p5en.48xlarge"}, timeout=10).json()
+    assert listed["total"] == 0 and listed["items"] == []
     assert r2.json()["validation"]["instance"]["detected_by"] == "cloud-metadata"
     assert verdicts(r2.json()["validation"])["nvlink"] == "below"
 

@@ -132,9 +132,21 @@ InstanceMatch match_instance(const ProbeReport& report, const Catalog& catalog,
     match.gpu_model = instance.gpu_model;
     match.detected_by = "option";
     match.reason = "--instance " + instance.id;
+    // A report measures only the machine it ran on (the planner's --report rule, measured_mismatch):
+    // another GPU model, or more GPUs than the instance has, is another machine. Fewer GPUs is a
+    // run on part of it (CUDA_VISIBLE_DEVICES), noted.
     if (report_gpu_model && *report_gpu_model != instance.gpu_model) {
-      match.reason +=
-          "; note: the report's GPUs look like " + *report_gpu_model + ", the instance has " + instance.gpu_model;
+      throw Error(ErrorKind::invalid_input,
+                  "the report measured " + *report_gpu_model + " (\"" + env.gpus.front().name + "\"), not " +
+                      instance.gpu_model + " of " + instance.id + "; a report measures only the machine it ran on",
+                  "instance");
+    }
+    if (static_cast<int>(env.gpus.size()) > instance.gpu_count) {
+      throw Error(ErrorKind::invalid_input,
+                  "the report measured " + std::to_string(env.gpus.size()) + " GPUs, more than the " +
+                      std::to_string(instance.gpu_count) + " of " + instance.id +
+                      "; a report measures only the machine it ran on",
+                  "instance");
     }
     if (!env.gpus.empty() && static_cast<int>(env.gpus.size()) != instance.gpu_count) {
       match.reason += "; note: the report has " + std::to_string(env.gpus.size()) + " GPUs, the instance " +
