@@ -277,9 +277,13 @@ ClaimVerdict check_network(const ProbeReport& report, const Instance* instance, 
     judge(v, expected, units::gbytes_to_gbits(weakest->second), t.network_mpi,
           "MPI host ping-pong bandwidth, one direction, rank pair " + weakest->first +
               " on different hosts, best median over the size sweep");
-    if (v.verdict == Verdict::below) {
-      v.reason += " (one process pair; an instance with several network interfaces needs several "
-                  "pairs or GPUDirect traffic to fill them)";
+    // One process pair drives one interface: below the total of an instance with several (or an
+    // unknown number of) network interfaces, it cannot tell a fault from the pair's own limit.
+    if (v.verdict == Verdict::below && instance->network_nics.value_or(0) != 1) {
+      const std::string nics = instance->network_nics ? std::to_string(*instance->network_nics) + " network interfaces"
+                                                      : "network interfaces the catalog does not count";
+      return cannot(v, v.reason + "; but one process pair cannot fill " + instance->id + "'s " + nics +
+                           ": run the nccl-multi-node probe (GPUDirect traffic on every NIC) to check the claim");
     }
     return v;
   }
