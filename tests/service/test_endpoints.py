@@ -182,6 +182,13 @@ def test_openapi_document(server):
         ("/v1/probe-reports", "GET"), ("/v1/probe-reports", "POST"), ("/v1/probe-reports/{id}", "GET"),
         ("/v1/plans", "POST"), ("/v1/recommendations", "POST"),
     }
+    # Every answer the server can give is declared: the reception's 408 and 431 everywhere, 503 with
+    # Retry-After where a body or a planner slot can be refused.
+    for path, ops in doc["paths"].items():
+        for method, op in ops.items():
+            assert {"408", "431"} <= set(op["responses"]), (method, path)
+            if method == "post":
+                assert "Retry-After" in op["responses"]["503"]["headers"], (method, path)
     params = {p["name"] for p in doc["paths"]["/v1/instances"]["get"]["parameters"]}
     assert params == {"provider", "gpu", "min_gpus", "min_gpu_memory_gb", "fabric", "min_nvlink_gbytes_per_s",
                       "min_network_gbits_per_s", "rdma", "max_price", "region", "sort", "limit", "offset"}
