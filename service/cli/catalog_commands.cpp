@@ -163,7 +163,9 @@ std::string hidden_line(const InstanceMatches& matches) {
 }
 
 // The table's columns by their contract field names, for --columns: one per column of
-// print_instances_table, in its order (a test checks the count).
+// print_instances_table, in its order (a test checks the count); the first kDefaultColumns are
+// shown by default, the rest on request.
+constexpr std::size_t kDefaultColumns = 13;
 const std::vector<std::string>& instance_table_fields() {
   static const std::vector<std::string> fields = {"id",
                                                   "gpu_model",
@@ -177,12 +179,23 @@ const std::vector<std::string>& instance_table_fields() {
                                                   "network_gbits_per_s",
                                                   "gpudirect_rdma",
                                                   "price_usd_per_hour",
-                                                  "price_region"};
+                                                  "price_region",
+                                                  "provider",
+                                                  "name",
+                                                  "vcpus",
+                                                  "memory_gib",
+                                                  "network_nics",
+                                                  "network_nic_gbits_per_s",
+                                                  "frontend_network_gbits_per_s",
+                                                  "price_as_of",
+                                                  "spot_price_usd_per_hour",
+                                                  "regions"};
   return fields;
 }
 
 // "id,price_usd_per_hour" -> column indices; an unknown name is bad input naming the choices.
 std::vector<std::size_t> parse_columns(const std::string& text) {
+  if (text.empty()) throw_invalid("--columns", "--columns: name at least one column (default: leave the option out)");
   std::vector<std::size_t> out;
   const auto& fields = instance_table_fields();
   std::size_t start = 0;
@@ -202,7 +215,7 @@ std::vector<std::size_t> parse_columns(const std::string& text) {
   return out;
 }
 
-void print_instances_table(const InstanceMatches& matches, const std::string& columns) {
+void print_instances_table(const InstanceMatches& matches, const std::string& columns, bool columns_given) {
   const auto& instances = matches.instances;
   // Per-GPU price first after the GPU columns: the figure compared across instance sizes.
   Table table({{"ID", false},
@@ -217,15 +230,47 @@ void print_instances_table(const InstanceMatches& matches, const std::string& co
                {"NET (Gbit/s)", true},
                {"RDMA", false},
                {"PRICE ($/h)", true},
-               {"PRICE REGION", false}});
+               {"PRICE REGION", false},
+               {"PROVIDER", false},
+               {"NAME", false},
+               {"VCPUS", true},
+               {"MEMORY (GiB)", true},
+               {"NICS", true},
+               {"NIC (Gbit/s)", true},
+               {"FRONT-END (Gbit/s)", true},
+               {"PRICE AS OF", false},
+               {"SPOT ($/h)", true},
+               {"REGIONS", false}});
   for (const Instance* i : instances) {
-    table.add({i->id, i->gpu_model, std::to_string(i->gpu_count), number(i->gpu_memory_gb),
-               number(i->price_usd_per_gpu_hour()), std::string(to_string(i->intra_node_fabric)),
-               number(i->nvlink_gbytes_per_s), number(i->nvlink_domain_gpus), std::string(to_string(i->network_type)),
-               number(i->network_gbits_per_s), yes_no(i->gpudirect_rdma), number(i->price_usd_per_hour),
-               i->price_region.value_or("-")});
+    std::string regions;
+    for (const auto& r : i->regions) regions += (regions.empty() ? "" : ",") + r;
+    table.add({i->id,
+               i->gpu_model,
+               std::to_string(i->gpu_count),
+               number(i->gpu_memory_gb),
+               number(i->price_usd_per_gpu_hour()),
+               std::string(to_string(i->intra_node_fabric)),
+               number(i->nvlink_gbytes_per_s),
+               number(i->nvlink_domain_gpus),
+               std::string(to_string(i->network_type)),
+               number(i->network_gbits_per_s),
+               yes_no(i->gpudirect_rdma),
+               number(i->price_usd_per_hour),
+               i->price_region.value_or("-"),
+               i->provider,
+               i->name,
+               number(i->vcpus),
+               number(i->memory_gib),
+               number(i->network_nics),
+               number(i->network_nic_gbits_per_s),
+               number(i->frontend_network_gbits_per_s),
+               i->price_as_of.value_or("-"),
+               number(i->spot_price_usd_per_hour),
+               regions.empty() ? "-" : regions});
   }
-  if (!columns.empty()) table.select(parse_columns(columns));
+  std::vector<std::size_t> shown;
+  for (std::size_t k = 0; k < kDefaultColumns; ++k) shown.push_back(k);
+  table.select(columns_given ? parse_columns(columns) : shown);
   table.print(std::cout);
   if (const std::string hidden = hidden_line(matches); !hidden.empty()) std::cout << hidden << "\n";
   std::cout << "(" << instances.size() << " instance" << (instances.size() == 1 ? "" : "s") << " from "
@@ -342,9 +387,10 @@ void register_instances(CLI::App& app) {
                                    "Print JSON as GET /v1/instances answers it: {total, excluded_unknown, items}");
   auto* csv = instances->add_flag("--csv", options->csv, "Print CSV (every field but sources)");
   json->excludes(csv);
-  instances->add_option("--columns", options->columns,
-                        "The table's columns, by field name, comma-separated (e.g. id,gpu_count,price_usd_per_hour); "
-                        "default: all");
+  auto* columns = instances->add_option(
+      "--columns", options->columns,
+      "The table's columns, by field name, comma-separated (e.g. id,gpu_count,vcpus,price_usd_per_hour): any "
+      "field of the contract but sources; default: id to price_region");
 
   CLI::App* show = instances->add_subcommand("show", "Every field and source of one instance");
   show->add_option("id", options->show_id, "Instance id, provider:name (e.g. aws:p5.48xlarge)")->required();
@@ -365,7 +411,7 @@ void register_instances(CLI::App& app) {
       [options, instances, show, provider = instances->get_option("--provider"), gpu = instances->get_option("--gpu"),
        min_gpus = instances->get_option("--min-gpus"), min_mem = instances->get_option("--min-gpu-memory"),
        min_nvlink = instances->get_option("--min-nvlink"), min_net = instances->get_option("--min-network"),
-       max_price = instances->get_option("--max-price")] {
+       max_price = instances->get_option("--max-price"), columns] {
         if (show->parsed()) return;
         InstanceFilter filter;
         // Given, even empty: an empty name names nothing and is refused (as REST and Python refuse it).
@@ -391,7 +437,7 @@ void register_instances(CLI::App& app) {
           // stdout stays the CSV scripts read; what was hidden goes beside it, to stderr.
           if (const std::string hidden = hidden_line(found); !hidden.empty()) std::cerr << hidden << "\n";
         } else {
-          print_instances_table(found, options->columns);
+          print_instances_table(found, options->columns, columns->count() > 0);
         }
       });
 }

@@ -80,6 +80,14 @@ def test_instances_columns_picks_and_orders_the_table():
     assert header[:3] == ["PRICE", "($/h)", "ID"] and "GPU" not in header
     bad = run_cli("instances", "--columns", "id,colour", check=False)
     assert bad.returncode == 2 and "--columns" in bad.stderr and "price_usd_per_hour" in bad.stderr
+    # Every field of the contract but sources can be a column; the default table stays id to price_region.
+    contract = json.loads(run_cli("instances", "--json").stdout)["items"][0]
+    fields = [k for k in contract if k != "sources"]
+    every = run_cli("instances", "--gpu", "H100", "--columns", ",".join(fields)).stdout.splitlines()[0]
+    assert "VCPUS" in every and "REGIONS" in every and "SPOT" in every
+    assert "VCPUS" not in run_cli("instances", "--gpu", "H100").stdout.splitlines()[0]
+    empty = run_cli("instances", "--columns", "", check=False)
+    assert empty.returncode == 2 and "--columns" in empty.stderr
 
 
 def test_no_colour_codes_when_piped():
