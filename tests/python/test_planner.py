@@ -123,6 +123,9 @@ def test_plan_is_sane():
     assert plan.job_hours == pytest.approx(2e12 / plan.tokens_per_s / 3600, rel=1e-3)
     assert isinstance(plan.bottleneck, str) and plan.bottleneck
     assert set(PLAN_FIELDS) <= set(plan.to_dict())
+    # Every layout key of the contract is a typed, documented field of Layout.
+    declared = {name for name, value in vars(linkwise.Layout).items() if isinstance(value, linkwise._records.Field)}
+    assert set(plan.to_dict()["layout"]) == declared
     assert json.loads(plan.to_json()) == plan.to_dict()
     assert "bottleneck" in plan._repr_html_() and "Plan(" in repr(plan)
 

@@ -181,6 +181,7 @@ class Layout(Record):
     etp = Field[int]("Expert tensor-parallel degree (MoE).")
     edp = Field[int]("Expert data-parallel degree: tp x cp x dp / (ep x etp).")
     overlap_a2a = Field[bool]("Whether the MoE all-to-all is hidden behind another micro-batch's compute.")
+    dualpipe = Field[bool]("DualPipe's bidirectional pipeline schedule (MoE training, DeepSeek-V3).")
 
 
 class Plan(Record):
