@@ -269,6 +269,12 @@ void register_planner_commands(CLI::App& app) {
                 << r.feasible << " feasible; objective " << planner::to_string(w.constraints.objective);
       if (per != planner::Grouping::none) std::cout << "; best plan per " << planner::to_string(per);
       std::cout << "\n";
+      // A global top K often holds layouts of one instance type only: say how to compare types.
+      if (per == planner::Grouping::none && r.plans.size() > 1 &&
+          std::all_of(r.plans.begin(), r.plans.end(),
+                      [&](const planner::Plan& p) { return p.instance == r.plans.front().instance; }))
+        std::cout << "all " << r.plans.size() << " plans are on " << r.plans.front().instance
+                  << ": --per instance gives the best plan of each instance type\n";
       if (r.plans.empty()) {
         // The same words as --json's why_no_results, then each instance type's reasons.
         std::cout << r.why_no_results << "\n";

@@ -93,3 +93,13 @@ def test_instances_columns_picks_and_orders_the_table():
 def test_no_colour_codes_when_piped():
     below = run_cli("validate", str(FIXTURES / "synthetic-h100-below.json"), check=False)
     assert "\033[" not in below.stdout and "below" in below.stdout
+
+
+def test_a_global_top_k_on_one_instance_type_points_to_per_instance():
+    text = run_cli("recommend", str(REPO / "data/examples/recommend-llama3.1-70b.json")).stdout
+    instances = {line.split()[2] for line in text.splitlines() if " x " in line and "tp=" in line}
+    assert instances  # plans were printed
+    # The hint is there exactly when every plan is on one instance type.
+    assert ("--per instance gives the best plan of each instance type" in text) == (len(instances) == 1)
+    per = run_cli("recommend", str(REPO / "data/examples/recommend-llama3.1-70b.json"), "--per", "instance").stdout
+    assert "--per instance gives" not in per
