@@ -246,6 +246,44 @@ TEST_CASE("serving places the experts as the engines do when the layout does not
   CHECK(planner::plan(planner::parse_workload(t, real_catalog())).layout.etp == 1);
 }
 
+TEST_CASE("gpt-oss's MXFP4 experts: their stored size in serving memory, dequantised for training") {
+  // The released checkpoint keeps the MoE weights in MXFP4 (4.25 bits), the rest in BF16: gpt-oss-120b
+  // is served on one 80 GB H100 (vLLM's and OpenAI's recipes), not refused as an fp8/bf16 copy would be.
+  CHECK(planner::preset("gpt-oss-120b").moe.expert_weights == "mxfp4");
+  CHECK(planner::preset("qwen3-235b-a22b").moe.expert_weights.empty());
+  auto plan_of = [](const char* kind_json, const char* layout) {
+    json d = json::parse(R"({"model": {"preset": "gpt-oss-120b"}, "hardware": {"instance": "aws:p5.4xlarge"}})");
+    d["job"] = json::parse(kind_json);
+    d["layout"] = json::parse(layout);
+    return planner::plan(planner::parse_workload(d, real_catalog()));
+  };
+  const char* serve =
+      R"({"kind": "inference", "precision": "bf16", "prompt_len": 1024, "output_len": 512, "concurrent": 16})";
+  const planner::Plan one_h100 = plan_of(serve, R"({"tp": 1, "pp": 1})");
+  CHECK(one_h100.fits);
+  const planner::ModelShape m = planner::preset("gpt-oss-120b");
+  const double experts = m.moe_layers() * m.moe.experts * m.expert_params();
+  const double rest = m.total_params() - experts - m.hidden;  // the final norm sits on no stage's count
+  CHECK(one_h100.raw.weights == Approx(experts * 4.25 / 8 + rest * 2).epsilon(1e-6));
+  // Training dequantises them: a 16-bit copy of every expert.
+  const char* train = R"({"kind": "finetune", "seq_len": 4096, "global_batch": 8, "tokens": 1e8})";
+  const planner::Plan tuned = plan_of(train, R"({"tp": 1, "pp": 1, "zero": 0})");
+  CHECK(tuned.raw.weights == Approx((experts + rest) * 2).epsilon(1e-6));
+  // The field is checked like any other.
+  json bad = json::parse(R"({"model": {"layers": 4, "hidden": 512, "heads": 8,
+      "moe": {"experts": 8, "top_k": 2, "expert_ffn_hidden": 256, "expert_weights": "int4"}},
+      "job": {"kind": "inference", "prompt_len": 16, "output_len": 16, "concurrent": 1},
+      "hardware": {"instance": "aws:p5.4xlarge"}, "layout": {"tp": 1, "pp": 1}})");
+  try {
+    planner::parse_workload(bad, real_catalog());
+    FAIL("expected invalid_input");
+  } catch (const Error& e) {
+    CHECK(e.field() == "model.moe.expert_weights");
+  }
+  bad["model"]["moe"]["expert_weights"] = "mxfp4";
+  CHECK(planner::plan(planner::parse_workload(bad, real_catalog())).fits);
+}
+
 TEST_CASE("the all-to-all: volume, NVLink inside the domain, the network outside it") {
   const planner::ModelShape& m = planner::preset("mixtral-8x7b");
   planner::Job job;

@@ -119,7 +119,7 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
   out.weights = out.gradients = out.optimizer = out.activations = out.kv_cache = 0;
   double dynamic_bytes = 0;  // short-lived tensors the caching allocator fragments (not the engines' KV pool)
   if (m.kind == JobKind::inference) {
-    out.weights = (params_per_gpu + expert_params_per_gpu) * m.bytes_per_weight;
+    out.weights = params_per_gpu * m.bytes_per_weight + expert_params_per_gpu * m.expert_bytes_per_weight;
     // K and V per layer per token; KV heads split over TP, replicated when tp exceeds them. MLA
     // caches one latent per token, whole on every TP rank.
     const double kv_elements = m.kv_split_by_tp ? 2.0 * std::ceil(m.kv_heads / tp) * m.head_dim : m.kv_elements;

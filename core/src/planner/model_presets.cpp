@@ -213,6 +213,10 @@ const std::vector<ModelShape>& presets() {
     // full_attention, so every 2nd layer keeps full attention.
     for (ModelShape& m : v)
       if (m.name.rfind("gpt-oss-", 0) == 0) {
+        // Released with the MoE weights in MXFP4 (model card, arXiv 2508.10925 section 2: "we
+        // quantize the MoE weights to MXFP4 format, where weights are quantized to 4.25 bits per
+        // parameter"; the rest in BF16).
+        m.moe.expert_weights = "mxfp4";
         m.head_dim_explicit = 64;
         m.attention_window = 128;
         m.full_attention_every = 2;
@@ -373,12 +377,13 @@ void parse_attention(const nlohmann::json& a, ModelShape& m) {
   }
 }
 
-// model.moe: experts, top_k, shared_experts, expert_ffn_hidden, dense_layers, moe_every, router, capacity_factor.
+// model.moe: experts, top_k, shared_experts, expert_ffn_hidden, dense_layers, moe_every, router, capacity_factor,
+// expert_weights.
 void parse_moe(const nlohmann::json& o, ModelShape& m) {
   if (!o.is_object()) json_fields::fail("model.moe", "an object", o);
   reject_unknown_in(o, "model.moe",
                     {"experts", "top_k", "shared_experts", "expert_ffn_hidden", "dense_layers", "moe_every", "router",
-                     "capacity_factor"});
+                     "capacity_factor", "expert_weights"});
   MoeShape& e = m.moe;
   for (const char* key : {"experts", "top_k", "expert_ffn_hidden"})
     if (!json_fields::member_or_null(o, key))
@@ -405,6 +410,13 @@ void parse_moe(const nlohmann::json& o, ModelShape& m) {
   }
   if (const auto* c = json_fields::member_or_null(o, "capacity_factor")) {
     e.capacity_factor = json_fields::number_in(*c, "model.moe.capacity_factor", 1, limits::kCapacityFactor, true);
+  }
+  if (const auto* w = json_fields::member_or_null(o, "expert_weights")) {
+    e.expert_weights = json_fields::string(*w, "model.moe.expert_weights");
+    if (e.expert_weights != "mxfp4")
+      throw_invalid("model.moe.expert_weights",
+                    "model.moe.expert_weights must be mxfp4 (or null: the job's precision); got '" + e.expert_weights +
+                        "'");
   }
 }
 
@@ -521,7 +533,8 @@ nlohmann::json moe_json(const ModelShape& m) {
           {"moe_every", e.moe_every},
           {"moe_layers", m.moe_layers()},
           {"router", e.router},
-          {"capacity_factor", e.capacity_factor ? nlohmann::json(*e.capacity_factor) : nlohmann::json(nullptr)}};
+          {"capacity_factor", e.capacity_factor ? nlohmann::json(*e.capacity_factor) : nlohmann::json(nullptr)},
+          {"expert_weights", e.expert_weights.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.expert_weights)}};
 }
 
 }  // namespace

@@ -81,6 +81,11 @@ PreparedModel prepare_model(const ModelShape& s, const Job& job) {
   // QLoRA NF4 with double quantization: 4.127 bits per parameter (Dettmers et al. 2023, section 3).
   if (job.kind == JobKind::lora && job.lora_base_4bit) m.bytes_per_weight = 4.127 / 8.0;
   m.gemm_element_bytes = job.precision == Precision::fp8 ? 1.0 : job.precision == Precision::fp4 ? 4.5 / 8.0 : 2.0;
+  // Serving keeps the experts as the checkpoint stores them (ModelShape::MoeShape::expert_weights)
+  // where that is smaller than the job's precision; training dequantises them.
+  m.expert_bytes_per_weight = m.bytes_per_weight;
+  if (job.kind == JobKind::inference && s.moe.expert_weights == "mxfp4")
+    m.expert_bytes_per_weight = std::min(m.bytes_per_weight, kMxfp4BytesPerWeight);
   m.prompt_len = job.prompt_len;
   m.output_len = job.output_len;
   m.concurrent = job.concurrent;
@@ -176,6 +181,7 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
     p.attention_efficiency = k.attention_efficiency_ampere;
   }
   p.blackwell = gpu.architecture == Architecture::blackwell;
+  p.fp4_tensor_cores = supports_precision(gpu, Precision::fp4);
   if (gpu.architecture == Architecture::hopper) {
     eta = k.gemm_efficiency_hopper;
     p.attention_efficiency = k.attention_efficiency_hopper;

@@ -61,13 +61,15 @@ inline double layer_gemms_s(const PreparedModel& m, double tokens, double tp, co
 // Forward GEMMs of one MoE layer's MLP on one GPU: router, shared experts, the routed experts as a
 // grouped GEMM over the touched local experts (the busiest rank's rows). `expert_efficiency` scales
 // the routed experts' FLOP rate (grouped_gemm_efficiency; 1 where it is not applied).
+// `expert_elem`: bytes per element of the routed experts' GEMM operands where they differ from the
+// rest (decode streams experts in their stored format, ModelShape::MoeShape::expert_weights); 0: r.elem.
 inline double moe_mlp_gemms_s(const PreparedModel& m, double tokens, double tp, const Layout& l, const MoeRows& rows,
-                              const Rates& r, double expert_efficiency = 1.0) {
+                              const Rates& r, double expert_efficiency = 1.0, double expert_elem = 0.0) {
   const double h = m.hidden;
   double t = gemm_s(tokens / tp, h, m.experts, r);  // router on the sequence-parallel share
   if (m.shared_ffn > 0) t += gemm_s(tokens, h, m.shared_in_width / tp, r) + gemm_s(tokens, m.shared_ffn / tp, h, r);
   const double per_expert = rows.busiest / rows.touched;
-  const Rates er{r.flops * expert_efficiency, r.hbm, r.elem};
+  const Rates er{r.flops * expert_efficiency, r.hbm, expert_elem > 0 ? expert_elem : r.elem};
   return t + rows.touched * (gemm_s(per_expert, h, m.expert_in_width / l.etp, er) +
                              gemm_s(per_expert, m.expert_ffn / l.etp, h, er));
 }
@@ -307,18 +309,27 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     const double decode_tp = tp > 1 ? 2.0 * all_reduce_s(sequences * h * 2.0, tp, tp_busbw, tp_latency) : 0.0;
     const double decode_pp = pp > 1 ? (pp - 1) * (sequences * h * 2.0 / pp_p2p + pp_latency) : 0.0;
     double decode_moe_layer = 0, decode_a2a = 0;
+    // MXFP4 experts (gpt-oss) take their stored 4.25 bits of memory everywhere, but without FP4
+    // tensor cores the engines run them through weight-only kernels that dequantise in registers,
+    // and the published Hopper runs are no faster than the job precision's bytes would make them
+    // (TensorRT-LLM 1.2's gpt-oss rows: 2.3x slower than 4.25-bit streaming; a fitted factor wanted
+    // 4-5x the bytes, which no kernel mechanism explains: docs/calibration.md "MXFP4 experts"). So
+    // decode streams them at the job precision's width there, as it did before the format existed.
+    const bool weight_only = m.expert_bytes_per_weight < m.bytes_per_weight && !hw.fp4_tensor_cores;
+    const double expert_stream_bytes = weight_only ? m.bytes_per_weight : m.expert_bytes_per_weight;
     out.decode_weight_bytes = out.weights;
     if (m.moe) {
       const MoeRows rows = moe_rows(m, sequences, tp, l);
       decode_moe_layer =
           attention_gemms_s(m, sequences, tp, decode_rates) +
-          moe_mlp_gemms_s(m, sequences, tp, l, rows, decode_rates, expert_efficiency) + decode_common +
+          moe_mlp_gemms_s(m, sequences, tp, l, rows, decode_rates, expert_efficiency, expert_stream_bytes) +
+          decode_common +
           (k.elementwise_passes * 2.0 * sequences * h + moe_elementwise_bytes(m, sequences, tp, l, rows, k)) / hbm +
           routed_rows_s(rows.busiest) + ep_sync_s;
       decode_a2a = all_to_all_s(rows.busiest * h * dispatch_bytes(m), a2a) + all_to_all_s(rows.busiest * h * 2.0, a2a);
       // The experts no token of the step routes to stay unread.
       out.decode_weight_bytes -=
-          local_expert_params(m, l) * m.bytes_per_weight * (1.0 - rows.touched / rows.local_experts);
+          local_expert_params(m, l) * m.expert_bytes_per_weight * (1.0 - rows.touched / rows.local_experts);
     }
     out.decode_kv_bytes = m.layers * kv_read;
     const double logits = gemm_s(sequences, h, m.vocab / tp, decode_rates);

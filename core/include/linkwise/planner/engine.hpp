@@ -46,7 +46,8 @@ struct PreparedModel {
   double active_linear_params = 0;   // linear weights one token passes through (FLOPs), output layer included
   double lora_params_per_layer = 0;  // rank x (in + out) for Q, K, V, O, and the MLP matrices
   double seq_len = 0, global_batch = 0;
-  double bytes_per_weight = 2;  // 16-bit; fp8 inference 1; 4-bit LoRA base ~0.52
+  double bytes_per_weight = 2;         // 16-bit; fp8 inference 1; 4-bit LoRA base ~0.52
+  double expert_bytes_per_weight = 2;  // routed experts: bytes_per_weight, or their stored format in serving
   double gemm_element_bytes = 2;
   // inference
   double prompt_len = 0, output_len = 0, concurrent = 0;
@@ -96,7 +97,8 @@ struct PreparedHardware {
   double inter_latency_s = 0;
   double price_per_node_hour = -1;  // USD; negative: unknown
   bool has_network = false;
-  bool blackwell = false;  // the serving profiles scale their fractions on this generation (serving.hpp)
+  bool blackwell = false;         // the serving profiles scale their fractions on this generation (serving.hpp)
+  bool fp4_tensor_cores = false;  // FP4 GEMMs in hardware (else 4-bit weights run weight-only, dequantised)
   // GPUs one GPU reaches at NVLink speed: gpus_per_node, or more where the catalog says the NVLink
   // domain spans instances (GB200/GB300 NVL72 trays: 72); a group of consecutive ranks inside it
   // runs its collectives at intra_busbw.

@@ -29,6 +29,11 @@ struct MoeShape {
   int moe_every = 1;
   std::string router = "softmax";         // softmax | sigmoid (DeepSeek-V3); the cost is the same
   std::optional<double> capacity_factor;  // tokens beyond capacity_factor x the mean are dropped
+  // The routed experts' stored format where the released checkpoint fixes it: "mxfp4" (OCP MX FP4,
+  // 4-bit values with an 8-bit scale per 32: 4.25 bits per weight; gpt-oss). Serving engines keep
+  // it whatever the job's compute precision (weight-only kernels dequantise in registers on Hopper
+  // and Ampere); training dequantises it to the job's precision. Empty: the job's precision.
+  std::string expert_weights;
   bool enabled() const { return experts > 0; }
 };
 

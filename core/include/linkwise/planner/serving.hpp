@@ -81,6 +81,10 @@ double memory_fraction(const EngineProfile& engine, int tp) noexcept;
 // Expert parallelism wider than the TP group (attention data parallelism) keeps experts whole.
 int serving_default_etp(int tp, int ep) noexcept;
 
+// OCP Microscaling (MX) FP4, the format of gpt-oss's released experts: 4-bit elements with one
+// 8-bit scale per 32 (OCP Microscaling Formats specification v1.0): 4.25 bits per weight.
+inline constexpr double kMxfp4BytesPerWeight = 4.25 / 8.0;
+
 // QLoRA (bitsandbytes NF4): bytes of HBM traffic per base weight each time it is dequantised
 // before a GEMM: read the packed 4-bit weight with its block scales (4.127 bits, QLoRA section 3)
 // and write the bf16 copy the GEMM then reads.
