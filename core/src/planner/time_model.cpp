@@ -311,12 +311,13 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     double decode_moe_layer = 0, decode_a2a = 0;
     // MXFP4 experts (gpt-oss) take their stored 4.25 bits of memory everywhere, but without FP4
     // tensor cores the engines run them through weight-only kernels that dequantise in registers,
-    // and the published Hopper runs are no faster than the job precision's bytes would make them
-    // (TensorRT-LLM 1.2's gpt-oss rows: 2.3x slower than 4.25-bit streaming; a fitted factor wanted
-    // 4-5x the bytes, which no kernel mechanism explains: docs/calibration.md "MXFP4 experts"). So
-    // decode streams them at the job precision's width there, as it did before the format existed.
+    // and the published Hopper runs are no faster than an fp8 copy's bytes would make them
+    // (TensorRT-LLM 1.2's gpt-oss rows, fit rows: far slower than 4.25-bit streaming; a fitted factor
+    // wanted 4-5x the bytes, which no kernel mechanism explains: docs/calibration.md "MXFP4
+    // experts"). So decode streams them at fp8's width there, as those rows were planned before.
     const bool weight_only = m.expert_bytes_per_weight < m.bytes_per_weight && !hw.fp4_tensor_cores;
-    const double expert_stream_bytes = weight_only ? m.bytes_per_weight : m.expert_bytes_per_weight;
+    const double expert_stream_bytes =
+        weight_only ? std::min(m.bytes_per_weight, kWeightOnlyFp4StreamBytes) : m.expert_bytes_per_weight;
     out.decode_weight_bytes = out.weights;
     if (m.moe) {
       const MoeRows rows = moe_rows(m, sequences, tp, l);

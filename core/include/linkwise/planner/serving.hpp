@@ -84,6 +84,9 @@ int serving_default_etp(int tp, int ep) noexcept;
 // OCP Microscaling (MX) FP4, the format of gpt-oss's released experts: 4-bit elements with one
 // 8-bit scale per 32 (OCP Microscaling Formats specification v1.0): 4.25 bits per weight.
 inline constexpr double kMxfp4BytesPerWeight = 4.25 / 8.0;
+// Bytes per weight at which a decode step streams 4-bit experts through weight-only kernels (no FP4
+// tensor cores): an fp8 copy's (time_model.cpp; docs/calibration.md "MXFP4 experts").
+inline constexpr double kWeightOnlyFp4StreamBytes = 1.0;
 
 // QLoRA (bitsandbytes NF4): bytes of HBM traffic per base weight each time it is dequantised
 // before a GEMM: read the packed 4-bit weight with its block scales (4.127 bits, QLoRA section 3)
