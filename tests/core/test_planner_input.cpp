@@ -184,6 +184,71 @@ TEST_CASE("a field of another kind of job, or one that would change nothing, is 
   CHECK(failing_field(d) == "model.attention.full_every");
 }
 
+TEST_CASE("a layout the job's training stack cannot run is refused, and recommend never builds one") {
+  // CPU offload needs ZeRO; DeepSpeed's pipeline engine takes ZeRO 0-1; Accelerate has no pipeline.
+  json d = good();
+  d["job"]["offload"] = "optimizer";
+  d["layout"]["zero"] = 0;
+  CHECK(failing_field(d) == "job.offload");
+  d["layout"]["zero"] = 1;
+  CHECK(failing_field(d) == "<no error>");
+  d = good();
+  d["job"]["framework"] = "deepspeed";
+  d["layout"]["zero"] = 3;  // pp 4
+  CHECK(failing_field(d) == "layout.zero");
+  d["layout"]["zero"] = 1;
+  CHECK(failing_field(d) == "<no error>");
+  d = good();
+  d["job"]["framework"] = "hf-accelerate";
+  d["layout"]["zero"] = 3;
+  CHECK(failing_field(d) == "layout.pp");
+  // LoRA: offload is refused; QLoRA's NF4 path has no fp8 GEMM and no Megatron stack.
+  const json lora = json::parse(R"({"kind": "lora", "seq_len": 4096, "global_batch": 64, "tokens": 1e8})");
+  d = good();
+  d["job"] = lora;
+  d["job"]["offload"] = "optimizer";
+  CHECK(failing_field(d) == "job.offload");
+  d["job"] = lora;
+  d["job"]["lora_base"] = "4bit";
+  d["job"]["precision"] = "fp8";
+  CHECK(failing_field(d) == "job.precision");
+  d["job"] = lora;
+  d["job"]["lora_base"] = "4bit";
+  d["job"]["framework"] = "megatron-core";
+  CHECK(failing_field(d) == "job.framework");
+  // LoRA's adapters keep the chosen optimizer's states (SGD 8 bytes per parameter, AdamW 12); QLoRA
+  // keeps the embedding and the output head in 16 bits.
+  auto lora_plan = [&](const char* optimizer, const char* base) {
+    json w = json::parse(R"({"model": {"preset": "llama3.1-8b"}, "hardware": {"instance": "aws:p5.48xlarge"},
+        "layout": {"tp": 1, "pp": 1, "zero": 0}})");
+    w["job"] = lora;
+    w["job"]["optimizer"] = optimizer;
+    w["job"]["lora_base"] = base;
+    return planner::plan(planner::parse_workload(w, Catalog::embedded()));
+  };
+  CHECK(lora_plan("sgd", "bf16").raw.optimizer == Approx(lora_plan("adamw", "bf16").raw.optimizer * 8.0 / 12.0));
+  const planner::ModelShape l8 = planner::preset("llama3.1-8b");
+  const double embeddings = 2.0 * l8.embedding_params();  // untied: embed_tokens and lm_head
+  const double quantised = l8.total_params() - embeddings - l8.hidden;
+  const planner::Plan q = lora_plan("adamw", "4bit");
+  const double adapters = q.raw.weights - quantised * 4.127 / 8 - embeddings * 2;
+  CHECK(adapters > 0);
+  CHECK(adapters < 0.2e9);  // the rest is the adapters' bf16 copy (42M parameters at rank 16)
+  // MoE: overlap_a2a with nothing to overlap.
+  d = good();
+  d["model"] = {{"preset", "mixtral-8x7b"}};
+  d["layout"] = {{"tp", 8}, {"pp", 1}, {"ep", 1}, {"overlap_a2a", true}};
+  CHECK(failing_field(d) == "layout.overlap_a2a");
+
+  // recommend: a DeepSpeed job is never offered a pipeline with ZeRO-2/3.
+  json rec = json::parse(R"({"model": {"preset": "llama3.1-70b"},
+      "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 1024, "tokens": 1e11, "framework": "deepspeed"},
+      "constraints": {"gpu_models": ["H100"], "max_nodes": 8}})");
+  const json r = planner::recommend_json(rec, Catalog::embedded(), 20);
+  REQUIRE_FALSE(r["results"].empty());
+  for (const json& p : r["results"]) CHECK((p["layout"]["pp"].get<int>() == 1 || p["layout"]["zero"].get<int>() <= 1));
+}
+
 TEST_CASE("a params_b model uses the documented shape rule") {
   const auto m = planner::shape_from_params(70);
   CHECK(m.hidden % 128 == 0);

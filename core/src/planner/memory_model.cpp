@@ -173,10 +173,19 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     const bool lora = m.kind == JobKind::lora;
     if (lora) {
       const double adapters = layers_per_stage * m.lora_params_per_layer / tp;
-      out.weights = ((params_per_gpu + expert_params_per_gpu) * m.bytes_per_weight + 2.0 * adapters) /
-                    (l.zero >= 3 ? zero_group : 1.0);
+      // QLoRA quantises the transformer blocks' linear weights; bitsandbytes under PEFT/Transformers
+      // keeps embed_tokens and lm_head in 16 bits. The heaviest stage: the first (with the
+      // embedding) or a middle one.
+      double base = (params_per_gpu + expert_params_per_gpu) * m.bytes_per_weight;
+      if (m.dequant_4bit) {
+        const double blocks = first_layers * stage_layer_params / tp + expert_params_per_gpu;
+        const double middle = l.pp > 2 ? layers_per_stage * stage_layer_params / tp + expert_params_per_gpu : 0.0;
+        base = std::max(blocks * m.bytes_per_weight + 2.0 * embedding_matrices * m.embedding_params / tp,
+                        middle * m.bytes_per_weight);
+      }
+      out.weights = (base + 2.0 * adapters) / (l.zero >= 3 ? zero_group : 1.0);
       out.gradients = 2.0 * adapters / (l.zero >= 2 ? zero_group : 1.0);
-      out.optimizer = 12.0 * adapters / (l.zero >= 1 ? zero_group : 1.0);
+      out.optimizer = optimizer_state_bytes(m.optimizer, m.framework) * adapters / (l.zero >= 1 ? zero_group : 1.0);
     } else {
       // What the framework keeps per parameter (framework_memory.cpp): fp32 main gradients,
       // optimizer states of the chosen optimizer, offload; experts shard over their own

@@ -424,6 +424,8 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                     // not fit, no shallower stage does.
                     for (auto zero_it = choices.zeros.rbegin(); zero_it != choices.zeros.rend(); ++zero_it) {
                       const int zero = *zero_it;
+                      // What the job's stack cannot run is never a candidate (the rule plan applies).
+                      if (!stack_problem(cx.w.job, pp, zero).why.empty()) continue;
                       l.zero = zero;
                       Estimate e;
                       estimate_memory(cx.model, hw, l, cx.k, e);

@@ -202,11 +202,24 @@ Job parse_job(const json& j) {
     throw_invalid("job.torch_compile",
                   "job.torch_compile applies to the PyTorch stacks: job.framework fsdp, torchtitan or hf-accelerate");
   if (job.kind == JobKind::lora) {
+    // The adapters' states are small; offloading them is not what LoRA stacks do, and not modelled.
+    if (j.contains("offload"))
+      throw_invalid("job.offload", "job.offload is for full fine-tuning and pre-training: a lora job keeps its "
+                                   "adapters' small states on the GPU");
     job.lora_rank = opt_int(j, "lora_rank", "job.lora_rank", 1, limits::kLoraRank).value_or(16);
     const std::string base = opt_string(j, "lora_base", "job.lora_base").value_or("bf16");
     if (base == "bf16") job.lora_base_4bit = false;
     else if (base == "4bit") job.lora_base_4bit = true;
     else throw_invalid("job.lora_base", "job.lora_base must be bf16 or 4bit; got '" + base + "'");
+    // QLoRA's NF4 base (bitsandbytes) dequantises to bf16 before each GEMM, under PEFT/Transformers:
+    // no fp8 GEMM on that path, and no Megatron-style tensor or pipeline parallelism.
+    if (job.lora_base_4bit && job.precision == Precision::fp8)
+      throw_invalid("job.precision", "job.lora_base 4bit (QLoRA, bitsandbytes NF4) dequantises to bf16 before "
+                                     "each GEMM: job.precision fp8 does not apply (use bf16)");
+    if (job.lora_base_4bit && (job.framework == Framework::megatron_core || job.framework == Framework::nemo))
+      throw_invalid("job.framework", "job.lora_base 4bit (QLoRA, bitsandbytes NF4) runs under PEFT/Transformers: "
+                                     "job.framework fsdp, hf-accelerate, deepspeed or auto, not " +
+                                         std::string(to_string(job.framework)));
   }
   return job;
 }
@@ -506,6 +519,30 @@ Layout complete_layout(const Workload& w, int gpus) {
   return l;
 }
 
+StackProblem stack_problem(const Job& job, int pp, int zero) {
+  if (job.kind == JobKind::inference) return {};
+  if (job.offload == Offload::optimizer_and_params && zero != 3)
+    return {"job.offload", "job.offload optimizer_and_params needs layout.zero 3 (ZeRO-Infinity / FSDP CPU offload)"};
+  // DeepSpeed's offload_optimizer is a ZeRO feature (stages 1-3): without ZeRO there is no optimizer
+  // partition to move.
+  if (job.offload == Offload::optimizer && zero == 0)
+    return {"job.offload", "job.offload optimizer needs layout.zero 1, 2 or 3 (ZeRO-Offload)"};
+  if (pp > 1) {
+    // DeepSpeed's pipeline engine runs ZeRO-1 at most ("ZeRO-2 and ZeRO-3 are incompatible with
+    // pipeline parallelism", deepspeed/runtime/pipe/engine.py); Accelerate's own training loop
+    // splits no pipeline (FSDP2 stacks do: torchtitan, NeMo AutoModel).
+    if (job.framework == Framework::deepspeed && zero >= 2)
+      return {"layout.zero", "job.framework deepspeed runs pipeline parallelism with ZeRO 0 or 1 only (its pipeline "
+                             "engine refuses ZeRO-2 and ZeRO-3); got layout.zero " +
+                                 std::to_string(zero) + " with pp " + std::to_string(pp)};
+    if (job.framework == Framework::hf_accelerate)
+      return {"layout.pp", "job.framework hf-accelerate trains without pipeline parallelism (torchtitan, "
+                           "Megatron-Core, NeMo and DeepSpeed have it); got pp " +
+                               std::to_string(pp)};
+  }
+  return {};
+}
+
 std::string tp_attention_problem(const ModelShape& m, JobKind kind, long long tp) {
   const std::string size = "layout.tp (" + std::to_string(tp) + ")";
   if (tp < 1 || m.heads % tp != 0)
@@ -562,9 +599,10 @@ void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int 
                                                  ") exceeds the layers per pipeline stage (ceil(" +
                                                  std::to_string(m.layers) + " / " + std::to_string(l.pp) + "))");
   }
-  if (w.job.offload == Offload::optimizer_and_params && l.zero != 3)
-    throw_invalid("job.offload",
-                  "job.offload optimizer_and_params needs layout.zero 3 (ZeRO-Infinity / FSDP CPU offload)");
+  if (const StackProblem p = stack_problem(w.job, l.pp, l.zero); !p.why.empty()) throw_invalid(p.field, p.why);
+  // MoE: overlapping the all-to-all needs one (ep > 1); DualPipe sets it for its own schedule.
+  if (l.overlap_a2a && l.ep == 1 && !l.dualpipe && w.layout.overlap_a2a)
+    throw_invalid("layout.overlap_a2a", "layout.overlap_a2a needs layout.ep > 1: with ep 1 there is no all-to-all");
   if (l.dualpipe) {
     if (w.job.kind == JobKind::inference) throw_invalid("layout.dualpipe", "layout.dualpipe is a training schedule");
     if (l.pp < 2 || l.pp % 2 != 0)

@@ -204,6 +204,15 @@ std::string tp_attention_problem(const ModelShape& model, JobKind kind, long lon
 // Checks one layout against the model and job; throws invalid_input naming the field.
 void validate_layout(const Workload& w, const Layout& layout, int gpus_per_node, int nodes);
 
+// What the training stack the job names cannot run at this pipeline depth or ZeRO stage, in words
+// ("" when it can): CPU offload needs ZeRO (optimizer_and_params ZeRO-3), DeepSpeed's pipeline engine
+// takes ZeRO 0-1, Accelerate trains without a pipeline. validate_layout refuses such a layout naming
+// `field`; the search never builds one.
+struct StackProblem {
+  std::string field, why;
+};
+StackProblem stack_problem(const Job& job, int pp, int zero);
+
 // Whether Megatron-Core can split `layers` over `pp` stages: evenly, or with the middle stages at
 // ceil(layers / pp) and the first and last sharing the deficit, each keeping at least one layer
 // (its first/last-stage layer counts; DeepSeek-V3 runs its 61 layers as PP16).
