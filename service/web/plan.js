@@ -14,7 +14,7 @@
                         ['activations', 'Activations', '#ea580c'], ['kv_cache', 'KV cache', '#0d9488'], ['overhead', 'Overhead', '#64748b']];
   const TIME_PARTS = [['compute', 'Compute', '#1d4ed8'], ['tp_comm', 'TP comm', '#ea580c'], ['cp_comm', 'CP comm', '#f59e0b'],
                       ['pp_comm', 'PP comm', '#c026d3'], ['pp_bubble', 'PP bubble', '#a855f7'], ['dp_comm', 'DP comm', '#0d9488'],
-                      ['exposed_comm', 'Exposed comm', '#dc2626']];
+                      ['exposed_comm', 'Exposed comm', '#dc2626'], ['offload', 'CPU offload (PCIe)', '#64748b']];
 
   const section = document.getElementById('view-plan');
   let built = false;

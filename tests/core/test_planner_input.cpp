@@ -240,6 +240,29 @@ TEST_CASE("a layout the job's training stack cannot run is refused, and recommen
   d["layout"] = {{"tp", 8}, {"pp", 1}, {"ep", 1}, {"overlap_a2a", true}};
   CHECK(failing_field(d) == "layout.overlap_a2a");
 
+  // CPU offload costs PCIe time and host memory: 70B with its parameters offloaded on one 8 x A100-40GB
+  // node needs about a terabyte of host memory, which a2-highgpu-8g's 680 GiB cannot hold.
+  json off = json::parse(R"({"model": {"preset": "llama3.1-70b"},
+      "job": {"kind": "finetune", "seq_len": 4096, "global_batch": 64, "tokens": 1e9, "offload": "optimizer_and_params"},
+      "hardware": {"instance": "gcp:a2-highgpu-8g"}, "layout": {"tp": 1, "pp": 1, "zero": 3, "recompute": "full"}})");
+  const planner::Plan host_short = planner::plan(planner::parse_workload(off, Catalog::embedded()));
+  CHECK_FALSE(host_short.fits);
+  REQUIRE_FALSE(host_short.why_not.empty());
+  CHECK(host_short.why_not.front().rfind("host memory: ", 0) == 0);
+  CHECK(host_short.why_not.size() == host_short.why_not_reasons.size());
+  CHECK(host_short.time_s.offload > 0);
+  json on_gpu = off;
+  on_gpu["job"].erase("offload");
+  on_gpu["hardware"] = {{"instance", "aws:p5.48xlarge"}, {"nodes", 2}};
+  json moved = on_gpu;
+  moved["job"]["offload"] = "optimizer";
+  const planner::Plan kept = planner::plan(planner::parse_workload(on_gpu, Catalog::embedded()));
+  const planner::Plan offloaded = planner::plan(planner::parse_workload(moved, Catalog::embedded()));
+  CHECK(kept.time_s.offload == 0);
+  CHECK(offloaded.time_s.offload > 0);
+  CHECK(offloaded.step_time_s > kept.step_time_s - kept.time_s.compute * 0.01);  // no free speed-up
+  CHECK(offloaded.warnings.size() > kept.warnings.size());
+
   // recommend: a DeepSpeed job is never offered a pipeline with ZeRO-2/3.
   json rec = json::parse(R"({"model": {"preset": "llama3.1-70b"},
       "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 1024, "tokens": 1e11, "framework": "deepspeed"},

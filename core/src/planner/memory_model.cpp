@@ -289,7 +289,20 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     out.overhead += shown - activation_phase;
     out.total = shown;
   }
-  out.fits = out.total <= out.capacity && !(m.concurrent_max && out.sequences < 1);
+  // CPU offload (ZeRO-Offload, Ren et al. 2021 section 4.1): the host holds the 16-bit gradients and
+  // the fp32 optimizer states (master weights among them) of the GPU's shard, and with the
+  // parameters offloaded (ZeRO-Infinity) their 16-bit copy too; every GPU of the node offloads to
+  // the same host memory.
+  out.host_offload_bytes = 0;
+  out.host_fits = true;
+  if (m.kind != JobKind::inference && m.kind != JobKind::lora && m.offload != Offload::none) {
+    const double shard = params_per_gpu / (l.zero >= 1 ? zero_group : 1.0) +
+                         expert_params_per_gpu / (l.zero >= 1 ? expert_zero_group : 1.0);
+    out.host_offload_bytes = shard * (optimizer_state_bytes(m.optimizer, m.framework) + 2.0 +
+                                      (m.offload == Offload::optimizer_and_params ? 2.0 : 0.0));
+    out.host_fits = hw.host_memory_bytes <= 0 || out.host_offload_bytes * hw.gpus_per_node <= hw.host_memory_bytes;
+  }
+  out.fits = out.total <= out.capacity && !(m.concurrent_max && out.sequences < 1) && out.host_fits;
   const bool pool_sized_at_start = m.kind == JobKind::inference && m.concurrent_max && out.sequences >= 1;
   out.memory_at_risk = pool_sized_at_start ? out.total - out.kv_cache + out.kv_cache / out.sequences : out.total;
   out.tight = out.fits && out.memory_at_risk * (1.0 + k.memory_error_band) > out.capacity;

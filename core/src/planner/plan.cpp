@@ -138,15 +138,29 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
                                 plan.memory_margin_gb) +
                             fmt("(+-%.0f%% of the total): the job may run out of memory", 100 * k.memory_error_band));
   const double nominal_gib = hw.instance.gpu_memory_gb > 0 ? hw.instance.gpu_memory_gb : hw.gpu.memory_gb;
-  if (!e.fits)
+  if (w.job.kind != JobKind::inference && w.job.kind != JobKind::lora && w.job.offload != Offload::none)
+    plan.warnings.push_back(
+        fmt("CPU offload: the PCIe transfers are timed (%.3g s of the step, time_s.offload), ", e.offload) +
+        "the CPU optimizer step is not: the step time is a lower bound" +
+        (hw.instance.memory_gib ? fmt("; the host holds %.0f GiB of offloaded states",
+                                      units::bytes_to_gib(e.host_offload_bytes * hw.instance.gpu_count))
+                                : std::string("; the catalog has no host memory figure to check them against")));
+  if (!e.host_fits) {  // CPU offload: the node's host memory cannot hold the offloaded states
+    plan.why_not.push_back(fmt("host memory: the offloaded states need %.0f GiB per node, ",
+                               units::bytes_to_gib(e.host_offload_bytes * hw.instance.gpu_count)) +
+                           fmt("the instance has %.0f GiB", hw.instance.memory_gib.value_or(0)));
+    plan.why_not_reasons.push_back(Reason::memory);
+  }
+  if (!e.fits && (e.host_fits || e.total > e.capacity)) {  // the GPU's own memory
     plan.why_not.push_back(
         fmt("needs %.1f GB per GPU, ", plan.memory_gb.total) + fmt("%.1f GB available", plan.memory_gb.capacity) +
         fmt(" (the card's %.0f GiB, ", nominal_gib) +
         fmt("%.1f GB, less the reserve)", units::bytes_to_gb(units::gpu_capacity_bytes(nominal_gib))));
-  if (!e.fits) plan.why_not_reasons.push_back(Reason::memory);
+    plan.why_not_reasons.push_back(Reason::memory);
+  }
   plan.step_time_s = e.step;
   plan.time_s = {e.compute, e.tp_comm, e.cp_comm,      e.pp_comm, e.pp_bubble,
-                 e.dp_comm, e.ep_comm, e.exposed_comm, e.dequant};
+                 e.dp_comm, e.ep_comm, e.exposed_comm, e.dequant, e.offload};
   plan.tokens_per_s = e.tokens_per_s;
   const double gpus = plan.gpus;
   plan.model_tflops_per_gpu = e.model_flops_per_step / e.step / gpus / units::kFlopsPerTflop;

@@ -567,7 +567,17 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   // Optimizer step: read gradients and fp32 states, write states and weights (~32 bytes per local parameter).
   const double local_trained = (lora ? adapters_per_gpu : params_per_gpu) / (l.zero >= 1 ? dp_group : 1.0) +
                                (lora ? 0.0 : expert_params_per_gpu / (l.zero >= 1 ? expert_group : 1.0));
-  const double optimizer_s = 32.0 * local_trained / hw.hbm_bytes_per_s;
+  // With CPU offload the step runs on the host (not timed: a plan warning says so).
+  const bool offloaded = m.offload != Offload::none && !lora;
+  const double optimizer_s = offloaded ? 0.0 : 32.0 * local_trained / hw.hbm_bytes_per_s;
+  // CPU offload's PCIe traffic: the shard's 16-bit gradients to the host and its updated 16-bit
+  // weights back each step; with the parameters offloaded, each forward and backward of a
+  // micro-batch also fetches them. On the critical path (DeepSpeed's default has no delayed update).
+  const double offload_bytes =
+      offloaded ? 4.0 * local_trained +
+                      (m.offload == Offload::optimizer_and_params ? micro_batches * 4.0 * local_trained : 0.0)
+                : 0.0;
+  out.offload = hw.pcie_bytes_per_s > 0 ? offload_bytes / hw.pcie_bytes_per_s : 0.0;
 
   out.micro_batches = micro_batches;
   out.compute = micro_batches * stage_compute_mb + optimizer_s;
@@ -595,7 +605,7 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   out.dp_comm = dp_comm;
   out.dp_exposed = dp_exposed;
   out.exposed_comm = out.tp_exposed + out.cp_exposed + out.ep_exposed + out.pp_comm + out.dp_exposed;
-  out.step = out.compute + out.pp_bubble + out.exposed_comm;
+  out.step = out.compute + out.pp_bubble + out.exposed_comm + out.offload;
   out.tokens_per_step = m.global_batch * m.seq_len;
   out.tokens_per_s = out.tokens_per_step / out.step;
   out.gemm_time_fraction =

@@ -88,6 +88,8 @@ struct PreparedHardware {
   double attention_efficiency = 0;  // FlashAttention on this generation
   double hbm_bytes_per_s = 0;       // achievable
   double capacity_bytes = 0;        // per GPU, after the reserve
+  double host_memory_bytes = 0;     // the node's host memory (catalog memory_gib); 0: unknown
+  double pcie_bytes_per_s = 0;      // one GPU's PCIe x16 link, one direction (link_physics.hpp)
   double context_bytes = 0;         // CUDA context and library workspaces of this generation
   double nccl_channel_factor = 1;   // NCCL channels relative to Ampere's (more NVLinks: more channels)
   double intra_busbw = 0;           // all-reduce bus bandwidth inside a node, bytes/s
@@ -146,6 +148,11 @@ struct Estimate {
   double decode_weight_bytes = 0, decode_kv_bytes = 0;
   // QLoRA: the NF4 dequantisation inside `compute`, seconds per step
   double dequant = 0;
+  // CPU offload: host memory the offloaded states take per GPU (bytes), whether the node holds them,
+  // and the step's PCIe transfers of gradients and weights (seconds, on the critical path).
+  double host_offload_bytes = 0;
+  bool host_fits = true;
+  double offload = 0;
 };
 
 PreparedModel prepare_model(const ModelShape& model, const Job& job);
