@@ -50,6 +50,11 @@ TEST_CASE("pruned search equals exhaustive search") {
           "constraints": {"max_nodes": 2, "spot": true, "objective": "time"}})",
       R"({"model": {"preset": "llama2-70b"}, "job": {"kind": "inference", "prompt_len": 2048, "output_len": 512, "concurrent": 32,
           "latency_target_ms": 80, "tokens": 1e9}, "constraints": {"max_nodes": 2}})",
+      // Stacks that refuse some layouts (stack_problem): DeepSpeed pipelines, CPU offload.
+      R"({"model": {"preset": "llama2-13b"}, "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 64, "tokens": 1e10,
+          "framework": "deepspeed"}, "constraints": {"max_nodes": 4}})",
+      R"({"model": {"preset": "llama3.1-8b"}, "job": {"kind": "finetune", "seq_len": 4096, "global_batch": 32, "tokens": 1e9,
+          "offload": "optimizer"}, "constraints": {"max_nodes": 2}})",
   };
   for (const char* text : workloads) {
     INFO(text);
@@ -62,6 +67,13 @@ TEST_CASE("pruned search equals exhaustive search") {
       CHECK_FALSE(full.plans.empty());
       same(full, pruned);
       CHECK(pruned.evaluated <= full.evaluated);
+      for (const auto& p : pruned.plans) {
+        CHECK(planner::stack_problem(w.job, p.layout.pp, p.layout.zero).why.empty());  // never a refused layout
+        if (w.constraints.spot)  // priced at the spot rate, or no spot price: said either way
+          CHECK(std::any_of(p.warnings.begin(), p.warnings.end(), [&](const std::string& x) {
+            return x.rfind(p.price_usd_per_hour ? "priced at the spot rate" : "no spot price", 0) == 0;
+          }));
+      }
     }
   }
 }

@@ -274,6 +274,11 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
   if (!plan.price_usd_per_hour)
     plan.warnings.push_back(w.constraints.spot ? "no spot price in the catalog for this instance: cost unknown"
                                                : "no price for this hardware: cost unknown");
+  else if (w.constraints.spot)
+    plan.warnings.push_back(
+        fmt("priced at the spot rate ($%.2f/h per node", *plan.price_usd_per_hour / nodes) +
+        (hw.instance.price_usd_per_hour ? fmt("; on demand $%.2f/h", *hw.instance.price_usd_per_hour) : std::string()) +
+        "): spot capacity can be reclaimed, and the restarts and checkpoints that costs are not priced");
   if (w.job.kind != JobKind::inference && !w.job.tokens)
     plan.warnings.push_back("job.tokens not given: job_hours and cost_usd are unknown");
   return plan;

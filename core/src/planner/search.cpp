@@ -215,7 +215,6 @@ struct TrainingChoices {
   std::vector<std::vector<int>> virtual_stages;  // per entry of pps
   std::vector<int> micro_batches, zeros;
   std::vector<Recompute> recomputes;
-  int max_zero = 0;
   std::vector<int> eps;  // expert parallel sizes (divisors of the experts); {1} for dense models
   int etp = 1;
   bool overlap_a2a = false, dualpipe = false;
@@ -274,7 +273,6 @@ TrainingChoices training_choices(const Workload& w) {
   c.micro_batches = allowed<int>(spec.micro_batch, divisors(w.job.global_batch, 64));
   c.zeros = allowed<int>(spec.zero, {0, 1, 2, 3});
   c.recomputes = allowed<Recompute>(spec.recompute, {Recompute::none, Recompute::selective, Recompute::full});
-  c.max_zero = *std::max_element(c.zeros.begin(), c.zeros.end());
   c.eps = ep_choices(w);
   // Only etp 1 unless the workload fixes it: Megatron-Core's other setting, etp = tp, was searched
   // once (2026-11-30) and won none of the 36 preset x job x GPU plans of the MoE tests while adding
@@ -301,7 +299,6 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
   const LayoutSpec& spec = w.layout;
   const int batch = w.job.global_batch;
   const TrainingChoices choices = training_choices(w);
-  const int max_zero = choices.max_zero;
 
   // Visit machines and node counts in order of their bound so good results come early.
   struct Unit {
@@ -341,6 +338,11 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
         if (gpus % ((long long)tp * cp) != 0 || w.job.seq_len % cp != 0) continue;
         for (std::size_t pp_index = 0; pp_index < choices.pps.size(); ++pp_index) {
           const int pp = choices.pps[pp_index];
+          // The deepest ZeRO stage the job's stack runs at this pipeline depth (stack_problem): the
+          // memory-monotone order below starts there (-1: none, nothing to evaluate).
+          int deepest_zero = -1;
+          for (int zero : choices.zeros)
+            if (stack_problem(w.job, pp, zero).why.empty()) deepest_zero = std::max(deepest_zero, zero);
           // 64-bit: a layout fixed by the workload may hold sizes up to 2^20 each.
           const long long model_parallel = (long long)tp * cp * pp;
           if (gpus % model_parallel != 0) continue;
@@ -425,15 +427,15 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                     for (auto zero_it = choices.zeros.rbegin(); zero_it != choices.zeros.rend(); ++zero_it) {
                       const int zero = *zero_it;
                       // What the job's stack cannot run is never a candidate (the rule plan applies).
-                      if (!stack_problem(cx.w.job, pp, zero).why.empty()) continue;
+                      if (zero > deepest_zero || !stack_problem(w.job, pp, zero).why.empty()) continue;
                       l.zero = zero;
                       Estimate e;
                       estimate_memory(cx.model, hw, l, cx.k, e);
                       count_evaluated(cx);
-                      if (zero == max_zero && e.fits) any_fit_at_min = true;
+                      if (zero == deepest_zero && e.fits) any_fit_at_min = true;
                       if (!e.fits) {
                         note_memory(tally, e);
-                        if (!cx.exhaustive && zero == max_zero) break;
+                        if (!cx.exhaustive && zero == deepest_zero) break;
                         continue;
                       }
                       estimate_time(cx.model, hw, u.nodes, l, cx.k, e);
