@@ -79,7 +79,8 @@ std::string bottleneck_words(const Workload& w, HardwareRef hw, int nodes, const
                                                                                                  : network_words(hw))},
       {e.ep_exposed, ep_words(hw, l, e, p)},
       {e.pp_bubble, "pipeline bubble (pp=" + std::to_string(l.pp) + ", " + fmt("%.0f", e.micro_batches) +
-                        " micro-batches, " + std::to_string(l.virtual_stages) + " virtual stages)"},
+                        " micro-batches" +
+                        (l.virtual_stages > 1 ? ", " + std::to_string(l.virtual_stages) + " virtual stages)" : ")")},
       {e.pp_comm, "pipeline sends over " + (nodes > 1 ? network_words(hw) : intra_words(hw))},
       {e.cp_exposed, "context-parallel ring exchanges"},
   };
