@@ -279,7 +279,7 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
     plan.warnings.push_back(
         fmt("priced at the spot rate ($%.2f/h per node", *plan.price_usd_per_hour / nodes) +
         (hw.instance.price_usd_per_hour ? fmt("; on demand $%.2f/h", *hw.instance.price_usd_per_hour) : std::string()) +
-        "): spot capacity can be reclaimed, and the restarts and checkpoints that costs are not priced");
+        "): spot capacity can be reclaimed mid-job; restarts and checkpointing are not priced");
   if (w.job.kind != JobKind::inference && !w.job.tokens)
     plan.warnings.push_back("job.tokens not given: job_hours and cost_usd are unknown");
   return plan;
