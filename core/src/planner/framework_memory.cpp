@@ -132,7 +132,9 @@ MemoryOverhead framework_overhead(const PreparedModel& m, const PreparedHardware
       // unsharded gradients of the non-last micro-batches in its reduce dtype (fp32 by default:
       // FSDPParam.to_accumulated_grad_if_needed): the whole stage's 16-bit weights and fp32
       // gradients stay on every GPU through the step.
-      held = stage_params_local * (2.0 + 4.0);
+      o.held_weights = stage_params_local * 2.0;
+      o.held_gradients = stage_params_local * 4.0;
+      held = o.held_weights + o.held_gradients;
       o.buffers = held;
     } else if (l.zero == 3) {
       // Two units gathered at once (the current layer and the prefetched next) in 16-bit, and the

@@ -273,8 +273,10 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
   // adds no fragmentation to it.
   const MemoryOverhead o = framework_overhead(m, hw, l, k, m.layer_params / tp, params_per_gpu + expert_params_per_gpu,
                                               out.gradients, states, dynamic_bytes);
-  out.overhead = o.total;
-  out.total = states + out.activations + out.kv_cache + out.overhead;
+  out.overhead = o.total - o.held_weights - o.held_gradients;
+  out.weights += o.held_weights;  // unsharded copies kept through the step are weights and gradients
+  out.gradients += o.held_gradients;
+  out.total = states + o.held_weights + o.held_gradients + out.activations + out.kv_cache + out.overhead;
   out.capacity = hw.capacity_bytes;
   if (const double cast = gradient_reduce_cast_bytes(m, l, params_per_gpu + expert_params_per_gpu); cast > 0) {
     // A transient of the gradient reduction, after the last backward: the caching allocator cannot

@@ -17,6 +17,9 @@ StateBytes model_state_bytes(const PreparedModel& m, const Layout& l, double zer
 
 struct MemoryOverhead {  // bytes per GPU beyond the model's tensors
   double context = 0, nccl = 0, buffers = 0, allocator = 0, total = 0;
+  // Of `buffers`: unsharded copies of weights and gradients held through the whole step (torchtitan's
+  // pipeline with FSDP2), which the plan reports under weights and gradients, not overhead.
+  double held_weights = 0, held_gradients = 0;
 };
 
 // static_bytes: weights, gradients, optimizer states; dynamic_bytes: activations, logits, KV cache.
