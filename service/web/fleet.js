@@ -42,9 +42,15 @@
   async function show(id) {
     if (chart) { chart.destroy(); chart = null; }
     content.replaceChildren(h('p', {class: 'note'}, 'Loading ' + id + '…'));
-    const [validation, reports] = await Promise.all([
-      api('/v1/instances/' + encodeURIComponent(id) + '/validation'),
-      api('/v1/probe-reports?' + new URLSearchParams({instance: id, limit: '100'}))]);
+    let validation, reports;
+    try {
+      [validation, reports] = await Promise.all([
+        api('/v1/instances/' + encodeURIComponent(id) + '/validation'),
+        api('/v1/probe-reports?' + new URLSearchParams({instance: id, limit: '100'}))]);
+    } catch (err) {  // not loading any more: say what failed where the loading line was
+      content.replaceChildren(h('p', {class: 'note'}, 'No validation for ' + id + ' (see the message above).'));
+      throw err;
+    }
     const claims = validation.claims || [];
     const head = h('div', {},
       h('h2', {}, h('a', {href: LW.hashFor('instances', null, id)}, id)),

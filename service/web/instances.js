@@ -162,6 +162,11 @@
     } catch (err) {
       if (seq !== requestSeq) return;
       LW.showError(err, 'Filter');
+      // The rows of the previous filter no longer answer this one: clear them, say why.
+      rows = [];
+      countEl.textContent = 'no instances: fix the filter named above';
+      hiddenEl.textContent = '';
+      renderTable();
     }
   }
 
@@ -273,7 +278,14 @@
   LW.register('instance', {
     async render(params, id) {
       detail.replaceChildren(h('p', {class: 'note'}, 'Loading ' + id + '…'));
-      const [inst, gpus] = await Promise.all([api('/v1/instances/' + encodeURIComponent(id)), LW.gpus()]);
+      let inst, gpus;
+      try {
+        [inst, gpus] = await Promise.all([api('/v1/instances/' + encodeURIComponent(id)), LW.gpus()]);
+      } catch (err) {  // no such instance: say so where the loading line was, with the way back
+        detail.replaceChildren(h('p', {}, h('a', {href: '#/instances'}, '← All instances')),
+          h('p', {class: 'note'}, 'No instance ' + id + ' in the catalog.'));
+        throw err;
+      }
       const gpu = gpus.find(g => g.id === inst.gpu_model);
       const planHash = LW.hashFor('plan', {w: JSON.stringify({
         model: {preset: 'llama3.1-8b'},

@@ -76,6 +76,7 @@
           check('spot', 'Spot prices', false), check('tp_across_nodes', 'TP across nodes', false))),
       h('div', {class: 'copyrow'},
         field('top', 'Plans to show', {min: 1, max: 100, step: 1}),
+        field('per', 'Show', {options: [['instance', 'best per instance type'], ['gpu', 'best per GPU model'], ['none', 'every layout']]}),
         runButton = h('button', {type: 'submit', class: 'primary'}, 'Recommend'),
         h('button', {type: 'button', onclick: () => { loadWorkload(EXAMPLE, 50); run(); }}, 'Example')));
     form.addEventListener('submit', e => { e.preventDefault(); run(); });
@@ -154,8 +155,11 @@
     // travel unchanged: the planner, not the page, decides what they mean.
     const w = {model: clean(Object.assign({}, extras.model || {}, model)), job: clean(Object.assign({}, extras.job || {}, job))};
     const instance = e.instance.value.trim();
-    if (instance || extras.hardware) {
-      w.hardware = clean(Object.assign({}, extras.hardware || {}, instance ? {instance} : {}, {nodes: numberOf('nodes')}));
+    const nodes = numberOf('nodes');
+    // Nodes travels whenever it is typed: without an instance the API says so, naming the field,
+    // rather than the page dropping it (constraints' Min/Max nodes bound a search).
+    if (instance || extras.hardware || nodes !== undefined) {
+      w.hardware = clean(Object.assign({}, extras.hardware || {}, instance ? {instance} : {}, {nodes}));
     }
     if (extras.layout) w.layout = extras.layout;
     const providers = [...form.querySelectorAll('input[name=providers]:checked')].map(b => b.value);
@@ -218,20 +222,21 @@
     const w = workloadFromForm();
     if (document.activeElement !== jsonArea) jsonArea.value = JSON.stringify(w, null, 2);
     const top = Number(form.elements.top.value) || 50;
-    reopenLink.href = LW.hashFor('plan', {w: JSON.stringify(w), top: String(top)});
-    return {w, top};
+    const per = form.elements.per.value;
+    reopenLink.href = LW.hashFor('plan', {w: JSON.stringify(w), top: String(top), per});
+    return {w, top, per};
   }
 
   async function run() {
-    const {w, top} = showJson();
-    LW.setState('plan', {w: JSON.stringify(w), top: String(top)});
-    lastRunKey = JSON.stringify([w, top]);
+    const {w, top, per} = showJson();
+    LW.setState('plan', {w: JSON.stringify(w), top: String(top), per});
+    lastRunKey = JSON.stringify([w, top, per]);
     runButton.disabled = true;
     results.setAttribute('aria-busy', 'true');
     results.replaceChildren(h('p', {class: 'note'}, 'Searching…'));
     const started = performance.now();
     try {
-      const answer = await api('/v1/recommendations?top=' + top, {method: 'POST', headers: {'Content-Type': 'application/json', 'Accept': 'application/json'}, body: JSON.stringify(w)});
+      const answer = await api('/v1/recommendations?top=' + top + '&per=' + per, {method: 'POST', headers: {'Content-Type': 'application/json', 'Accept': 'application/json'}, body: JSON.stringify(w)});
       LW.clearError();
       lastAnswer = answer; selected = 0;
       await renderResults(answer, (performance.now() - started) / 1000);
@@ -395,7 +400,9 @@
       intervalText(p),
       h('div', {class: 'summary'},
         [[layoutText(p.layout), 'layout'], [duration(p.step_time_s), p.job_kind === 'inference' ? 'decode step' : 'step'],
-         [num(p.tokens_per_s, 0), 'tokens/s (whole job)'], [p.job_kind === 'inference' ? duration(p.ttft_s) : num(p.mfu * 100, 1) + '%', p.job_kind === 'inference' ? 'time to first token' : 'MFU'],
+         [num(p.tokens_per_s, 0), 'tokens/s (whole job)'], [p.job_kind === 'inference' ? duration(p.ttft_s) : num(p.mfu * 100, 1) + '%', p.job_kind === 'inference' ? 'time to first token, alone' : 'MFU'],
+         ...(p.job_kind === 'inference' ? [[duration(p.ttft_under_load_s), 'time to first token under load'],
+                                           [num(p.concurrent, 0), `sequences together on ${p.engine}` + (p.concurrent_is_max ? ' (what its KV pool holds)' : '')]] : []),
          [usd(p.price_usd_per_hour) + '/h', 'price'], [usd(p.cost_usd), 'cost'], [duration(p.job_hours === null ? null : p.job_hours * 3600), 'job time']]
           .map(([v, label]) => h('div', {}, h('b', {}, v), h('span', {}, label)))),
       h('div', {class: 'charts2'},
@@ -444,8 +451,10 @@
       const text = params.get('w');
       if (text) {
         const top = Number(params.get('top')) || 50;
-        if (lastRunKey === JSON.stringify([JSON.parse(text), top])) return;  // our own replaceState
+        const per = params.get('per') || 'instance';
+        if (lastRunKey === JSON.stringify([JSON.parse(text), top, per])) return;  // our own replaceState
         loadWorkload(JSON.parse(text), top);
+        form.elements.per.value = per;
         await run();
       }
     },

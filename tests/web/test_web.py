@@ -192,7 +192,11 @@ def test_recommendation_renders_with_charts_and_reopens(browser, web_server, art
     assert workload["model"] == {"preset": "llama3.1-70b"} and workload["constraints"]["objective"] == "cost_within_deadline"
     button.click()
     wait_for(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr")) >= 5, timeout=60, what="ranked plans")
-    answer = requests.post(web_server.url + "/v1/recommendations", params={"top": 50}, json=workload, timeout=60).json()
+    # The page shows the best plan of each instance type by default (its "Show" selector).
+    answer = requests.post(web_server.url + "/v1/recommendations", params={"top": 50, "per": "instance"}, json=workload,
+                           timeout=60).json()
+    instances = [row.text for row in browser.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr td:nth-child(2)")]
+    assert len(instances) == len(set(instances)) == len(answer["results"])
     first = browser.find_element(By.CSS_SELECTOR, "#plans-table tbody tr td:nth-child(2)").text
     assert first == answer["results"][0]["instance"]
     points = wait_for(browser, lambda d: chart_points(d, "chart-pareto"), what="the cost-vs-time chart")
@@ -236,6 +240,16 @@ def test_plan_form_edits_reach_the_workload(browser, web_server):
     workload = json.loads(browser.find_element(By.ID, "p-json").get_attribute("value"))
     assert workload["job"]["kind"] == "inference" and workload["job"]["prompt_len"] == 2048
     assert "seq_len" not in workload["job"] and workload["hardware"]["instance"] == P5
+    # Nodes without an instance is not dropped: the API's answer names the field.
+    browser.find_element(By.ID, "p-instance").clear()
+    browser.find_element(By.ID, "p-nodes").send_keys("2")
+    assert json.loads(browser.find_element(By.ID, "p-json").get_attribute("value"))["hardware"] == {"nodes": 2}
+    browser.find_element(By.XPATH, "//button[normalize-space()='Recommend']").click()
+    alert = wait_for(browser, lambda d: d.find_element(By.ID, "alert").is_displayed() and d.find_element(By.ID, "alert"),
+                     timeout=30, what="the nodes error")
+    assert "hardware.nodes" in alert.text
+    browser.find_element(By.ID, "p-nodes").clear()
+    browser.find_element(By.ID, "p-instance").send_keys(P5)
     # An answer the API refuses shows its problem detail and the field it names.
     browser.find_element(By.ID, "p-instance").send_keys(Keys.BACKSPACE)
     browser.find_element(By.XPATH, "//button[normalize-space()='Recommend']").click()
@@ -265,6 +279,11 @@ def test_plan_form_keeps_fields_it_has_no_control_for(browser, web_server):
         assert shown["model"] == workload["model"] and shown["job"] == workload["job"]
     assert browser.find_element(By.ID, "p-engine").get_attribute("value") == "vllm"
     assert browser.find_element(By.NAME, "concurrent_max").is_selected()
+    # The serving plan's detail names the engine, the sequences its KV pool holds, and the time to
+    # first token under that load beside the unloaded one.
+    detail = wait_for(browser, lambda d: d.find_elements(By.ID, "h-detail") and d.find_element(By.ID, "plan-detail"),
+                      timeout=60, what="the serving plan's detail")
+    assert "time to first token under load" in detail.text and "sequences together on vllm" in detail.text
     # Another kind of job leaves the carried inference fields behind.
     browser.find_element(By.ID, "p-kind").send_keys("pre-train")
     job = json.loads(browser.find_element(By.ID, "p-json").get_attribute("value"))["job"]
