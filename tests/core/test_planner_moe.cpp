@@ -280,6 +280,15 @@ TEST_CASE("gpt-oss's MXFP4 experts: their stored size in serving memory, dequant
   } catch (const Error& e) {
     CHECK(e.field() == "model.moe.expert_weights");
   }
+  bad["model"]["moe"]["expert_weights"] = 4;  // a wrong type names the field too
+  try {
+    planner::parse_workload(bad, real_catalog());
+    FAIL("expected invalid_input");
+  } catch (const Error& e) {
+    CHECK(e.field() == "model.moe.expert_weights");
+  }
+  bad["model"]["moe"]["expert_weights"] = nullptr;  // null: the job's precision
+  CHECK(planner::parse_workload(bad, real_catalog()).model.moe.expert_weights.empty());
   bad["model"]["moe"]["expert_weights"] = "mxfp4";
   CHECK(planner::plan(planner::parse_workload(bad, real_catalog())).fits);
 }

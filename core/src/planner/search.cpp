@@ -1,5 +1,6 @@
 // The layout and instance search behind recommend() (see search.hpp for what it returns).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -341,8 +342,10 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
           // The deepest ZeRO stage the job's stack runs at this pipeline depth (stack_problem): the
           // memory-monotone order below starts there (-1: none, nothing to evaluate).
           int deepest_zero = -1;
+          std::array<bool, 4> zero_runs{};  // per ZeRO stage 0-3, once per pipeline depth
           for (int zero : choices.zeros)
-            if (stack_problem(w.job, pp, zero).why.empty()) deepest_zero = std::max(deepest_zero, zero);
+            if ((zero_runs[zero] = stack_problem(w.job, pp, zero).why.empty()))
+              deepest_zero = std::max(deepest_zero, zero);
           // 64-bit: a layout fixed by the workload may hold sizes up to 2^20 each.
           const long long model_parallel = (long long)tp * cp * pp;
           if (gpus % model_parallel != 0) continue;
@@ -427,7 +430,7 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                     for (auto zero_it = choices.zeros.rbegin(); zero_it != choices.zeros.rend(); ++zero_it) {
                       const int zero = *zero_it;
                       // What the job's stack cannot run is never a candidate (the rule plan applies).
-                      if (zero > deepest_zero || !stack_problem(w.job, pp, zero).why.empty()) continue;
+                      if (!zero_runs[zero]) continue;
                       l.zero = zero;
                       Estimate e;
                       estimate_memory(cx.model, hw, l, cx.k, e);
