@@ -22,6 +22,8 @@
   let extras = {};          // parts of a loaded workload the form has no field for (layout, custom hardware ...)
   let lastAnswer = null, selected = 0, charts = {};
   let lastRunKey = null;
+  let lastRunState = null;  // the URL state of the last run: a selection adds `sel` to it
+  let pendingSelect = 0;    // the plan to select when the answer arrives (a reopened URL's `sel`)
 
   const field = (name, label, attrs, hint) => {
     const id = 'p-' + name;
@@ -229,7 +231,8 @@
 
   async function run() {
     const {w, top, per} = showJson();
-    LW.setState('plan', {w: JSON.stringify(w), top: String(top), per});
+    lastRunState = {w: JSON.stringify(w), top: String(top), per};
+    LW.setState('plan', lastRunState);
     lastRunKey = JSON.stringify([w, top, per]);
     runButton.disabled = true;
     results.setAttribute('aria-busy', 'true');
@@ -238,7 +241,8 @@
     try {
       const answer = await api('/v1/recommendations?top=' + top + '&per=' + per, {method: 'POST', headers: {'Content-Type': 'application/json', 'Accept': 'application/json'}, body: JSON.stringify(w)});
       LW.clearError();
-      lastAnswer = answer; selected = 0;
+      lastAnswer = answer; selected = answer.results[pendingSelect] ? pendingSelect : 0;
+      pendingSelect = 0;
       await renderResults(answer, (performance.now() - started) / 1000);
     } catch (err) {
       results.replaceChildren();
@@ -372,6 +376,8 @@
   function select(i) {
     if (!lastAnswer || !lastAnswer.results[i]) return;
     selected = i;
+    // The selection is part of the page's state: a reload or a shared URL opens this plan.
+    if (lastRunState) LW.setState('plan', i ? Object.assign({}, lastRunState, {sel: String(i + 1)}) : lastRunState);
     const p = lastAnswer.results[i];
     for (const tr of results.querySelectorAll('#plans-table tbody tr')) {
       const on = Number(tr.dataset.index) === i;
@@ -455,6 +461,7 @@
         if (lastRunKey === JSON.stringify([JSON.parse(text), top, per])) return;  // our own replaceState
         loadWorkload(JSON.parse(text), top);
         form.elements.per.value = per;
+        pendingSelect = Math.max(0, (Number(params.get('sel')) || 1) - 1);
         await run();
       }
     },

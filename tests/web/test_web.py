@@ -213,6 +213,11 @@ def test_recommendation_renders_with_charts_and_reopens(browser, web_server, art
     second = browser.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr")[1]
     second.send_keys(Keys.ENTER)
     wait_for(browser, lambda d: d.find_element(By.ID, "h-detail").text.startswith("Plan #2"), what="plan #2")
+    # The selection is in the URL: a reload opens plan #2 again.
+    assert "sel=2" in browser.current_url
+    browser.refresh()
+    wait_for(browser, lambda d: d.find_elements(By.ID, "h-detail") and d.find_element(By.ID, "h-detail").text.startswith("Plan #2"),
+             timeout=60, what="plan #2 after a reload")
     browser.execute_script("document.getElementById('plan-results').scrollIntoView()")
     browser.save_screenshot(str(artifacts / "plan-ranked.png"))
     browser.execute_script("document.getElementById('h-pareto').scrollIntoView()")
