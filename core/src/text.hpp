@@ -1,8 +1,10 @@
-// Case folding and joining of names (GPU ids, providers, accelerator names), internal to core.
-// ASCII only: every name linkwise compares is ASCII.
+// Case folding and joining of names (GPU ids, providers, accelerator names), and money as the
+// answers' words print it; internal to core. ASCII only: every name linkwise compares is ASCII.
 #pragma once
 
 #include <cctype>
+#include <cmath>
+#include <cstdio>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +29,20 @@ inline std::string join(const std::vector<std::string>& names, std::string_view 
   for (const std::string& name : names) {
     if (!out.empty()) out += separator;
     out += name;
+  }
+  return out;
+}
+
+// "$51,885": dollars as a sentence of an answer prints them, whole, with thousands separators (the
+// web page and the CLI tables print the same figures; "$51885" is hard to read).
+inline std::string dollars(double usd) {
+  char digits[64];
+  std::snprintf(digits, sizeof digits, "%.0f", std::fabs(usd));
+  const std::string_view whole(digits);
+  std::string out = usd < 0 && std::lround(usd) != 0 ? "-$" : "$";
+  for (std::size_t i = 0; i < whole.size(); ++i) {
+    if (i > 0 && (whole.size() - i) % 3 == 0) out += ',';
+    out += whole[i];
   }
   return out;
 }

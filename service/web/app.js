@@ -40,11 +40,18 @@ const LW = (() => {
                                       : {minimumFractionDigits: digits, maximumFractionDigits: digits};
     return v.toLocaleString('en-US', opts);
   }
+  // Money: one format everywhere a figure is read (tables, tiles, intervals), with thousands
+  // separators: cents below $100 (prices per hour, per million tokens), whole dollars from $100 (a
+  // job's cost). usdShort is for chart ticks only.
   function usd(v) {
     if (v === null || v === undefined) return '–';
+    const digits = Math.abs(v) < 100 ? 2 : 0;
+    return (v < 0 ? '-$' : '$') + Math.abs(v).toLocaleString('en-US', {minimumFractionDigits: digits, maximumFractionDigits: digits});
+  }
+  function usdShort(v) {
     if (Math.abs(v) >= 1e6) return '$' + (v / 1e6).toLocaleString('en-US', {maximumFractionDigits: 2}) + 'M';
     if (Math.abs(v) >= 1e4) return '$' + (v / 1e3).toLocaleString('en-US', {maximumFractionDigits: 1}) + 'k';
-    return '$' + v.toLocaleString('en-US', {maximumFractionDigits: 2, minimumFractionDigits: Math.abs(v) < 100 ? 2 : 0});
+    return '$' + v.toLocaleString('en-US', {maximumFractionDigits: 2});
   }
   function duration(seconds) {
     if (seconds === null || seconds === undefined) return '–';
@@ -55,6 +62,17 @@ const LW = (() => {
     if (hours < 2) return num(seconds / 60, 1) + ' min';
     if (hours < 72) return num(hours, 1) + ' h';
     return num(hours / 24, 1) + ' days';
+  }
+  // One time unit for a whole table column (so it can be scanned): the unit duration() would pick
+  // for the column's median value. Returns {unit, of(seconds)} for the header and the cells.
+  const TIME_UNITS = [['µs', 1e-6], ['ms', 1e-3], ['s', 1], ['min', 60], ['h', 3600], ['days', 86400]];
+  function durationColumn(values) {
+    const known = values.filter(v => v !== null && v !== undefined && isFinite(v)).sort((a, b) => a - b);
+    const median = known.length ? known[Math.floor(known.length / 2)] : 1;
+    const unit = median < 1e-3 ? 'µs' : median < 1 ? 'ms' : median < 120 ? 's' : median < 7200 ? 'min' : median < 72 * 3600 ? 'h' : 'days';
+    const scale = TIME_UNITS.find(([u]) => u === unit)[1];
+    return {unit, of: v => v === null || v === undefined || !isFinite(v) ? '–'
+                            : num(v / scale, v / scale < 10 ? 2 : v / scale < 1000 ? 1 : 0)};
   }
 
   // --- REST ---
@@ -194,6 +212,6 @@ const LW = (() => {
   });
   document.addEventListener('DOMContentLoaded', route);
 
-  return {h, fmt, num, usd, duration, api, ApiError, gpus, allInstances, chartjs, showError, clearError,
+  return {h, fmt, num, usd, usdShort, duration, durationColumn, api, ApiError, gpus, allInstances, chartjs, showError, clearError,
           parseHash, hashFor, setState, register, copyText, download, debounce};
 })();

@@ -14,10 +14,18 @@
     known = new Set(instances.map(i => i.id));
     const input = h('input', {id: 'fleet-instance', name: 'instance', type: 'text', list: 'fleet-instance-list', autocomplete: 'off',
                               placeholder: 'e.g. aws:p5.48xlarge', required: true});
+    // Synthetic test reports are left out of the verdicts unless asked for (the API's include_synthetic).
+    const synthetic = h('input', {type: 'checkbox', name: 'synthetic', id: 'fleet-synthetic'});
+    const go = () => {
+      const id = input.value.trim();
+      if (id) location.hash = LW.hashFor('fleet', synthetic.checked ? {instance: id, synthetic: '1'} : {instance: id});
+    };
+    synthetic.addEventListener('change', go);
     picker = h('form', {class: 'panel copyrow picker-form', role: 'search', 'aria-label': 'Instance type',
-                        onsubmit: e => { e.preventDefault(); const id = input.value.trim(); if (id) location.hash = LW.hashFor('fleet', {instance: id}); }},
+                        onsubmit: e => { e.preventDefault(); go(); }},
       h('label', {class: 'field', for: 'fleet-instance', style: null}, 'Instance type', input),
       h('button', {type: 'submit', class: 'primary'}, 'Show'),
+      h('label', {class: 'check', for: 'fleet-synthetic'}, synthetic, 'Count synthetic test reports'),
       h('datalist', {id: 'fleet-instance-list'}, instances.map(i => h('option', {value: i.id}))));
     content = h('div', {id: 'fleet-content', 'aria-live': 'polite'});
     section.replaceChildren(
@@ -37,15 +45,28 @@
       entries.map(([id, n], i) => [i ? ', ' : '', h('a', {href: LW.hashFor('fleet', {instance: id})}, id), ` (${n})`]));
   }
 
+  // What the verdicts rest on: synthetic test reports are stored and listed, but the verdicts leave
+  // them out (the API's rule), so "counted" and "stored" differ.
+  function countsText(v) {
+    const counted = v.reports || 0;
+    const synthetic = v.synthetic_reports && !v.synthetic_included ? v.synthetic_reports : 0;
+    const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+    if (v.synthetic_included && v.synthetic_reports)
+      return `${plural(counted, 'report')} counted in the verdicts, ${v.synthetic_reports} of them synthetic test reports (counted as asked).`;
+    if (!synthetic) return plural(counted, 'report') + ' counted in the verdicts.';
+    return `${plural(counted, 'report')} counted in the verdicts; ${plural(synthetic, 'synthetic test report')} stored and not counted ` +
+           `(${counted + synthetic} stored).`;
+  }
+
   function share(v, expected) { return v === null || expected === null || !expected ? null : v / expected; }
 
-  async function show(id) {
+  async function show(id, includeSynthetic) {
     if (chart) { chart.destroy(); chart = null; }
     content.replaceChildren(h('p', {class: 'note'}, 'Loading ' + id + '…'));
     let validation, reports;
     try {
       [validation, reports] = await Promise.all([
-        api('/v1/instances/' + encodeURIComponent(id) + '/validation'),
+        api('/v1/instances/' + encodeURIComponent(id) + '/validation' + (includeSynthetic ? '?include_synthetic=true' : '')),
         api('/v1/probe-reports?' + new URLSearchParams({instance: id, limit: '100'}))]);
     } catch (err) {  // not loading any more: say what failed where the loading line was
       content.replaceChildren(h('p', {class: 'note'}, 'No validation for ' + id + ' (see the message above).'));
@@ -54,10 +75,7 @@
     const claims = validation.claims || [];
     const head = h('div', {},
       h('h2', {}, h('a', {href: LW.hashFor('instances', null, id)}, id)),
-      h('p', {}, (validation.reports === 1 ? '1 report stored.' : validation.reports + ' reports stored.') +
-        // Synthetic test reports are stored and listed, but the verdicts leave them out (the API's rule).
-        (validation.synthetic_reports && !validation.synthetic_included
-          ? ` ${validation.synthetic_reports} synthetic test report${validation.synthetic_reports === 1 ? '' : 's'} left out of the verdicts.` : '')));
+      h('p', {id: 'fleet-counts'}, countsText(validation)));
     if (!validation.reports && !validation.synthetic_reports) {
       content.replaceChildren(head, h('p', {class: 'note'}, 'No probe report for this instance type yet: its links are the catalog\'s claims only.'));
       return;
@@ -68,8 +86,8 @@
       h('tbody', {}, claims.map(c => h('tr', {},
         h('th', {scope: 'row'}, c.claim, h('div', {class: 'note'}, c.claim_convention)),
         h('td', {class: 'num'}, fmt(c.claimed), ' ', h('small', {}, c.claimed_unit)),
-        h('td', {class: 'num'}, fmt(c.expected), ' ', h('small', {}, c.unit)),
-        h('td', {class: 'num'}, fmt(c.median)), h('td', {class: 'num'}, fmt(c.min)), h('td', {class: 'num'}, fmt(c.max)),
+        h('td', {class: 'num'}, fmt(c.expected), c.expected === null ? null : [' ', h('small', {}, c.unit)]),
+        ...[c.median, c.min, c.max].map(v => h('td', {class: 'num'}, fmt(v), v === null || v === undefined ? null : [' ', h('small', {}, c.unit)])),
         h('td', {class: 'num'}, c.median_share_of_claim === null ? fmt(null) : num(c.median_share_of_claim * 100, 1) + '%'),
         h('td', {class: 'num'}, num(c.min_efficiency * 100, 0) + '%'),
         h('td', {}, `${c.count} of ${c.reports}: ${c.verdicts.meets} / ${c.verdicts.below} / ${c.verdicts['cannot-check']}`),
@@ -79,7 +97,8 @@
       const counts = {meets: 0, below: 0, 'cannot-check': 0};
       for (const x of v.verdicts) counts[x.verdict] = (counts[x.verdict] || 0) + 1;
       return h('tr', {},
-        h('td', {}, h('a', {href: '/v1/probe-reports/' + r.id}, '#' + r.id)),
+        h('td', {}, h('a', {href: '/v1/probe-reports/' + r.id, title: 'the stored report as JSON'}, '#' + r.id + ' (JSON)'),
+          r.synthetic ? [' ', h('span', {class: 'badge warn', title: 'a synthetic test report: listed, not counted in the verdicts'}, 'synthetic')] : null),
         h('td', {}, r.received_at), h('td', {}, r.uploaded_by),
         h('td', {}, v.instance && v.instance.detected_by ? v.instance.detected_by : ''),
         h('td', {}, h('span', {class: 'badge meets'}, counts.meets + ' meet'), ' ', h('span', {class: 'badge below'}, counts.below + ' below'), ' ',
@@ -90,11 +109,14 @@
       h('div', {class: 'table-wrap'}, table),
       h('h2', {}, 'Measured share of each claim'),
       h('p', {class: 'note'}, 'Bars span the lowest to the highest report (measured ÷ expected); the dot is the median; the dash is the share the verdict requires.'),
-      h('div', {class: 'panel chart-box'}, h('canvas', {id: 'chart-fleet', role: 'img', 'aria-label': 'Measured share of each claim for ' + id})),
+      measurable.length
+        ? h('div', {class: 'panel chart-box'}, h('canvas', {id: 'chart-fleet', role: 'img', 'aria-label': 'Measured share of each claim for ' + id}))
+        : h('p', {class: 'note', id: 'fleet-no-chart'}, 'No counted report measures a claim with an expected figure: nothing to draw' + (includeSynthetic ? '.' : ' (synthetic test reports are not counted unless ticked above).')),
       h('h2', {}, 'Reports'),
       h('div', {class: 'table-wrap'}, h('table', {id: 'reports-table'}, h('caption', {class: 'sr-only'}, 'Probe reports of ' + id),
         h('thead', {}, h('tr', {}, ['Report', 'Received (UTC)', 'Uploaded by', 'Instance detected by', 'Claims'].map(t => h('th', {scope: 'col'}, t)))),
         h('tbody', {}, reportRows))));
+    if (!measurable.length) return;
     const Chart = await LW.chartjs();
     chart = new Chart(document.getElementById('chart-fleet'), {
       type: 'bar',
@@ -108,7 +130,7 @@
          borderColor: measurable.map(c => c.verdict === 'below' ? '#a40e26' : '#116329'), borderWidth: 1, minBarLength: 4, order: 2},
       ]},
       options: {responsive: true, maintainAspectRatio: false, datasets: {bar: {maxBarThickness: 90}},
-        scales: {y: {title: {display: true, text: '% of the claimed figure'}, suggestedMin: 0, suggestedMax: 100}},
+        scales: {y: {title: {display: true, text: '% of the expected figure'}, suggestedMin: 0, suggestedMax: 100}},
         plugins: {legend: {position: 'bottom'}, tooltip: {callbacks: {label: ctx => {
           const raw = ctx.raw;
           if (Array.isArray(raw)) return `${ctx.dataset.label}: ${num(raw[0], 1)}% – ${num(raw[1], 1)}%`;
@@ -129,7 +151,8 @@
       }
       const id = params.get('instance');
       picker.elements.instance.value = id || '';
-      if (id) await show(id);
+      picker.elements.synthetic.checked = params.get('synthetic') === '1';
+      if (id) await show(id, params.get('synthetic') === '1');
       else content.replaceChildren(h('p', {class: 'note'}, 'Choose an instance type to see its reports.'));
     },
   });

@@ -4,7 +4,7 @@
 'use strict';
 
 (() => {
-  const {h, fmt, num, usd, duration, api} = LW;
+  const {h, fmt, num, usd, usdShort, duration, durationColumn, api} = LW;
   const EXAMPLE = {  // data/examples/recommend-llama3.1-70b.json
     model: {preset: 'llama3.1-70b'},
     job: {kind: 'pretrain', seq_len: 8192, global_batch: 512, tokens: 1e12, precision: 'bf16'},
@@ -14,8 +14,23 @@
                         ['activations', 'Activations', '#ea580c'], ['kv_cache', 'KV cache', '#0d9488'], ['overhead', 'Overhead', '#64748b']];
   const TIME_PARTS = [['compute', 'Compute', '#1d4ed8'], ['tp_comm', 'TP comm', '#ea580c'], ['cp_comm', 'CP comm', '#f59e0b'],
                       ['pp_comm', 'PP comm', '#c026d3'], ['pp_bubble', 'PP bubble', '#a855f7'], ['dp_comm', 'DP comm', '#0d9488'],
-                      ['exposed_comm', 'Exposed comm', '#dc2626'], ['offload', 'CPU offload (PCIe)', '#64748b']];
+                      ['exposed_comm', 'Exposed comm', '#dc2626'], ['offload', 'CPU offload (PCIe + host step)', '#64748b']];
 
+  // The words a plan is read in, shown as column tooltips and in "How to read a plan".
+  const GLOSSARY = {
+    layout: 'TP: tensor parallel (each layer split over this many GPUs). PP: pipeline parallel (layers split into stages). ' +
+            'DP: data parallel (model copies). CP: context parallel (the sequence split). VP: virtual pipeline stages per GPU. ' +
+            'EP: expert parallel (experts spread over GPUs). mb: micro-batch (sequences per pass). ZeRO: how far optimizer states, ' +
+            'gradients (2) and weights (3) are sharded over the data-parallel GPUs.',
+    step: 'time of one optimizer step (one global batch)',
+    decode: 'time per output token: one engine step that decodes every running sequence',
+    mfu: 'model FLOPs utilisation: the model\'s useful FLOPs per second as a share of the GPUs\' dense peak',
+    ttft: 'time to first token of one request on an idle engine (the detail also gives it under load)',
+    margin: 'GPU memory left per GPU after the planner\'s predicted peak',
+    tight: 'fits, but inside the memory model\'s measured error band: it may run out of memory',
+    bottleneck: 'the largest term of the step: compute, or the link (NVLink, network, HBM, PCIe) that holds it back',
+    interval: 'p10–p90: the range in which 8 of 10 published runs like this one landed, measured against the prediction',
+  };
   const section = document.getElementById('view-plan');
   let built = false;
   let form, results, jsonArea, reopenLink, runButton;
@@ -80,7 +95,7 @@
         field('top', 'Plans to show', {min: 1, max: 100, step: 1}),
         field('per', 'Show', {options: [['instance', 'best per instance type'], ['gpu', 'best per GPU model'], ['none', 'every layout']]}),
         runButton = h('button', {type: 'submit', class: 'primary'}, 'Recommend'),
-        h('button', {type: 'button', onclick: () => { loadWorkload(EXAMPLE, 50); run(); }}, 'Example')));
+        h('button', {type: 'button', title: 'Llama 3.1 70B pre-training on 10¹² tokens, cheapest within 720 hours', onclick: () => { loadWorkload(EXAMPLE, 50); run(); }}, 'Example')));
     form.addEventListener('submit', e => { e.preventDefault(); run(); });
     form.addEventListener('input', () => { updateVisibility(); showJson(); });
     form.addEventListener('change', ev => {
@@ -101,7 +116,8 @@
     section.replaceChildren(
       h('h1', {id: 'h-plan'}, 'Plan a job'),
       h('p', {class: 'lead'}, 'Describe a training or inference job; the planner searches instances, node counts and parallel layouts ',
-        'and ranks what fits by the objective. Models and sources: README, "Planner".'),
+        'and ranks what fits by the objective. Hover a column header for its meaning, or open "How to read a plan".'),
+      glossary(),
       h('div', {class: 'plan-layout'}, form,
         h('div', {},
           results,
@@ -112,6 +128,17 @@
             jsonArea,
             h('div', {class: 'copyrow'}, copyJson, useJson, reopenLink)))));
     built = true;
+  }
+
+  function glossary() {
+    const terms = [['TP, PP, DP, CP, VP, EP, mb, ZeRO', GLOSSARY.layout], ['Step', GLOSSARY.step], ['Decode step', GLOSSARY.decode],
+                   ['MFU', GLOSSARY.mfu], ['TTFT', GLOSSARY.ttft], ['Memory margin', GLOSSARY.margin], ['tight', GLOSSARY.tight],
+                   ['Bottleneck', GLOSSARY.bottleneck], ['p10–p90', GLOSSARY.interval],
+                   ['Example', 'loads data/examples/recommend-llama3.1-70b.json: pre-training Llama 3.1 70B on 10¹² tokens, ' +
+                               'cheapest within a 720-hour deadline on up to 64 nodes']];
+    return h('details', {id: 'plan-glossary', class: 'panel'}, h('summary', {}, 'How to read a plan'),
+      h('dl', {}, terms.map(([term, text]) => [h('dt', {}, term), h('dd', {}, text)])),
+      h('p', {class: 'note'}, 'The REST API behind this page is described at ', h('a', {href: '/docs'}, '/docs'), '.'));
   }
 
   function updateVisibility() {
@@ -266,7 +293,8 @@
     const sorted = points.filter(p => p.x !== null && p.y !== null).sort((a, b) => a.x - b.x || a.y - b.y);
     const front = [];
     let best = Infinity;
-    for (const p of sorted) if (p.y < best) { front.push(p); best = p.y; }
+    // A plan is on the front only if it is cheaper by more than rounding (equal costs: the faster one).
+    for (const p of sorted) if (p.y < best * (1 - 1e-9)) { front.push(p); best = p.y; }
     return front;
   }
 
@@ -286,23 +314,37 @@
       return;
     }
     const training = plans[0].job_kind !== 'inference';
+    // One unit per time column, named in its header, so a column can be scanned.
+    const stepCol = durationColumn(plans.map(p => training ? p.step_time_s : (p.tpot_s ?? p.step_time_s)));
+    const jobCol = durationColumn(plans.map(p => p.job_hours === null ? null : p.job_hours * 3600));
+    const ttftCol = durationColumn(plans.map(p => p.ttft_s));
+    const columns = [
+      ['#', 'rank by the objective', true],
+      ['Instance', 'instance type (provider:name; custom hardware when the workload describes its own), its nodes × GPUs per node'],
+      ['Layout', GLOSSARY.layout],
+      [(training ? 'Step' : 'Decode step') + ` (${stepCol.unit})`, training ? GLOSSARY.step : GLOSSARY.decode, true],
+      [`Job time (${jobCol.unit})`, 'wall-clock time of the whole job (its tokens)', true],
+      ['Cost', 'price of the machines for the job time', true],
+      ['$/M tokens', 'cost per million tokens processed (training) or generated (inference)', true],
+      [training ? 'MFU (%)' : `TTFT (${ttftCol.unit})`, training ? GLOSSARY.mfu : GLOSSARY.ttft, true],
+      ['Memory margin (GB)', GLOSSARY.margin, true],
+      ['Bottleneck', GLOSSARY.bottleneck]];
     const table = h('table', {id: 'plans-table'},
       h('caption', {class: 'sr-only'}, 'Ranked plans; select one for its breakdown'),
-      h('thead', {}, h('tr', {}, ['#', 'Instance', 'Nodes × GPUs', 'Layout', training ? 'Step' : 'Decode step', 'Job time', 'Cost', '$/M tokens', training ? 'MFU' : 'TTFT', 'Memory margin', 'Bottleneck']
-        .map((t, i) => h('th', {scope: 'col', class: [0, 2, 4, 5, 6, 7, 8, 9].includes(i) ? 'num' : null}, t)))),
+      h('thead', {}, h('tr', {}, columns.map(([t, title, numeric]) => h('th', {scope: 'col', title, class: numeric ? 'num' : null}, t)))),
       h('tbody', {}, plans.map((p, i) => h('tr', {class: 'clickable', tabindex: 0, 'data-index': i, 'aria-selected': i === selected ? 'true' : 'false',
           onclick: () => select(i), onkeydown: e => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); select(i); } }},
         h('td', {class: 'num'}, i + 1),
-        h('td', {class: 'mono'}, p.custom_hardware ? p.instance : h('a', {href: LW.hashFor('instances', null, p.instance)}, p.instance)),
-        h('td', {class: 'num'}, p.nodes + ' × ' + p.gpus_per_node),
-        h('td', {}, layoutText(p.layout)),
-        h('td', {class: 'num'}, duration(training ? p.step_time_s : (p.tpot_s ?? p.step_time_s))),
-        h('td', {class: 'num'}, duration(p.job_hours === null ? null : p.job_hours * 3600)),
+        h('td', {class: 'instance'}, h('span', {class: 'mono'}, p.custom_hardware ? p.instance : h('a', {href: LW.hashFor('instances', null, p.instance)}, p.instance)),
+          h('div', {class: 'note'}, `${p.nodes} × ${p.gpus_per_node} ${p.gpu_model}`)),
+        h('td', {class: 'wrap'}, layoutText(p.layout)),
+        h('td', {class: 'num'}, stepCol.of(training ? p.step_time_s : (p.tpot_s ?? p.step_time_s))),
+        h('td', {class: 'num'}, jobCol.of(p.job_hours === null ? null : p.job_hours * 3600)),
         h('td', {class: 'num'}, usd(p.cost_usd)),
         h('td', {class: 'num'}, p.usd_per_million_tokens === null ? fmt(null) : usd(p.usd_per_million_tokens)),
-        h('td', {class: 'num'}, training ? num(p.mfu * 100, 1) + '%' : duration(p.ttft_s)),
-        h('td', {class: 'num'}, num(p.memory_margin_gb, 1) + ' GB', p.memory_verdict === 'tight' ? [' ', h('span', {class: 'badge warn', title: 'inside the memory model\'s error band'}, 'tight')] : null),
-        h('td', {}, shortBottleneck(p.bottleneck))))));
+        h('td', {class: 'num'}, training ? num(p.mfu * 100, 1) : ttftCol.of(p.ttft_s)),
+        h('td', {class: 'num'}, num(p.memory_margin_gb, 1), p.memory_verdict === 'tight' ? [' ', h('span', {class: 'badge warn', title: GLOSSARY.tight}, 'tight')] : null),
+        h('td', {class: 'wrap'}, shortBottleneck(p.bottleneck))))));
     const detail = h('div', {id: 'plan-detail'});
     results.replaceChildren(
       h('section', {class: 'panel', 'aria-labelledby': 'h-ranked'},
@@ -360,9 +402,9 @@
       options: {
         responsive: true, maintainAspectRatio: false,
         scales: {
-          x: {type: logX ? 'logarithmic' : 'linear', title: {display: true, text: 'Job time (hours)'}},
-          y: {type: logY ? 'logarithmic' : 'linear', title: {display: true, text: 'Job cost (USD)'},
-              ticks: {callback: v => usd(Number(v))}},
+          x: {type: logX ? 'logarithmic' : 'linear', title: {display: true, text: 'Job time (hours' + (logX ? ', log scale)' : ')')}},
+          y: {type: logY ? 'logarithmic' : 'linear', title: {display: true, text: 'Job cost (USD' + (logY ? ', log scale)' : ')')},
+              ticks: {callback: v => usdShort(Number(v))}},
         },
         plugins: {tooltip: {callbacks: {label: ctx => {
           const p = plans[ctx.raw.i];
@@ -425,7 +467,7 @@
       p.warnings && p.warnings.length ? [h('h3', {}, 'Warnings'), h('ul', {class: 'plain'}, p.warnings.map(w => h('li', {}, h('span', {class: 'badge warn'}, 'warning'), ' ', typeof w === 'string' ? w : JSON.stringify(w))))] : null));
     const Chart = await LW.chartjs();
     if (selected !== i) return;
-    const memParts = MEMORY_PARTS.filter(([k]) => m[k] !== undefined && m[k] !== null);
+    const memParts = MEMORY_PARTS.filter(([k]) => m[k]);  // a part this job does not hold (KV cache in training) has no legend entry
     charts.memory = new Chart(document.getElementById('chart-memory'), {
       type: 'bar',
       data: {labels: ['Used', 'Capacity'], datasets: memParts.map(([k, label, color]) => ({label, data: [m[k], 0], backgroundColor: color}))

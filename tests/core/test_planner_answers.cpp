@@ -97,6 +97,15 @@ TEST_CASE("a budget, a latency target and the constraints are reasons too") {
   REQUIRE(r["rejected"].size() == 1);
   CHECK(r["rejected"][0]["reason"] == "budget");
   CHECK(r["rejected"][0]["reasons"][0]["best_cost_usd"].get<double>() > 1);
+  // Dollars in the words read as the web page and the tables print them: "$2,013", not "$2013".
+  doc["job"]["tokens"] = 1e10 * 10;
+  r = planner::recommend_json(doc, catalog, 3);
+  REQUIRE(r["rejected"].size() == 1);
+  const std::string detail = r["rejected"][0]["reasons"][0]["detail"];
+  CHECK(detail.find("cheapest plan $") == 0);
+  CHECK(detail.find(',') < detail.find(" against"));
+  CHECK(detail.find("against the $1 budget") != std::string::npos);
+  doc["job"]["tokens"] = 1e10;
 
   doc["constraints"].erase("budget_usd");
   doc["constraints"]["max_gpus"] = 4;  // below the 8 GPUs of one node

@@ -262,6 +262,36 @@ TEST_CASE("a layout the job's training stack cannot run is refused, and recommen
   CHECK(offloaded.time_s.offload > 0);
   CHECK(offloaded.step_time_s > kept.step_time_s - kept.time_s.compute * 0.01);  // no free speed-up
   CHECK(offloaded.warnings.size() > kept.warnings.size());
+  // The host's CPU-Adam step is timed at ZeRO-Offload's published rate (10 billion updates in 2.57 s
+  // on a 96-thread host; p5's 192 vCPUs are not assumed faster): the node's eight shards of 70B / 16.
+  const double node_updates = 70.55e9 / 16 * 8;
+  CHECK(offloaded.time_s.offload > node_updates / (10e9 / 2.57) * 0.95);
+  CHECK(offloaded.time_s.offload < node_updates / (10e9 / 2.57) * 1.25);  // plus the PCIe transfers
+  const auto cpu_words = std::find_if(offloaded.warnings.begin(), offloaded.warnings.end(),
+                                      [](const std::string& w) { return w.find("CPU-Adam") != std::string::npos; });
+  CHECK(cpu_words != offloaded.warnings.end());
+
+  // Custom hardware states its host as the catalog does (vcpus, memory_gib): half the reference
+  // host's threads take twice as long; a host too small for the states is refused on host memory.
+  json custom = moved;
+  custom["hardware"] = json::parse(R"({"custom": {"gpu_model": "H100-SXM5-80GB", "gpu_count": 8,
+      "intra_node_fabric": "nvswitch", "network_type": "infiniband", "network_gbits_per_s": 3200,
+      "vcpus": 96, "memory_gib": 2048}, "nodes": 2})");
+  const planner::Plan full_host = planner::plan(planner::parse_workload(custom, Catalog::embedded()));
+  custom["hardware"]["custom"]["vcpus"] = 48;
+  const planner::Plan half_host = planner::plan(planner::parse_workload(custom, Catalog::embedded()));
+  CHECK(full_host.fits);
+  const double full_cpu = full_host.time_s.offload, half_cpu = half_host.time_s.offload;
+  CHECK(half_cpu - full_cpu == Approx(node_updates / (10e9 / 2.57)).epsilon(0.05));
+  custom["hardware"]["custom"]["memory_gib"] = 64;
+  const planner::Plan small_host = planner::plan(planner::parse_workload(custom, Catalog::embedded()));
+  CHECK_FALSE(small_host.fits);
+  CHECK(small_host.why_not.front().rfind("host memory: ", 0) == 0);
+  custom["hardware"]["custom"]["vcpus"] = 0;
+  CHECK(failing_field(custom) == "hardware.custom.vcpus");
+  custom["hardware"]["custom"]["vcpus"] = 48;
+  custom["hardware"]["custom"]["memory_gib"] = -1;
+  CHECK(failing_field(custom) == "hardware.custom.memory_gib");
 
   // recommend: a DeepSpeed job is never offered a pipeline with ZeRO-2/3.
   json rec = json::parse(R"({"model": {"preset": "llama3.1-70b"},

@@ -4,6 +4,7 @@ fleet view shows an uploaded report; /docs renders the OpenAPI document; the fir
 its budget (1 s, 500 KB). Each view's screenshot is saved as an artifact."""
 import csv
 import json
+import re
 import time
 import urllib.parse
 
@@ -195,10 +196,20 @@ def test_recommendation_renders_with_charts_and_reopens(browser, web_server, art
     # The page shows the best plan of each instance type by default (its "Show" selector).
     answer = requests.post(web_server.url + "/v1/recommendations", params={"top": 50, "per": "instance"}, json=workload,
                            timeout=60).json()
-    instances = [row.text for row in browser.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr td:nth-child(2)")]
+    instances = [row.text for row in browser.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr td:nth-child(2) .mono")]
     assert len(instances) == len(set(instances)) == len(answer["results"])
-    first = browser.find_element(By.CSS_SELECTOR, "#plans-table tbody tr td:nth-child(2)").text
+    first = browser.find_element(By.CSS_SELECTOR, "#plans-table tbody tr td:nth-child(2) .mono").text
     assert first == answer["results"][0]["instance"]
+    # One unit per time column, named in its header; money in one format; every column in view on a
+    # 1440-pixel screen (the layout and the bottleneck wrap).
+    headers = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#plans-table thead th")]
+    assert any(re.fullmatch(r"Job time \((min|h|days)\)", t) for t in headers), headers
+    costs = [row.text for row in browser.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr td:nth-child(6)")]
+    assert costs and all(re.fullmatch(r"\$\d{1,3}(,\d{3})*|\$\d{1,2}\.\d\d", c) for c in costs), costs
+    assert all(th.get_attribute("title") for th in browser.find_elements(By.CSS_SELECTOR, "#plans-table thead th"))
+    wrap = browser.find_element(By.CSS_SELECTOR, "#plan-results .table-wrap")
+    widths = browser.execute_script("return [arguments[0].scrollWidth, arguments[0].clientWidth, ...[...document.querySelectorAll('#plans-table thead th')].map(t => t.offsetWidth)]", wrap)
+    assert widths[0] <= widths[1] + 1, widths
     points = wait_for(browser, lambda d: chart_points(d, "chart-pareto"), what="the cost-vs-time chart")
     selected, front, plans = points
     assert selected == 1 and plans == len(answer["results"]) and 1 <= front <= plans
@@ -229,7 +240,7 @@ def test_recommendation_renders_with_charts_and_reopens(browser, web_server, art
     browser.get("about:blank")
     browser.get(link)
     wait_for(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr")) >= 5, timeout=60, what="reopened plans")
-    assert browser.find_element(By.CSS_SELECTOR, "#plans-table tbody tr td:nth-child(2)").text == first
+    assert browser.find_element(By.CSS_SELECTOR, "#plans-table tbody tr td:nth-child(2) .mono").text == first
     assert json.loads(browser.find_element(By.ID, "p-json").get_attribute("value")) == workload
 
 
@@ -314,8 +325,27 @@ def test_fleet_view_shows_an_uploaded_report(browser, web_server, artifacts):
     assert verdicts == [c["verdict"] for c in validation["claims"]]
     reports = browser.find_elements(By.CSS_SELECTOR, "#reports-table tbody tr")
     assert len(reports) == 2 and "web-tests" in reports[0].text
+    # The test reports are synthetic: listed with a badge, stored but not counted, and no empty chart.
+    assert all("synthetic" in row.text for row in reports)
+    assert validation["reports"] == 0 and validation["synthetic_reports"] == 2
+    counts = browser.find_element(By.ID, "fleet-counts").text
+    assert "0 reports counted" in counts and "2 synthetic test reports stored and not counted" in counts
+    assert browser.find_elements(By.ID, "fleet-no-chart") and not browser.find_elements(By.ID, "chart-fleet")
+    # Counted on request (the API's include_synthetic, kept in the URL): the chart draws every claim
+    # the two reports measure against an expected figure, and the claims table shows their units.
+    browser.find_element(By.ID, "fleet-synthetic").click()
+    wait_for(browser, lambda d: "synthetic=1" in d.current_url, what="the URL to keep the choice")
+    counted = requests.get(web_server.url + f"/v1/instances/{P5}/validation", params={"include_synthetic": "true"},
+                           timeout=10).json()
+    measured = [c for c in counted["claims"] if c["count"] and c["expected"]]
+    assert counted["reports"] == 2 and measured
     points = wait_for(browser, lambda d: chart_points(d, "chart-fleet"), what="the fleet chart")
-    assert all(n == len([c for c in validation["claims"] if c["count"] and c["expected"]]) for n in points)
+    assert points == [len(measured)] * 3
+    assert "2 reports counted" in browser.find_element(By.ID, "fleet-counts").text
+    verdicts = [b.text for b in browser.find_elements(By.CSS_SELECTOR, "#claims-table tbody .badge")]
+    assert verdicts == [c["verdict"] for c in counted["claims"]]
+    axis = browser.execute_script("return Chart.getChart('chart-fleet').options.scales.y.title.text")
+    assert axis == "% of the expected figure"
     browser.execute_script("document.querySelector('#fleet-content h2').scrollIntoView()")
     browser.save_screenshot(str(artifacts / "fleet.png"))
 

@@ -158,8 +158,8 @@ class TimeBreakdown(Record):
     dp_comm = Field[float]("Data-parallel gradient reduction (and ZeRO gathers), s.")
     ep_comm = Field[float]("Expert-parallel all-to-all (MoE dispatch and combine), s.")
     dequant = Field[float]("QLoRA: NF4 dequantisation of the base weights before every GEMM (part of compute), s.")
-    offload = Field[float]("CPU offload: PCIe transfers of gradients and weights, added to the step (the CPU "
-                           "optimizer step is not timed), s.")
+    offload = Field[float]("CPU offload, added to the step: PCIe transfers of gradients and weights and the "
+                           "host's optimizer step, s.")
     exposed_comm = Field[float]("Communication not hidden behind compute, s.")
 
 

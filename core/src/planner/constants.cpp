@@ -71,6 +71,15 @@ const PlannerConstants& default_constants() {
     c.latency_intra_s = 10e-6;
     c.latency_pcie_s = 25e-6;
     c.latency_inter_s = 30e-6;
+    // CPU offload's optimizer step (ZeRO-Offload: Ren et al., USENIX ATC 2021, arXiv 2101.06840,
+    // Table 4 "Adam latency (s) for PyTorch (PT) and CPU-Adam": CPU-Adam 0.22 s for 1 billion
+    // parameters, 2.41 s for 8, 2.57 s for 10; Table 2: the DGX-2's host, 2 x Intel Xeon Platinum 8168,
+    // 48 cores and 96 hardware threads, DDR4-2666). The 10-billion row, the size of a node's shards:
+    // 3.9e9 updates/s for the whole host, which every GPU's process of the node shares. A host with
+    // fewer hardware threads gets its share of that; more threads are not assumed faster (at ~28
+    // bytes read and written per update the step is near the host's DRAM bandwidth, ~110 GB/s here).
+    c.cpu_adam_params_per_s = 10e9 / 2.57;
+    c.cpu_adam_reference_vcpus = 96;
     // Scale effects (collectives.cpp). NCCL's tuning table (src/graph/tuning.cc, Simple protocol,
     // the one large messages use): ring base 8.4 us, 5.7 us per NVLink step, 6.6 us per network
     // step; tree (LL128, the protocol its mid-size messages use) 1.9 us per NVLink level, 7.5 us

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "../text.hpp"
 #include "linkwise/error.hpp"
 #include "linkwise/planner/plan.hpp"
 #include "linkwise/planner/uncertainty.hpp"
@@ -141,11 +142,16 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
   const double nominal_gib = hw.instance.gpu_memory_gb > 0 ? hw.instance.gpu_memory_gb : hw.gpu.memory_gb;
   if (w.job.kind != JobKind::inference && w.job.kind != JobKind::lora && w.job.offload != Offload::none)
     plan.warnings.push_back(
-        fmt("CPU offload: the PCIe transfers are timed (%.3g s of the step, time_s.offload), ", e.offload) +
-        "the CPU optimizer step is not: the step time is a lower bound" +
+        fmt("CPU offload adds %.3g s to the step (time_s.offload): ", e.offload) +
+        fmt("the host's optimizer step %.3g s (DeepSpeed CPU-Adam's published rate, ZeRO-Offload Table 4, ",
+            e.cpu_optimizer) +
+        (hw.instance.vcpus ? fmt("at %.0f%% for this host's vCPUs",
+                                 100 * std::min(1.0, *hw.instance.vcpus / k.cpu_adam_reference_vcpus))
+                           : std::string("at the reference host's rate: no vCPU count to scale it by")) +
+        fmt(") and the PCIe transfers %.3g s", e.offload - e.cpu_optimizer) +
         (hw.instance.memory_gib ? fmt("; the host holds %.0f GiB of offloaded states",
                                       units::bytes_to_gib(e.host_offload_bytes * hw.instance.gpu_count))
-                                : std::string("; the catalog has no host memory figure to check them against")));
+                                : std::string("; no host memory figure to check them against")));
   if (!e.host_fits) {  // CPU offload: the node's host memory cannot hold the offloaded states
     plan.why_not.push_back(fmt("host memory: the offloaded states need %.0f GiB per node, ",
                                units::bytes_to_gib(e.host_offload_bytes * hw.instance.gpu_count)) +
@@ -216,7 +222,8 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
   if (c.budget_usd && plan.cost_usd) {
     plan.within_budget = *plan.cost_usd <= *c.budget_usd;
     if (!*plan.within_budget)
-      plan.why_not.push_back(fmt("costs $%.0f, ", *plan.cost_usd) + fmt("over the $%.0f budget", *c.budget_usd));
+      plan.why_not.push_back("costs " + text::dollars(*plan.cost_usd) + ", over the " + text::dollars(*c.budget_usd) +
+                             " budget");
     if (!*plan.within_budget) plan.why_not_reasons.push_back(Reason::budget);
   }
   plan.bottleneck = bottleneck_words(w, hw, nodes, l, e, p);

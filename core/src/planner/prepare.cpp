@@ -217,6 +217,7 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
   const double pcie_per_direction = pcie_gbytes_per_s(pcie_gen, 16);  // link_physics.hpp
   p.pcie_bytes_per_s = pcie_per_direction * units::kBytesPerGB;
   p.host_memory_bytes = in.memory_gib ? units::gib_to_bytes(*in.memory_gib) : 0.0;
+  p.host_vcpus = in.vcpus.value_or(0);
   const bool nvlink_fabric = nvlink_both > 0 && links_gpus(in.intra_node_fabric);
   double intra_base = pcie_per_direction, intra_fraction = k.pcie_busbw_fraction;
   p.intra_latency_s = k.latency_pcie_s;

@@ -545,8 +545,7 @@ std::string why_words(const Workload& w, const Plan& p, int rank) {
     std::snprintf(buf, sizeof buf, ", %.1f h", *p.job_hours);
     out += buf;
     if (p.cost_usd) {
-      std::snprintf(buf, sizeof buf, ", $%.0f", *p.cost_usd);
-      out += buf;
+      out += ", " + text::dollars(*p.cost_usd);
     }
   }
   std::snprintf(buf, sizeof buf, "; fits with %.1f GB to spare per GPU", p.memory_margin_gb);
@@ -628,8 +627,8 @@ std::optional<Rejection> rejection_of(const Workload& w, const Option& o, const 
   }
   if (t.budget > 0) {
     auto n = reason_count(Reason::budget, t.budget,
-                          words("cheapest plan $%.0f", t.best_cost) +
-                              words(" against the $%.0f budget", c.budget_usd.value_or(0)));
+                          "cheapest plan " + text::dollars(t.best_cost) + " against the " +
+                              text::dollars(c.budget_usd.value_or(0)) + " budget");
     n.best_cost_usd = t.best_cost;
     near.push_back(std::move(n));
   }

@@ -567,7 +567,7 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   // Optimizer step: read gradients and fp32 states, write states and weights (~32 bytes per local parameter).
   const double local_trained = (lora ? adapters_per_gpu : params_per_gpu) / (l.zero >= 1 ? dp_group : 1.0) +
                                (lora ? 0.0 : expert_params_per_gpu / (l.zero >= 1 ? expert_group : 1.0));
-  // With CPU offload the step runs on the host (not timed: a plan warning says so).
+  // With CPU offload the step runs on the host (below).
   const bool offloaded = m.offload != Offload::none && !lora;
   const double optimizer_s = offloaded ? 0.0 : 32.0 * local_trained / hw.hbm_bytes_per_s;
   // CPU offload's PCIe traffic: the shard's 16-bit gradients to the host and its updated 16-bit
@@ -577,7 +577,16 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
       offloaded ? 4.0 * local_trained +
                       (m.offload == Offload::optimizer_and_params ? micro_batches * 4.0 * local_trained : 0.0)
                 : 0.0;
-  out.offload = hw.pcie_bytes_per_s > 0 ? offload_bytes / hw.pcie_bytes_per_s : 0.0;
+  // The host's optimizer step (DeepSpeed's CPU-Adam; constants.cpp): every GPU's process updates its
+  // shard on the same host, between the last backward and the weights' upload (no delayed update
+  // by default), so the node's shards take the host's rate in turn. Other optimizers in proportion
+  // to the fp32 state bytes they stream (the step is bound by the host's DRAM, not its cores). A
+  // host of unknown size is taken as the reference host (the plan says so).
+  const double host_share = hw.host_vcpus > 0 ? std::min(1.0, hw.host_vcpus / k.cpu_adam_reference_vcpus) : 1.0;
+  const double cpu_rate = k.cpu_adam_params_per_s * host_share * optimizer_state_bytes(Optimizer::adamw, m.framework) /
+                          optimizer_state_bytes(m.optimizer, m.framework);
+  out.cpu_optimizer = offloaded ? local_trained * hw.gpus_per_node / cpu_rate : 0.0;
+  out.offload = (hw.pcie_bytes_per_s > 0 ? offload_bytes / hw.pcie_bytes_per_s : 0.0) + out.cpu_optimizer;
 
   out.micro_batches = micro_batches;
   out.compute = micro_batches * stage_compute_mb + optimizer_s;

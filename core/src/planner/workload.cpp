@@ -255,7 +255,7 @@ Hardware custom_hardware(const json& c, const Catalog& catalog) {
   reject_unknown(c, "hardware.custom",
                  {"gpu_model", "gpu_count", "intra_node_fabric", "nvlink_gbytes_per_s", "nvlink_domain_gpus",
                   "network_type", "network_gbits_per_s", "gpu_memory_gb", "price_usd_per_hour", "gpudirect_rdma",
-                  "name"});
+                  "vcpus", "memory_gib", "name"});
   Hardware hw;
   hw.custom = true;
   const auto gpu_id = opt_string(c, "gpu_model", "hardware.custom.gpu_model");
@@ -296,6 +296,11 @@ Hardware custom_hardware(const json& c, const Catalog& catalog) {
       opt_number(c, "network_gbits_per_s", "hardware.custom.network_gbits_per_s", limits::kNetworkGbitsPerS);
   in.price_usd_per_hour =
       opt_number(c, "price_usd_per_hour", "hardware.custom.price_usd_per_hour", limits::kUsdPerHour, true);
+  // The host, as the catalog states it for an instance: what CPU offload's memory check and its CPU
+  // optimizer step need (unstated: the plan says what it could not check).
+  const auto vcpus = opt_int(c, "vcpus", "hardware.custom.vcpus", 1, limits::kVcpus);
+  if (vcpus) in.vcpus = int(*vcpus);
+  in.memory_gib = opt_number(c, "memory_gib", "hardware.custom.memory_gib", limits::kHostMemoryGib);
   check_custom_bounds(in, *gpu);
   in.provider = "custom";
   in.name = opt_string(c, "name", "hardware.custom.name").value_or(gpu->id + "x" + std::to_string(in.gpu_count));

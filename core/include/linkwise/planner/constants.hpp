@@ -59,6 +59,10 @@ struct PlannerConstants {
   double nccl_half_bandwidth_bytes = 0;
   double grad_bucket_bytes = 0;
 
+  // --- CPU offload's optimizer step, on the host ---
+  double cpu_adam_params_per_s = 0;     // DeepSpeed CPU-Adam updates per second on the reference host
+  double cpu_adam_reference_vcpus = 0;  // that host's hardware threads (a host with fewer gets its share)
+
   // --- overlap the frameworks achieve ---
   double dp_overlap = 0;     // fraction of the last micro-batch's backward that hides the gradient reduction
   double zero3_overlap = 0;  // fraction of each micro-batch's compute that hides ZeRO-3 gathers

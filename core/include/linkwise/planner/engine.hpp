@@ -89,6 +89,7 @@ struct PreparedHardware {
   double hbm_bytes_per_s = 0;       // achievable
   double capacity_bytes = 0;        // per GPU, after the reserve
   double host_memory_bytes = 0;     // the node's host memory (catalog memory_gib); 0: unknown
+  int host_vcpus = 0;               // the node's host hardware threads (catalog vcpus); 0: unknown
   double pcie_bytes_per_s = 0;      // one GPU's PCIe x16 link, one direction (link_physics.hpp)
   double context_bytes = 0;         // CUDA context and library workspaces of this generation
   double nccl_channel_factor = 1;   // NCCL channels relative to Ampere's (more NVLinks: more channels)
@@ -149,10 +150,12 @@ struct Estimate {
   // QLoRA: the NF4 dequantisation inside `compute`, seconds per step
   double dequant = 0;
   // CPU offload: host memory the offloaded states take per GPU (bytes), whether the node holds them,
-  // and the step's PCIe transfers of gradients and weights (seconds, on the critical path).
+  // and what offload adds to the step, on its critical path (seconds): the PCIe transfers of
+  // gradients and weights plus the host's optimizer step (cpu_optimizer, part of offload).
   double host_offload_bytes = 0;
   bool host_fits = true;
   double offload = 0;
+  double cpu_optimizer = 0;
 };
 
 PreparedModel prepare_model(const ModelShape& model, const Job& job);

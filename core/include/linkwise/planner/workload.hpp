@@ -47,6 +47,8 @@ inline constexpr double kUsdPerHour = 1e6;                 // hardware.custom.pr
 inline constexpr double kMemoryGb = 1e5;                   // hardware.custom.gpu_memory_gb
 inline constexpr double kNetworkGbitsPerS = 1e5;           // hardware.custom.network_gbits_per_s (per node)
 inline constexpr double kNvlinkGbytesPerS = 1e5;           // hardware.custom.nvlink_gbytes_per_s (per GPU)
+inline constexpr long long kVcpus = 1LL << 16;             // hardware.custom.vcpus (host hardware threads)
+inline constexpr double kHostMemoryGib = 1e6;              // hardware.custom.memory_gib (host memory)
 inline constexpr long long kLoraRank = 1LL << 16;
 // Sanity bounds on custom hardware (hardware.custom.*): a figure above these is a typo, not a machine.
 inline constexpr double kNicGbitsPerPort = 800;  // fastest NIC port shipping (InfiniBand XDR, ConnectX-8 / 800GbE)
