@@ -184,7 +184,7 @@ TEST_CASE("a predicted MFU above every published run of its generation widens th
   planner::Layout l;
   l.tp = 2;
   l.zero = 3;
-  const double best = planner::best_published_mfu(Architecture::ampere, planner::Precision::bf16);
+  const double best = *planner::best_published_mfu(Architecture::ampere, planner::Precision::bf16);
   const planner::Interval within =
       planner::throughput_interval(Architecture::ampere, planner::Precision::bf16, planner::JobKind::pretrain, l, 128,
                                    4096, 0.40, false, planner::Engine::auto_);
@@ -201,6 +201,13 @@ TEST_CASE("a predicted MFU above every published run of its generation widens th
   CHECK(above.tokens_high <= 1.03 + 1e-12);
   CHECK(above.tokens_high >= 1.0);
   CHECK(above.reasons.back().find("above the best published ampere run") != std::string::npos);
+  // A generation no published run measured (CDNA) is bounded by the best run of any generation, and
+  // the words do not claim a run of its own.
+  REQUIRE_FALSE(planner::best_published_mfu(Architecture::cdna4, planner::Precision::bf16));
+  const planner::Interval amd =
+      planner::throughput_interval(Architecture::cdna4, planner::Precision::bf16, planner::JobKind::pretrain, l, 128,
+                                   4096, mfu, false, planner::Engine::auto_);
+  CHECK(amd.reasons.back().find("the best published run of any generation (62%; none of cdna4)") != std::string::npos);
 }
 
 TEST_CASE("the bottleneck is the largest term of the step, the largest link term after it") {

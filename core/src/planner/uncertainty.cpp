@@ -23,14 +23,24 @@ const std::vector<ServingBand>& serving_bands() {
   return bands;
 }
 
-double best_published_mfu(Architecture generation, Precision precision) noexcept {
-  // The best MFU in the calibration and check sets (linkwise_calibrate --bands prints them):
-  // Megatron/NeMo/MosaicML runs; a plan above this is beyond anything measured on the generation.
+std::optional<double> best_published_mfu(Architecture generation, Precision precision) noexcept {
+  // The best MFU in the calibration and check sets: Megatron/NeMo/MosaicML runs; a plan above this
+  // is beyond anything measured on the generation. The sets hold no run of Turing, Ada or CDNA.
   const bool fp8 = precision == Precision::fp8;
-  if (generation == Architecture::ampere) return 0.62;
-  if (generation == Architecture::hopper) return fp8 ? 0.42 : 0.62;
-  if (generation == Architecture::volta) return 0.50;
-  return fp8 ? 0.45 : 0.60;
+  switch (generation) {
+    case Architecture::ampere: return 0.62;
+    case Architecture::hopper: return fp8 ? 0.42 : 0.62;
+    case Architecture::volta: return 0.50;
+    case Architecture::blackwell: return fp8 ? 0.45 : 0.60;
+    default: return std::nullopt;
+  }
+}
+
+double best_published_mfu_any_generation(Precision precision) noexcept {
+  double best = 0;
+  for (Architecture g : {Architecture::volta, Architecture::ampere, Architecture::hopper, Architecture::blackwell})
+    best = std::max(best, best_published_mfu(g, precision).value_or(0));
+  return best;
 }
 
 namespace {
@@ -96,7 +106,11 @@ Interval throughput_interval(Architecture generation, Precision precision, JobKi
     out.reasons.push_back(std::move(why));
   };
   if (!calibrated_generation) widen(2.0, "no calibration run on the " + name + " generation: interval doubled");
-  const double best = best_published_mfu(generation, precision);
+  const std::optional<double> own = best_published_mfu(generation, precision);
+  const double best = own ? *own : best_published_mfu_any_generation(precision);
+  const std::string best_words =
+      own ? "the best published " + name + " run (" + pct(best) + ")"
+          : "the best published run of any generation (" + pct(best) + "; none of " + name + ")";
   if (mfu > best) {
     // Above every published run of the generation the excess is more likely the model's than the
     // hardware's: the interval reaches down to the best run's MFU (at the band's own p10 below it)
@@ -104,8 +118,8 @@ Interval throughput_interval(Architecture generation, Precision precision, JobKi
     out.tokens_low = std::min(out.tokens_low, best / mfu * out.tokens_low);
     out.tokens_high = std::min(out.tokens_high, 1.03);
     out.widened = true;
-    out.reasons.push_back("predicted MFU " + pct(mfu) + " is above the best published " + name + " run (" + pct(best) +
-                          "): interval widened down to that run's MFU, not above the prediction");
+    out.reasons.push_back("predicted MFU " + pct(mfu) + " is above " + best_words +
+                          ": interval widened down to that run's MFU, not above the prediction");
   }
   if (gpus > 3072)
     widen(1.5, "more GPUs (" + std::to_string(gpus) + ") than any calibration run (3072): interval widened");

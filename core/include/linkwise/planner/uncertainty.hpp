@@ -4,6 +4,7 @@
 // the planner extrapolates.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,8 +42,10 @@ struct Interval {
   std::vector<std::string> reasons;  // why it was widened (also in the plan's warnings)
 };
 
-// Highest MFU any published run of the generation reached (calibration and check sets).
-double best_published_mfu(Architecture generation, Precision precision) noexcept;
+// Highest MFU any published run of the generation reached (calibration and check sets); nullopt
+// where the sets hold no run of it. The second: the highest over every generation with runs.
+std::optional<double> best_published_mfu(Architecture generation, Precision precision) noexcept;
+double best_published_mfu_any_generation(Precision precision) noexcept;
 
 // `generation` picks the band of its own runs where the calibration has them (Ampere, Hopper), the
 // pooled band ("*") otherwise.
