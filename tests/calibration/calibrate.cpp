@@ -41,7 +41,8 @@ struct Run {
   planner::Workload workload;
   double measured = 0;  // tokens/s per GPU
   bool fit_set = false;
-  bool moe_fit = false;  // in the MoE fit set (--moe-fit-set): fits the MoE constants only (--fit-moe)
+  bool moe_fit = false;   // in the MoE fit set (--moe-fit-set): fits the MoE constants only (--fit-moe)
+  bool cdna_fit = false;  // in the AMD Instinct fit set (--cdna-fit-set): fits gemm_efficiency_cdna only (--fit-cdna)
 };
 
 struct Node {
@@ -50,6 +51,8 @@ struct Node {
   double nvlink;
   double network_gbits;
   int nvlink_domain_gpus = 0;  // beyond the node: the rack-scale NVLink domain (NVL72)
+  const char* fabric = "nvswitch";
+  const char* network = "infiniband";
 };
 
 // The run's GPU as a DGX-like node. Interconnects the tables do not state are those of the NVIDIA
@@ -57,6 +60,12 @@ struct Node {
 // HDR), DGX H100 (8 x 400 Gbit/s NDR).
 std::optional<Node> node_for(const std::string& gpu) {
   if (gpu.find("V100") != std::string::npos) return Node{"V100-SXM2-32GB", 16, 300, 800};
+  // AMD Instinct platforms (8 GPUs on Infinity Fabric, as the catalog's MI300X/MI355X instances) over
+  // 8 x 400 Gbit/s RoCE, the scale-out network of the catalog's MI300X/MI355X instances (OCI, Azure):
+  // AMD's published runs do not state theirs.
+  if (gpu.find("MI355X") != std::string::npos) return Node{"MI355X", 8, 1075.2, 3200, 0, "infinity-fabric", "roce"};
+  if (gpu.find("MI325X") != std::string::npos) return Node{"MI325X", 8, 896, 3200, 0, "infinity-fabric", "roce"};
+  if (gpu.find("MI300X") != std::string::npos) return Node{"MI300X", 8, 896, 3200, 0, "infinity-fabric", "roce"};
   // DGX GB200 / GB300 NVL72: trays of 4 GPUs in one 72-GPU NVLink domain, 4 x 400 (ConnectX-7) or
   // 4 x 800 Gbit/s (ConnectX-8) per tray, as the catalog's GB200/GB300 trays; DGX B300: 8 x 800.
   if (gpu.find("GB300") != std::string::npos) return Node{"GB300", 4, 1800, 3200, 72};
@@ -192,9 +201,13 @@ std::string to_workload(const json& r, json& out) {
   const int per_node = std::min(gpus, node->gpus_per_node);
   // A network the source states (per node) replaces the DGX reference's.
   const double network_gbits = get_or(r, "network_gbits_per_node", node->network_gbits);
-  json custom = {{"gpu_model", node->gpu_model},    {"gpu_count", per_node},
-                 {"intra_node_fabric", "nvswitch"}, {"nvlink_gbytes_per_s", node->nvlink},
-                 {"network_type", "infiniband"},    {"network_gbits_per_s", network_gbits}};
+  json custom = {{"gpu_model", node->gpu_model},      {"gpu_count", per_node},
+                 {"intra_node_fabric", node->fabric}, {"nvlink_gbytes_per_s", node->nvlink},
+                 {"network_type", node->network},     {"network_gbits_per_s", network_gbits}};
+  if (per_node == 1) {  // a one-GPU run: no GPU link inside the node (the catalog's rule for such machines)
+    custom["intra_node_fabric"] = "none";
+    custom.erase("nvlink_gbytes_per_s");
+  }
   if (node->nvlink_domain_gpus > per_node) custom["nvlink_domain_gpus"] = node->nvlink_domain_gpus;
   out = {{"model", model},
          {"job", job},
@@ -726,6 +739,26 @@ bool scale_report(const Catalog& catalog, const planner::PlannerConstants& k, do
   return ok;
 }
 
+// AMD Instinct's GEMM ceiling alone, on the AMD fit set (--cdna-fit-set), every other constant held
+// at its shipped value: no NVIDIA run depends on it, and no NVIDIA constant is fit on AMD's runs.
+void fit_cdna(const std::vector<Run>& runs, planner::PlannerConstants& k) {
+  // hipBLASLt's large BF16 GEMMs reach 0.3 to 0.9 of the MI300X/MI325X dense peak in published
+  // microbenchmarks; the bounds leave the fit room on both sides.
+  std::vector<FitParam> params = {{"gemm_efficiency_cdna", &k.gemm_efficiency_cdna, 0.3, 0.9}};
+  auto cdna_loss = [&] {
+    double total = 0;
+    int n = 0;
+    for (const Run& r : runs) {
+      if (!r.cdna_fit) continue;
+      total += std::fabs(std::log(predict(r, k) / r.measured));
+      ++n;
+    }
+    return n ? total / n : 0.0;
+  };
+  const double final_loss = coordinate_descent(params, cdna_loss);
+  std::printf("cdna fit: loss %.4f\n    c.gemm_efficiency_cdna = %.4g;\n", final_loss, k.gemm_efficiency_cdna);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -733,6 +766,8 @@ int main(int argc, char** argv) {
   std::string check_set_path;  // held-out runs from other sources (tests/calibration/check_runs.json)
   std::string moe_fit_path;    // MoE fit set (tests/calibration/moe_fit_runs.json), fit by --fit-moe only
   bool do_fit_moe = false;
+  std::string cdna_fit_path;  // AMD Instinct fit set (tests/calibration/cdna_fit_runs.json), fit by --fit-cdna only
+  bool do_fit_cdna = false;
   std::string data_dir = LINKWISE_DATA_DIR;
   bool table = false, do_fit = false, do_fit_memory = false, bands = false;
   std::string memory_runs_path = LINKWISE_CALIBRATION_DIR "/memory_runs.json";
@@ -755,6 +790,8 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--check-set") && i + 1 < argc) check_set_path = argv[++i];
     else if (!std::strcmp(argv[i], "--moe-fit-set") && i + 1 < argc) moe_fit_path = argv[++i];
     else if (!std::strcmp(argv[i], "--fit-moe")) do_fit_moe = true;
+    else if (!std::strcmp(argv[i], "--cdna-fit-set") && i + 1 < argc) cdna_fit_path = argv[++i];
+    else if (!std::strcmp(argv[i], "--fit-cdna")) do_fit_cdna = true;
     else if (!std::strcmp(argv[i], "--data") && i + 1 < argc) data_dir = argv[++i];
     else if (!std::strcmp(argv[i], "--table")) table = true;
     else if (!std::strcmp(argv[i], "--fit")) do_fit = true;
@@ -784,8 +821,8 @@ int main(int argc, char** argv) {
       max_holdout_median = std::atof(argv[++i]);
     } else {
       std::fprintf(stderr,
-                   "usage: %s [--runs FILE] [--check-set FILE] [--moe-fit-set FILE] [--data DIR] [--table] [--fit] "
-                   "[--fit-moe] [--fit-on all|half-a|half-b|mosaicml] [--check FIT HOLDOUT] [--write-held-out FILE]\n",
+                   "usage: %s [--runs FILE] [--check-set FILE] [--moe-fit-set FILE] [--cdna-fit-set FILE] [--data DIR] "
+                   "[--table] [--fit] [--fit-moe] [--fit-cdna] [--fit-on all|half-a|half-b|mosaicml] [--check FIT HOLDOUT] [--write-held-out FILE]\n",
                    argv[0]);
       return 2;
     }
@@ -795,10 +832,12 @@ int main(int argc, char** argv) {
   std::map<std::string, int> unusable;
   // Runs of the check set are never fit: they are held out whatever --fit-on says. The MoE fit
   // set's runs fit the MoE constants only (--fit-moe) and are reported apart ("moe fit: ").
-  enum class Set { fit, check, moe_fit };
+  // The AMD fit set's runs fit gemm_efficiency_cdna only (--fit-cdna), reported as "cdna fit: ".
+  enum class Set { fit, check, moe_fit, cdna_fit };
   std::vector<std::pair<std::string, Set>> files = {{runs_path, Set::fit}};
   if (!check_set_path.empty()) files.push_back({check_set_path, Set::check});
   if (!moe_fit_path.empty()) files.push_back({moe_fit_path, Set::moe_fit});
+  if (!cdna_fit_path.empty()) files.push_back({cdna_fit_path, Set::cdna_fit});
   for (const auto& [path, set] : files) {
     const bool check_set = set == Set::check;
     std::ifstream in(path);
@@ -836,6 +875,12 @@ int main(int argc, char** argv) {
         run.group = "moe fit: " + run.group;
         run.subgroup = "moe fit: " + run.subgroup;
       }
+      if (set == Set::cdna_fit) {
+        run.fit_set = false;
+        run.cdna_fit = true;
+        run.group = "cdna fit: " + run.group;
+        run.subgroup = "cdna fit: " + run.subgroup;
+      }
       try {
         run.workload = planner::parse_workload(workload, catalog);
         apply_row_routing(r, run.workload);
@@ -854,6 +899,7 @@ int main(int argc, char** argv) {
   planner::PlannerConstants k = planner::default_constants();
   if (do_fit) fit(runs, k);
   if (do_fit_moe) fit_moe(runs, k);
+  if (do_fit_cdna) fit_cdna(runs, k);
 
   std::map<std::string, std::vector<double>> abs_err, signed_err;
   int not_fitting = 0;
@@ -870,13 +916,17 @@ int main(int argc, char** argv) {
     bool fits = false;
     const double pred = predict(r, k, &fits);
     const double err = pred / r.measured - 1.0;
-    if (held_out && !r.fit_set && !r.moe_fit) held_out << r.id << '\t' << std::fabs(err) << '\n';
+    if (held_out && !r.fit_set && !r.moe_fit && !r.cdna_fit) held_out << r.id << '\t' << std::fabs(err) << '\n';
     not_fitting += !fits;
     for (const std::string& g : {r.group, r.subgroup}) {
       abs_err[g].push_back(std::fabs(err));
       signed_err[g].push_back(err);
     }
-    abs_err[r.moe_fit ? "ALL MoE fit set" : r.fit_set ? "ALL fit set" : "ALL held out"].push_back(std::fabs(err));
+    abs_err[r.moe_fit    ? "ALL MoE fit set"
+            : r.cdna_fit ? "ALL AMD Instinct fit set"
+            : r.fit_set  ? "ALL fit set"
+                         : "ALL held out"]
+        .push_back(std::fabs(err));
     if (table)
       std::printf("%-62s %9.0f %9.0f %+6.1f%% %s\n", r.id.c_str(), r.measured, pred, 100 * err, fits ? "yes" : "NO");
   }

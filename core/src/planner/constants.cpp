@@ -47,7 +47,14 @@ const PlannerConstants& default_constants() {
     c.fp8_gemm_efficiency_ratio = 1.0;
     c.attention_efficiency_ampere = 0.3165;
     c.attention_efficiency_hopper = 0.174;
-    derive_uncalibrated_efficiencies(c);  // Volta, Ada, Blackwell, CDNA: no data
+    derive_uncalibrated_efficiencies(c);  // Volta, Ada, Blackwell: no data
+    // AMD Instinct (CDNA 3 and 4): ROCm's GEMMs (hipBLASLt) and kernels reach a smaller share of the
+    // dense peak than the NVIDIA generations' fit. Fit by `linkwise_calibrate --cdna-fit-set
+    // tests/calibration/cdna_fit_runs.json --fit-cdna` on its one fit row, AMD's published MI325X
+    // Llama 3.1 70B BF16 pretraining (FSDP, 64 GPUs, 1,174 tokens/s per GPU; ROCm performance
+    // results, rocm/primus v26.1); checked, never fit, on AMD's MI325X FP8 rows and its MLPerf
+    // Training v5.1 MI355X Llama 3.1 8B run (check_runs.json, docs/calibration.md "AMD Instinct").
+    c.gemm_efficiency_cdna = 0.5851;
     c.fp8_cast_passes = 1.258;
     c.fp8_gemm_overhead_s = 1e-6;
     c.elementwise_passes = 7.737;

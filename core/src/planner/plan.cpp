@@ -258,6 +258,10 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
       plan.warnings.push_back("no published serving benchmark of the " + architecture +
                               " generation in the engine profiles' fit set: its decode and GEMM fractions are "
                               "those fit on Ampere, Hopper and Blackwell");
+  } else if (arch == Architecture::cdna3 || arch == Architecture::cdna4) {
+    plan.warnings.push_back("AMD Instinct (" + architecture + fmt("): its GEMM efficiency %.2f is fit on one published ",
+                                                                  k.gemm_efficiency_cdna) +
+                            "AMD run (MI325X, Llama 3.1 70B BF16) and checked on three (MI325X and MI355X FP8)");
   } else if (arch != Architecture::ampere && arch != Architecture::hopper) {
     plan.warnings.push_back("no calibration data for the " + architecture +
                             " generation: its GEMM efficiency is the uncalibrated default " +
