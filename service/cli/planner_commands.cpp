@@ -111,8 +111,11 @@ void print_plan(const planner::Plan& p, std::ostream& out) {
                                 {"pp_bubble", t.pp_bubble},
                                 {"dp_comm", t.dp_comm},
                                 {"ep_comm", t.ep_comm},
-                                {"exposed_comm", t.exposed_comm}})
+                                {"exposed_comm", t.exposed_comm},
+                                {"offload", t.offload}}) {
+    if (std::string_view(name) == "offload" && v == 0) continue;  // a line only for a job that offloads
     out << "  " << pad(name, 13) << fmt("%10.4g s", v) << fmt("  (%4.1f%% of the step)\n", 100.0 * v / p.step_time_s);
+  }
   out << "bottleneck: " << p.bottleneck << "\n\n";
   out << fmt("tokens/s (job) %.6g", p.tokens_per_s) << fmt(", %.0f per GPU\n", p.tokens_per_s / p.gpus);
   out << interval_words(p) << "\n";

@@ -45,7 +45,7 @@ const LW = (() => {
   // job's cost). usdShort is for chart ticks only.
   function usd(v) {
     if (v === null || v === undefined) return '–';
-    const digits = Math.abs(v) < 100 ? 2 : 0;
+    const digits = Math.abs(Math.round(v * 100) / 100) < 100 ? 2 : 0;  // $99.996 reads "$100", not "$100.00"
     return (v < 0 ? '-$' : '$') + Math.abs(v).toLocaleString('en-US', {minimumFractionDigits: digits, maximumFractionDigits: digits});
   }
   function usdShort(v) {

@@ -30,7 +30,7 @@
     content = h('div', {id: 'fleet-content', 'aria-live': 'polite'});
     section.replaceChildren(
       h('h1', {id: 'h-fleet'}, 'Fleet: measured links'),
-      h('p', {class: 'lead'}, 'Probe reports uploaded with ', h('code', {}, 'linkwise probe --upload'), ' (or POST /v1/probe-reports with an API key) ',
+      h('p', {class: 'lead'}, 'Probe reports uploaded with ', h('code', {}, 'linkwise report upload'), ' (or POST /v1/probe-reports with an API key) ',
         'are checked against the catalog\'s claims for their instance type. Each claim\'s verdict is its median report\'s share of the expected figure against the minimum efficiency.'),
       picker, reportedList(reported), content);
     built = true;
@@ -41,8 +41,11 @@
     for (const r of reported) counts[r.instance] = (counts[r.instance] || 0) + 1;
     const entries = Object.entries(counts).sort((a, b) => b[1] - a[1]);
     if (!entries.length) return h('p', {class: 'note', id: 'fleet-reported'}, 'No probe report is stored yet.');
-    return h('p', {id: 'fleet-reported'}, 'Instance types with reports: ',
-      entries.map(([id, n], i) => [i ? ', ' : '', h('a', {href: LW.hashFor('fleet', {instance: id})}, id), ` (${n})`]));
+    // Stored reports, synthetic ones included (the view below says which the verdicts count); a
+    // link keeps the "count synthetic" choice.
+    const keep = picker && picker.elements.synthetic.checked ? {synthetic: '1'} : {};
+    return h('p', {id: 'fleet-reported'}, 'Instance types with stored reports: ',
+      entries.map(([id, n], i) => [i ? ', ' : '', h('a', {href: LW.hashFor('fleet', Object.assign({instance: id}, keep))}, id), ` (${n} stored)`]));
   }
 
   // What the verdicts rest on: synthetic test reports are stored and listed, but the verdicts leave
@@ -52,7 +55,7 @@
     const synthetic = v.synthetic_reports && !v.synthetic_included ? v.synthetic_reports : 0;
     const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
     if (v.synthetic_included && v.synthetic_reports)
-      return `${plural(counted, 'report')} counted in the verdicts, ${v.synthetic_reports} of them synthetic test reports (counted as asked).`;
+      return `${plural(counted, 'report')} counted in the verdicts, ${v.synthetic_reports === 1 ? 'one of them a synthetic test report' : v.synthetic_reports + ' of them synthetic test reports'} (counted as asked).`;
     if (!synthetic) return plural(counted, 'report') + ' counted in the verdicts.';
     return `${plural(counted, 'report')} counted in the verdicts; ${plural(synthetic, 'synthetic test report')} stored and not counted ` +
            `(${counted + synthetic} stored).`;
@@ -141,17 +144,16 @@
 
   LW.register('fleet', {
     async render(params) {
+      const reportsNow = api('/v1/probe-reports?limit=1000');
       if (!built) {
         section.replaceChildren(h('h1', {id: 'h-fleet'}, 'Fleet: measured links'), h('p', {class: 'note'}, 'Loading…'));
-        const [instances, reports] = await Promise.all([LW.allInstances(), api('/v1/probe-reports?limit=1000')]);
-        build(instances, reports.items || []);
-      } else {
-        const reports = await api('/v1/probe-reports?limit=1000');
-        section.querySelector('#fleet-reported').replaceWith(reportedList(reports.items || []));
+        build(await LW.allInstances(), []);
       }
       const id = params.get('instance');
       picker.elements.instance.value = id || '';
       picker.elements.synthetic.checked = params.get('synthetic') === '1';
+      // The stored reports' list, its links keeping the choice just restored.
+      section.querySelector('#fleet-reported').replaceWith(reportedList((await reportsNow).items || []));
       if (id) await show(id, params.get('synthetic') === '1');
       else content.replaceChildren(h('p', {class: 'note'}, 'Choose an instance type to see its reports.'));
     },

@@ -14,6 +14,7 @@
                         ['activations', 'Activations', '#ea580c'], ['kv_cache', 'KV cache', '#0d9488'], ['overhead', 'Overhead', '#64748b']];
   const TIME_PARTS = [['compute', 'Compute', '#1d4ed8'], ['tp_comm', 'TP comm', '#ea580c'], ['cp_comm', 'CP comm', '#f59e0b'],
                       ['pp_comm', 'PP comm', '#c026d3'], ['pp_bubble', 'PP bubble', '#a855f7'], ['dp_comm', 'DP comm', '#0d9488'],
+                      ['ep_comm', 'EP all-to-all', '#0891b2'], ['dequant', 'Dequantisation', '#92400e'],
                       ['exposed_comm', 'Exposed comm', '#dc2626'], ['offload', 'CPU offload (PCIe + host step)', '#64748b']];
 
   // The words a plan is read in, shown as column tooltips and in "How to read a plan".
@@ -280,12 +281,17 @@
     }
   }
 
-  function layoutText(l) {
-    const parts = [`TP ${l.tp}`, `PP ${l.pp}`, `DP ${l.dp}`];
+  // A serving plan has no micro-batch, ZeRO or recompute: its DP is replicas, its EP/ETP place experts.
+  function layoutText(l, inference) {
+    const parts = [`TP ${l.tp}`, `PP ${l.pp}`, inference ? `${l.dp} ${l.dp === 1 ? 'replica' : 'replicas'}` : `DP ${l.dp}`];
     if (l.cp > 1) parts.push(`CP ${l.cp}`);
+    if (l.ep > 1) parts.push(`EP ${l.ep}`);
+    if (l.etp > 1) parts.push(`ETP ${l.etp}`);
     if (l.virtual_stages > 1) parts.push(`VP ${l.virtual_stages}`);
-    parts.push(`mb ${l.micro_batch}`, `ZeRO ${l.zero}`);
-    if (l.recompute !== 'none') parts.push(l.recompute + ' recompute');
+    if (!inference) {
+      parts.push(`mb ${l.micro_batch}`, `ZeRO ${l.zero}`);
+      if (l.recompute !== 'none') parts.push(l.recompute + ' recompute');
+    }
     return parts.join(' · ');
   }
 
@@ -308,7 +314,10 @@
        [answer.model && answer.model.name, 'model'], [num(seconds, 2) + ' s', 'search']]
         .map(([v, label]) => h('div', {}, h('b', {}, v), h('span', {}, label))));
     if (!plans.length) {
-      results.replaceChildren(h('section', {class: 'panel'}, h('h2', {}, 'No plan fits'), summary,
+      // Custom hardware without a price cannot rank by cost: that is not "nothing fits".
+      const unpriced = (answer.rejected || []).length && answer.rejected.every(r => (r.reasons || []).every(x => x.reason === 'unpriced'));
+      results.replaceChildren(h('section', {class: 'panel'}, h('h2', {}, unpriced ? 'Nothing to rank by cost' : 'No plan fits'), summary,
+        unpriced ? h('p', {}, 'The hardware has no price: set the objective to "shortest time", or give hardware.custom.price_usd_per_hour.') : null,
         h('p', {}, answer.why_no_results || 'Nothing fits these constraints. Loosen them (more nodes, a larger budget or deadline, other GPUs).'),
         skippedList(answer)));
       return;
@@ -337,7 +346,7 @@
         h('td', {class: 'num'}, i + 1),
         h('td', {class: 'instance'}, h('span', {class: 'mono'}, p.custom_hardware ? p.instance : h('a', {href: LW.hashFor('instances', null, p.instance)}, p.instance)),
           h('div', {class: 'note'}, `${p.nodes} × ${p.gpus_per_node} ${p.gpu_model}`)),
-        h('td', {class: 'wrap'}, layoutText(p.layout)),
+        h('td', {class: 'wrap'}, layoutText(p.layout, !training)),
         h('td', {class: 'num'}, stepCol.of(training ? p.step_time_s : (p.tpot_s ?? p.step_time_s))),
         h('td', {class: 'num'}, jobCol.of(p.job_hours === null ? null : p.job_hours * 3600)),
         h('td', {class: 'num'}, usd(p.cost_usd)),
@@ -447,7 +456,7 @@
       p.why ? h('p', {}, h('strong', {}, 'Why this plan: '), p.why) : null,
       intervalText(p),
       h('div', {class: 'summary'},
-        [[layoutText(p.layout), 'layout'], [duration(p.step_time_s), p.job_kind === 'inference' ? 'decode step' : 'step'],
+        [[layoutText(p.layout, p.job_kind === 'inference'), 'layout'], [duration(p.step_time_s), p.job_kind === 'inference' ? 'decode step' : 'step'],
          [num(p.tokens_per_s, 0), 'tokens/s (whole job)'], [p.job_kind === 'inference' ? duration(p.ttft_s) : num(p.mfu * 100, 1) + '%', p.job_kind === 'inference' ? 'time to first token, alone' : 'MFU'],
          ...(p.job_kind === 'inference' ? [[duration(p.ttft_under_load_s), 'time to first token under load'],
                                            [num(p.concurrent, 0), `sequences together on ${p.engine}` + (p.concurrent_is_max ? ' (what its KV pool holds)' : '')]] : []),
@@ -476,7 +485,7 @@
         scales: {x: {stacked: true, title: {display: true, text: 'GB per GPU'}}, y: {stacked: true}},
         plugins: {legend: {position: 'bottom', labels: {boxWidth: 12}}, tooltip: {callbacks: {label: ctx => `${ctx.dataset.label}: ${num(ctx.raw, 2)} GB`}}}},
     });
-    const timeParts = TIME_PARTS.filter(([k]) => t[k] !== undefined && t[k] !== null);
+    const timeParts = TIME_PARTS.filter(([k]) => t[k]);  // a term this plan does not have (offload, EP) has no bar
     charts.time = new Chart(document.getElementById('chart-time'), {
       type: 'bar',
       data: {labels: timeParts.map(([, label]) => label).concat(['Step']),

@@ -822,7 +822,8 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: %s [--runs FILE] [--check-set FILE] [--moe-fit-set FILE] [--cdna-fit-set FILE] [--data DIR] "
-                   "[--table] [--fit] [--fit-moe] [--fit-cdna] [--fit-on all|half-a|half-b|mosaicml] [--check FIT HOLDOUT] [--write-held-out FILE]\n",
+                   "[--table] [--fit] [--fit-moe] [--fit-cdna] [--fit-on all|half-a|half-b|mosaicml] [--check FIT "
+                   "HOLDOUT] [--write-held-out FILE]\n",
                    argv[0]);
       return 2;
     }

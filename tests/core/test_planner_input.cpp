@@ -287,6 +287,30 @@ TEST_CASE("a layout the job's training stack cannot run is refused, and recommen
   const planner::Plan small_host = planner::plan(planner::parse_workload(custom, Catalog::embedded()));
   CHECK_FALSE(small_host.fits);
   CHECK(small_host.why_not.front().rfind("host memory: ", 0) == 0);
+  // A host too small is named in recommend's rejections too, not only the GPUs' shortfall.
+  const json host_short_search = json::parse(R"({"model": {"preset": "llama2-70b"},
+      "job": {"kind": "finetune", "seq_len": 4096, "global_batch": 64, "tokens": 1e9, "offload": "optimizer"},
+      "constraints": {"instances": ["gcp:a2-highgpu-8g"], "max_nodes": 1}})");
+  const json hs = planner::recommend_json(host_short_search, Catalog::embedded(), 5);
+  REQUIRE(hs["rejected"].size() == 1);
+  CHECK(hs["rejected"][0]["reasons"][0]["detail"].get<std::string>().find(
+            "host memory: the offloaded states need at least 899 GiB per node, the instance has 680 GiB") !=
+        std::string::npos);
+  // Offload only buys memory: a layout that fits without it says so.
+  const json small = json::parse(R"({"model": {"preset": "llama3.1-8b"},
+      "job": {"kind": "finetune", "seq_len": 4096, "global_batch": 64, "tokens": 1e9, "offload": "optimizer"},
+      "hardware": {"instance": "aws:p5.48xlarge"}, "layout": {"tp": 1, "pp": 1, "zero": 3}})");
+  const planner::Plan needless = planner::plan(planner::parse_workload(small, Catalog::embedded()));
+  CHECK(std::any_of(needless.warnings.begin(), needless.warnings.end(),
+                    [](const std::string& w) { return w.rfind("this layout fits without CPU offload", 0) == 0; }));
+  // Each micro-batch's gradients go to the host: 8 more micro-batches move 8 x 2 bytes x the GPU's
+  // eighth of 8.03 B parameters more, ~16 GB over H100's PCIe Gen5 x16 (~63 GB/s): ~0.25 s.
+  json more_micro = small;
+  more_micro["job"]["global_batch"] = 128;
+  const planner::Plan doubled = planner::plan(planner::parse_workload(more_micro, Catalog::embedded()));
+  CHECK(doubled.time_s.offload - needless.time_s.offload > 0.2);
+  CHECK(doubled.time_s.offload - needless.time_s.offload < 0.3);
+
   custom["hardware"]["custom"]["vcpus"] = 0;
   CHECK(failing_field(custom) == "hardware.custom.vcpus");
   custom["hardware"]["custom"]["vcpus"] = 48;

@@ -300,6 +300,16 @@ def test_plan_form_keeps_fields_it_has_no_control_for(browser, web_server):
     detail = wait_for(browser, lambda d: d.find_elements(By.ID, "h-detail") and d.find_element(By.ID, "plan-detail"),
                       timeout=60, what="the serving plan's detail")
     assert "time to first token under load" in detail.text and "sequences together on vllm" in detail.text
+    # Its layout reads as a serving layout: replicas and the experts' placement, no micro-batch or ZeRO.
+    answer = requests.post(web_server.url + "/v1/recommendations", params={"top": 3, "per": "instance"},
+                           json=workloads[1], timeout=60).json()
+    first = answer["results"][0]["layout"]
+    row = browser.find_element(By.CSS_SELECTOR, "#plans-table tbody tr td:nth-child(3)").text
+    assert "replica" in row and "ZeRO" not in row and "mb " not in row
+    assert (f"EP {first['ep']}" in row) == (first["ep"] > 1)
+    # The step chart draws only the terms the plan has: no offload bar on a serving plan.
+    labels = browser.execute_script("return Chart.getChart('chart-time').data.labels")
+    assert "CPU offload (PCIe + host step)" not in labels
     # Another kind of job leaves the carried inference fields behind.
     browser.find_element(By.ID, "p-kind").send_keys("pre-train")
     job = json.loads(browser.find_element(By.ID, "p-json").get_attribute("value"))["job"]
@@ -346,6 +356,8 @@ def test_fleet_view_shows_an_uploaded_report(browser, web_server, artifacts):
     assert verdicts == [c["verdict"] for c in counted["claims"]]
     axis = browser.execute_script("return Chart.getChart('chart-fleet').options.scales.y.title.text")
     assert axis == "% of the expected figure"
+    # The stored reports' links keep the choice.
+    assert "synthetic=1" in browser.find_element(By.CSS_SELECTOR, "#fleet-reported a").get_attribute("href")
     browser.execute_script("document.querySelector('#fleet-content h2').scrollIntoView()")
     browser.save_screenshot(str(artifacts / "fleet.png"))
 

@@ -98,8 +98,11 @@ StateBytes model_state_bytes(const PreparedModel& m, const Layout& l, double zer
     }
   }
   if (m.offload != Offload::none) {
-    // ZeRO-Offload: fp32 states (and fp32 gradient copies) live in CPU memory.
+    // ZeRO-Offload: the fp32 states and the gradients live in CPU memory. Each backward's gradients
+    // leave the GPU bucket by bucket (DeepSpeed copies every reduced bucket to the host and
+    // accumulates there); the GPU keeps only the reduce buckets (memory_model.cpp).
     b.optimizer = 0;
+    b.gradients = 0;
     if (m.offload == Offload::optimizer_and_params) b.weights = 0;  // gathered per unit (overhead)
   }
   return b;

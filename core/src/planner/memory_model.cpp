@@ -195,6 +195,11 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
       out.weights = (l.dualpipe ? 2.0 : 1.0) * (b.weights * params_per_gpu + be.weights * expert_params_per_gpu);
       out.gradients = b.gradients * params_per_gpu + be.gradients * expert_params_per_gpu;
       out.optimizer = b.optimizer * params_per_gpu + be.optimizer * expert_params_per_gpu;
+      // CPU offload: the gradients stream to the host through the reduce buckets, which stay on
+      // the GPU (DeepSpeed's reduce_bucket_size, 5e8 elements by default: 1 GB in 16 bits), or the
+      // whole 16-bit gradients where they are smaller.
+      if (m.offload != Offload::none)
+        out.gradients = std::min(2.0 * (params_per_gpu + expert_params_per_gpu), kOffloadReduceBucketBytes);
     }
     // Activations of one micro-batch through one layer.
     const double tokens = l.micro_batch * m.seq_len / cp;

@@ -84,6 +84,8 @@ std::string bottleneck_words(const Workload& w, HardwareRef hw, int nodes, const
                         (l.virtual_stages > 1 ? ", " + std::to_string(l.virtual_stages) + " virtual stages)" : ")")},
       {e.pp_comm, "pipeline sends over " + (nodes > 1 ? network_words(hw) : intra_words(hw))},
       {e.cp_exposed, "context-parallel ring exchanges"},
+      {e.offload, "CPU offload: the host's optimizer step (" + fmt("%.3g s", e.cpu_optimizer) + ") and the " +
+                      (p.pcie_gen ? "PCIe Gen" + std::to_string(p.pcie_gen) : std::string("host-link")) + " transfers"},
   };
   const Part* worst = &parts[0];
   for (const Part& part : parts)
@@ -149,13 +151,28 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
                                  100 * std::min(1.0, *hw.instance.vcpus / k.cpu_adam_reference_vcpus))
                            : std::string("at the reference host's rate: no vCPU count to scale it by")) +
         fmt(") and the PCIe transfers %.3g s", e.offload - e.cpu_optimizer) +
+        (p.pcie_gen ? std::string()
+                    : " (the catalog states no host link for " + hw.gpu.id + ": timed as PCIe Gen4 x16)") +
         (hw.instance.memory_gib ? fmt("; the host holds %.0f GiB of offloaded states",
                                       units::bytes_to_gib(e.host_offload_bytes * hw.instance.gpu_count))
                                 : std::string("; no host memory figure to check them against")));
+  if (w.job.kind != JobKind::inference && w.job.kind != JobKind::lora && w.job.offload != Offload::none &&
+      e.offload > 0) {
+    // Offload only buys memory: say so where the same layout fits on the GPUs without it.
+    Job on_gpus = w.job;
+    on_gpus.offload = Offload::none;
+    Estimate without;
+    estimate_memory(prepare_model(w.model, on_gpus), p, l, k, without);
+    if (without.fits)
+      plan.warnings.push_back(
+          fmt("this layout fits without CPU offload (%.1f GB per GPU ", units::bytes_to_gb(without.total)) +
+          fmt("of %.1f GB): offload only slows it, ", units::bytes_to_gb(without.capacity)) +
+          fmt("by %.3g s per step; drop job.offload", e.offload));
+  }
   if (!e.host_fits) {  // CPU offload: the node's host memory cannot hold the offloaded states
     plan.why_not.push_back(fmt("host memory: the offloaded states need %.0f GiB per node, ",
                                units::bytes_to_gib(e.host_offload_bytes * hw.instance.gpu_count)) +
-                           fmt("the instance has %.0f GiB", hw.instance.memory_gib.value_or(0)));
+                           fmt("the instance has %.3g GiB", hw.instance.memory_gib.value_or(0)));
     plan.why_not_reasons.push_back(Reason::memory);
   }
   if (!e.fits && (e.host_fits || e.total > e.capacity)) {  // the GPU's own memory
@@ -259,8 +276,8 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
                               " generation in the engine profiles' fit set: its decode and GEMM fractions are "
                               "those fit on Ampere, Hopper and Blackwell");
   } else if (arch == Architecture::cdna3 || arch == Architecture::cdna4) {
-    plan.warnings.push_back("AMD Instinct (" + architecture + fmt("): its GEMM efficiency %.2f is fit on one published ",
-                                                                  k.gemm_efficiency_cdna) +
+    plan.warnings.push_back("AMD Instinct (" + architecture +
+                            fmt("): its GEMM efficiency %.2f is fit on one published ", k.gemm_efficiency_cdna) +
                             "AMD run (MI325X, Llama 3.1 70B BF16) and checked on three (MI325X and MI355X FP8)");
   } else if (arch != Architecture::ampere && arch != Architecture::hopper) {
     plan.warnings.push_back("no calibration data for the " + architecture +
@@ -271,7 +288,7 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
     const Interval iv =
         throughput_interval(hw.gpu.architecture, w.job.precision, w.job.kind, l, plan.gpus,
                             w.job.kind == JobKind::inference ? double(w.job.prompt_len) : double(w.job.seq_len),
-                            plan.mfu, w.model.moe.enabled(), w.job.engine);
+                            plan.mfu, w.model.moe.enabled(), w.job.engine, e.step > 0 ? e.offload / e.step : 0.0);
     plan.tokens_per_s_interval = {e.tokens_per_s * iv.tokens_low, e.tokens_per_s * iv.tokens_high};
     plan.step_time_interval = {e.step / iv.tokens_high, e.step / iv.tokens_low};
     if (plan.cost_usd)

@@ -214,7 +214,10 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
   // Inside the node: NVLink is quoted per GPU with both directions added; collectives move data
   // in one direction per link at a time, so the per-direction figure is the base.
   const double nvlink_both = in.nvlink_gbytes_per_s.value_or(gpu.nvlink_gbytes_per_s.value_or(0));
+  // A GPU whose host link the catalog does not state (Grace superchips attach over NVLink-C2C; some
+  // SXM records leave it null) is timed as PCIe Gen4 x16, and plans that use the link say so.
   const int pcie_gen = gpu.pcie_gen.value_or(4);
+  p.pcie_gen = gpu.pcie_gen.value_or(0);
   const double pcie_per_direction = pcie_gbytes_per_s(pcie_gen, 16);  // link_physics.hpp
   p.pcie_bytes_per_s = pcie_per_direction * units::kBytesPerGB;
   p.host_memory_bytes = in.memory_gib ? units::gib_to_bytes(*in.memory_gib) : 0.0;

@@ -39,6 +39,8 @@ struct Tally {
   long long feasible = 0, outranked = 0;  // offered to the top K; subtrees skipped as worse than it
   long long memory = 0, deadline = 0, budget = 0, latency = 0;
   double min_total = kInf, capacity = 0;  // bytes: the smallest need that did not fit
+  // CPU offload: the smallest host memory a layout that fit the GPUs needed per node, and the node's
+  double min_host = kInf, host_capacity = 0;
   double best_hours = kInf, best_cost = kInf, best_tpot_ms = kInf;
 };
 
@@ -157,7 +159,12 @@ void count(Tally& t, Verdict v) {
   }
 }
 
-void note_memory(Tally& t, const Estimate& e) {
+void note_memory(Tally& t, const Estimate& e, const PreparedHardware& hw) {
+  if (e.total <= e.capacity && !e.host_fits) {  // the GPUs hold it; the host cannot hold what it offloads
+    t.min_host = std::min(t.min_host, e.host_offload_bytes * hw.gpus_per_node);
+    t.host_capacity = hw.host_memory_bytes;
+    return;
+  }
   if (e.total < t.min_total) {
     t.min_total = e.total;
     t.capacity = e.capacity;
@@ -437,7 +444,7 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                       count_evaluated(cx);
                       if (zero == deepest_zero && e.fits) any_fit_at_min = true;
                       if (!e.fits) {
-                        note_memory(tally, e);
+                        note_memory(tally, e, hw);
                         if (!cx.exhaustive && zero == deepest_zero) break;
                         continue;
                       }
@@ -509,7 +516,7 @@ void search_inference(const Context& cx, const std::vector<Option>& options, Top
             estimate_memory(cx.model, hw, l, cx.k, e);
             count_evaluated(cx);
             if (!e.fits) {
-              note_memory(tally, e);
+              note_memory(tally, e, hw);
               count(tally, Verdict::ok);
               continue;
             }
@@ -646,6 +653,11 @@ std::optional<Rejection> rejection_of(const Workload& w, const Option& o, const 
     if (t.min_total < kInf)
       detail = words("needs at least %.1f GB per GPU", units::bytes_to_gb(t.min_total)) +
                words(", %.1f GB available", units::bytes_to_gb(t.capacity));
+    if (t.min_host < kInf)
+      detail =
+          (t.min_total < kInf ? detail + "; " : std::string()) +
+          words("host memory: the offloaded states need at least %.0f GiB per node", units::bytes_to_gib(t.min_host)) +
+          words(", the instance has %.0f GiB", units::bytes_to_gib(t.host_capacity));
     r.reasons.push_back(reason_count(Reason::memory, t.memory, std::move(detail)));
   }
   if (r.reasons.empty()) return std::nullopt;

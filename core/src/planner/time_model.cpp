@@ -570,11 +570,13 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   // With CPU offload the step runs on the host (below).
   const bool offloaded = m.offload != Offload::none && !lora;
   const double optimizer_s = offloaded ? 0.0 : 32.0 * local_trained / hw.hbm_bytes_per_s;
-  // CPU offload's PCIe traffic: the shard's 16-bit gradients to the host and its updated 16-bit
-  // weights back each step; with the parameters offloaded, each forward and backward of a
-  // micro-batch also fetches them. On the critical path (DeepSpeed's default has no delayed update).
+  // CPU offload's PCIe traffic: each micro-batch's 16-bit gradients of the shard to the host
+  // (DeepSpeed accumulates them there, copying every reduced bucket of every backward) and the
+  // updated 16-bit weights back once a step; with the parameters offloaded, each forward and
+  // backward of a micro-batch also fetches them. On the critical path (DeepSpeed's default has no
+  // delayed update).
   const double offload_bytes =
-      offloaded ? 4.0 * local_trained +
+      offloaded ? 2.0 * micro_batches * local_trained + 2.0 * local_trained +
                       (m.offload == Offload::optimizer_and_params ? micro_batches * 4.0 * local_trained : 0.0)
                 : 0.0;
   // The host's optimizer step (DeepSpeed's CPU-Adam; constants.cpp): every GPU's process updates its

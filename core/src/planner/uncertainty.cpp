@@ -57,7 +57,7 @@ std::string pct(double v) {
 }  // namespace
 
 Interval throughput_interval(Architecture generation, Precision precision, JobKind kind, const Layout& l, int gpus,
-                             double seq_len, double mfu, bool moe, Engine engine) {
+                             double seq_len, double mfu, bool moe, Engine engine, double offload_share) {
   Interval out;
   if (kind == JobKind::inference) {
     // The engine's own check rows never fit (serving_bands.inc): TensorRT-LLM's tables are large and
@@ -126,6 +126,10 @@ Interval throughput_interval(Architecture generation, Precision precision, JobKi
     out.reasons.push_back("predicted MFU " + pct(mfu) + " is above " + best_words +
                           ": interval widened down to that run's MFU, not above the prediction");
   }
+  if (offload_share > 0.1)
+    widen(1.5, "CPU offload: " + pct(offload_share) +
+                   " of the step is the host's optimizer step and its transfers, which no published run in the "
+                   "calibration checks: interval widened");
   if (gpus > 3072)
     widen(1.5, "more GPUs (" + std::to_string(gpus) + ") than any calibration run (3072): interval widened");
   if (seq_len > 262144) widen(1.5, "sequence length beyond the calibration runs (262144): interval widened");

@@ -91,6 +91,7 @@ struct PreparedHardware {
   double host_memory_bytes = 0;     // the node's host memory (catalog memory_gib); 0: unknown
   int host_vcpus = 0;               // the node's host hardware threads (catalog vcpus); 0: unknown
   double pcie_bytes_per_s = 0;      // one GPU's PCIe x16 link, one direction (link_physics.hpp)
+  int pcie_gen = 0;                 // the catalog's PCIe generation of the GPU; 0: unstated (timed as Gen4)
   double context_bytes = 0;         // CUDA context and library workspaces of this generation
   double nccl_channel_factor = 1;   // NCCL channels relative to Ampere's (more NVLinks: more channels)
   double intra_busbw = 0;           // all-reduce bus bandwidth inside a node, bytes/s

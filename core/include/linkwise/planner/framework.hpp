@@ -32,4 +32,9 @@ Offload parse_offload(const std::string& text, const std::string& field = "job.o
 // hai-llm keeps AdamW's moments in BF16 beside the fp32 master (4 + 2 + 2 = 8; report section 3.3.3).
 double optimizer_state_bytes(Optimizer o, Framework f = Framework::auto_) noexcept;
 
+// CPU offload keeps the gradients on the host; on the GPU stays the reduce bucket they pass through:
+// DeepSpeed's zero_optimization.reduce_bucket_size, 5e8 elements by default (DeepSpeed config docs),
+// in 16 bits.
+inline constexpr double kOffloadReduceBucketBytes = 5e8 * 2.0;
+
 }  // namespace linkwise::planner

@@ -50,7 +50,9 @@ double best_published_mfu_any_generation(Precision precision) noexcept;
 // `generation` picks the band of its own runs where the calibration has them (Ampere, Hopper), the
 // pooled band ("*") otherwise.
 // `moe`, `engine`: serving plans take the band of their engine's published runs of that model kind.
+// `offload_share`: the share of the step CPU offload takes (no published run checks it: widened).
 Interval throughput_interval(Architecture generation, Precision precision, JobKind kind, const Layout& l, int gpus,
-                             double seq_len, double mfu, bool moe = false, Engine engine = Engine::auto_);
+                             double seq_len, double mfu, bool moe = false, Engine engine = Engine::auto_,
+                             double offload_share = 0);
 
 }  // namespace linkwise::planner
