@@ -59,13 +59,15 @@ void print_nccl(const ProbeReport& report, std::ostream& out) {
     }
   for (auto& [key, rows] : tables) {
     const auto& [collective, ranks, nodes] = key;
-    // nccl-tests' bus factor: algbw from busbw where the report has only busbw.
-    double factor = 1.0;
-    if (collective == "all-reduce" && ranks > 1) factor = 2.0 * (ranks - 1) / ranks;
-    else if ((collective == "all-gather" || collective == "reduce-scatter") && ranks > 1)
-      factor = double(ranks - 1) / ranks;
+    // nccl-tests' bus factor (core's rule, link_physics.hpp): algbw from busbw where the report has
+    // only busbw. A collective core does not name, or no rank count, leaves algbw unknown.
+    std::optional<double> factor;
+    try {
+      if (ranks >= 1) factor = probe::busbw_factor(probe::parse_collective(collective), ranks);
+    } catch (const Error&) {
+    }
     for (auto& [bytes, row] : rows)
-      if (!row.algbw && row.busbw) row.algbw = *row.busbw / factor;
+      if (!row.algbw && row.busbw && factor && *factor > 0) row.algbw = *row.busbw / *factor;
     out << "\nNCCL " << collective << ", " << ranks << " ranks on " << nodes << " node(s) (medians)\n";
     char line[160];
     std::snprintf(line, sizeof line, "%12s  %12s  %14s  %14s\n", "size", "time (us)", "algbw (GB/s)", "busbw (GB/s)");

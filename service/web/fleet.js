@@ -63,7 +63,60 @@
 
   function share(v, expected) { return v === null || expected === null || !expected ? null : v / expected; }
 
-  async function show(id, includeSynthetic) {
+  // One stored report, readable: where it came from, each claim's verdict on it, and every result
+  // (medians as the probes measured them; `linkwise report show` prints the same report as tables).
+  async function showReport(reportId) {
+    const box = document.getElementById('fleet-report');
+    let stored;
+    try {
+      stored = await api('/v1/probe-reports/' + encodeURIComponent(reportId));
+    } catch (err) {
+      box.replaceChildren(h('p', {class: 'note'}, 'No report #' + reportId + ' (see the message above).'));
+      throw err;
+    }
+    const env = (stored.report && stored.report.environment) || {};
+    const gpus = env.gpus || [];
+    const v = stored.validation || {verdicts: []};
+    const facts = [['instance', stored.instance], ['received (UTC)', stored.received_at], ['uploaded by', stored.uploaded_by],
+                   ['instance detected by', v.instance && v.instance.detected_by], ['GPUs', gpus.length ? `${gpus.length} × ${gpus[0].name}` : null],
+                   ['nodes, ranks', env.nodes !== undefined ? `${env.nodes}, ${env.ranks}` : null], ['created', env.created_at],
+                   ['host', env.hostname], ['driver / CUDA / NCCL', [env.driver_version, env.cuda_runtime_version, env.nccl_version].map(x => x || '–').join(' / ')]];
+    const verdicts = h('table', {id: 'report-verdicts'}, h('caption', {class: 'sr-only'}, 'Claims checked against report #' + reportId),
+      h('thead', {}, h('tr', {}, ['Claim', 'Measured', 'Expected', 'Share', 'Required', 'Verdict', 'What was measured']
+        .map((t, i) => h('th', {scope: 'col', class: i >= 1 && i <= 4 ? 'num' : null}, t)))),
+      h('tbody', {}, (v.verdicts || []).map(x => h('tr', {},
+        h('th', {scope: 'row'}, x.claim),
+        h('td', {class: 'num'}, fmt(x.measured), x.measured === null || x.measured === undefined ? null : [' ', h('small', {}, x.unit)]),
+        h('td', {class: 'num'}, fmt(x.expected), x.expected === null || x.expected === undefined ? null : [' ', h('small', {}, x.unit)]),
+        h('td', {class: 'num'}, x.efficiency === null || x.efficiency === undefined ? fmt(null) : num(x.efficiency * 100, 1) + '%'),
+        h('td', {class: 'num'}, num(x.min_efficiency * 100, 0) + '%'),
+        h('td', {}, h('span', {class: 'badge ' + x.verdict}, x.verdict)),
+        h('td', {class: 'note'}, x.measurement || x.reason || '')))));
+    const rows = [];
+    for (const probe of (stored.report && stored.report.probes) || []) {
+      if (!probe.results || !probe.results.length) {
+        rows.push(h('tr', {}, h('td', {}, probe.name), h('td', {colspan: 5, class: 'note'}, probe.status + (probe.reason ? ': ' + probe.reason : ''))));
+        continue;
+      }
+      for (const r of probe.results)
+        rows.push(h('tr', {}, h('td', {}, probe.name), h('td', {}, r.metric),
+          h('td', {class: 'note'}, Object.entries(r.labels || {}).map(([k, x]) => `${k} ${x}`).join(', ')),
+          h('td', {class: 'num'}, r.bytes ? num(r.bytes / 2 ** 20, 0) + ' MiB' : fmt(null)),
+          h('td', {class: 'num'}, fmt(r.stats && r.stats.median), ' ', h('small', {}, r.unit)),
+          h('td', {class: 'num'}, r.stats ? num(r.stats.count, 0) : fmt(null))));
+    }
+    box.replaceChildren(h('section', {class: 'panel', 'aria-labelledby': 'h-report'},
+      h('h2', {id: 'h-report'}, `Report #${reportId}`, stored.synthetic ? [' ', h('span', {class: 'badge warn'}, 'synthetic')] : null),
+      h('dl', {class: 'facts'}, facts.filter(([, x]) => x).map(([k, x]) => [h('dt', {}, k), h('dd', {}, String(x))])),
+      h('h3', {}, 'Claims on this report'), h('div', {class: 'table-wrap'}, verdicts),
+      h('h3', {}, 'Results (medians)'),
+      h('div', {class: 'table-wrap'}, h('table', {id: 'report-results'}, h('caption', {class: 'sr-only'}, 'Results of report #' + reportId),
+        h('thead', {}, h('tr', {}, ['Probe', 'Metric', 'Labels', 'Size', 'Median', 'Samples'].map((t, i) => h('th', {scope: 'col', class: i >= 3 ? 'num' : null}, t)))),
+        h('tbody', {}, rows))),
+      h('p', {class: 'note'}, 'The stored report as JSON: ', h('a', {href: '/v1/probe-reports/' + encodeURIComponent(reportId)}, '/v1/probe-reports/' + reportId), '.')));
+  }
+
+  async function show(id, includeSynthetic, reportId) {
     if (chart) { chart.destroy(); chart = null; }
     content.replaceChildren(h('p', {class: 'note'}, 'Loading ' + id + '…'));
     let validation, reports;
@@ -100,7 +153,8 @@
       const counts = {meets: 0, below: 0, 'cannot-check': 0};
       for (const x of v.verdicts) counts[x.verdict] = (counts[x.verdict] || 0) + 1;
       return h('tr', {},
-        h('td', {}, h('a', {href: '/v1/probe-reports/' + r.id, title: 'the stored report as JSON'}, '#' + r.id + ' (JSON)'),
+        h('td', {}, h('a', {href: LW.hashFor('fleet', Object.assign({instance: id, report: String(r.id)}, includeSynthetic ? {synthetic: '1'} : {})),
+                            title: 'the report\'s measurements and verdicts'}, '#' + r.id),
           r.synthetic ? [' ', h('span', {class: 'badge warn', title: 'a synthetic test report: listed, not counted in the verdicts'}, 'synthetic')] : null),
         h('td', {}, r.received_at), h('td', {}, r.uploaded_by),
         h('td', {}, v.instance && v.instance.detected_by ? v.instance.detected_by : ''),
@@ -109,6 +163,7 @@
     });
     const measurable = claims.filter(c => c.count > 0 && c.expected);
     content.replaceChildren(head,
+      reportId ? h('div', {id: 'fleet-report'}, h('p', {class: 'note'}, 'Loading report #' + reportId + '…')) : null,
       h('div', {class: 'table-wrap'}, table),
       h('h2', {}, 'Measured share of each claim'),
       h('p', {class: 'note'}, 'Bars span the lowest to the highest report (measured ÷ expected); the dot is the median; the dash is the share the verdict requires.'),
@@ -119,6 +174,7 @@
       h('div', {class: 'table-wrap'}, h('table', {id: 'reports-table'}, h('caption', {class: 'sr-only'}, 'Probe reports of ' + id),
         h('thead', {}, h('tr', {}, ['Report', 'Received (UTC)', 'Uploaded by', 'Instance detected by', 'Claims'].map(t => h('th', {scope: 'col'}, t)))),
         h('tbody', {}, reportRows))));
+    if (reportId) await showReport(reportId);
     if (!measurable.length) return;
     const Chart = await LW.chartjs();
     chart = new Chart(document.getElementById('chart-fleet'), {
@@ -154,7 +210,7 @@
       picker.elements.synthetic.checked = params.get('synthetic') === '1';
       // The stored reports' list, its links keeping the choice just restored.
       section.querySelector('#fleet-reported').replaceWith(reportedList((await reportsNow).items || []));
-      if (id) await show(id, params.get('synthetic') === '1');
+      if (id) await show(id, params.get('synthetic') === '1', params.get('report'));
       else content.replaceChildren(h('p', {class: 'note'}, 'Choose an instance type to see its reports.'));
     },
   });

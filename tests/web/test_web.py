@@ -358,6 +358,17 @@ def test_fleet_view_shows_an_uploaded_report(browser, web_server, artifacts):
     assert axis == "% of the expected figure"
     # The stored reports' links keep the choice.
     assert "synthetic=1" in browser.find_element(By.CSS_SELECTOR, "#fleet-reported a").get_attribute("href")
+    # A report opens readable in the page: its facts, each claim's verdict on it, every result.
+    browser.find_element(By.CSS_SELECTOR, "#reports-table tbody tr td a").click()
+    results = wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#report-results tbody tr"), what="the report's results")
+    stored = requests.get(web_server.url + "/v1/probe-reports/" + browser.current_url.split("report=")[1].split("&")[0],
+                          timeout=10).json()
+    assert len(results) == sum(max(1, len(p["results"])) for p in stored["report"]["probes"])
+    claims = [row.find_element(By.TAG_NAME, "th").text for row in browser.find_elements(By.CSS_SELECTOR, "#report-verdicts tbody tr")]
+    assert claims == [v["claim"] for v in stored["validation"]["verdicts"]]
+    assert "synthetic" in browser.find_element(By.ID, "h-report").text
+    browser.execute_script("document.getElementById('h-report').scrollIntoView()")
+    browser.save_screenshot(str(artifacts / "fleet-report.png"))
     browser.execute_script("document.querySelector('#fleet-content h2').scrollIntoView()")
     browser.save_screenshot(str(artifacts / "fleet.png"))
 
