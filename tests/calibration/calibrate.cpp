@@ -15,6 +15,7 @@
 // hash of the run id: two-fold cross-validation), or MosaicML alone (--fit-on mosaicml, holding out
 // NeMo and Megatron-LM entirely). Errors are reported for the fit set and the held-out runs.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -30,6 +31,7 @@
 #include "linkwise/error.hpp"
 #include "linkwise/planner.hpp"
 #include "linkwise/planner/framework_memory.hpp"
+#include "linkwise/planner/uncertainty.hpp"
 
 using namespace linkwise;
 using nlohmann::json;
@@ -127,9 +129,12 @@ std::string to_workload(const json& r, json& out) {
                                         : "pretrain"},
               {"seq_len", r["seq_len"]},
               {"global_batch", global_batch}};
-  job["precision"] = precision_text.find("fp8") != std::string::npos    ? "fp8"
-                     : precision_text.find("fp16") != std::string::npos ? "fp16"
-                                                                        : "bf16";
+  std::string precision_lower = precision_text;
+  for (char& c : precision_lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  job["precision"] = precision_lower.find("fp4") != std::string::npos    ? "fp4"
+                     : precision_lower.find("fp8") != std::string::npos  ? "fp8"
+                     : precision_lower.find("fp16") != std::string::npos ? "fp16"
+                                                                         : "bf16";
   int zero = 0;
   std::string recompute = "none";
   bool sequence_parallel = false;
@@ -960,7 +965,7 @@ int main(int argc, char** argv) {
     for (const Run& r : runs) {
       const planner::Workload& w = r.workload;
       const std::string gen(to_string(w.hardware->gpu.architecture));
-      const std::string prec = w.job.precision == planner::Precision::fp8 ? "fp8" : "16bit";
+      const std::string prec(planner::precision_class(w.job.precision));
       const std::string fam = w.layout.zero.value_or(1) == 3 ? "fsdp" : "3d";
       const double ratio = r.measured / predict(r, k);
       for (const std::string& key : {gen + "|" + prec + "|" + fam, gen + "|" + prec + "|*", gen + "|*|*",

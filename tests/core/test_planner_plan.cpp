@@ -210,6 +210,25 @@ TEST_CASE("a predicted MFU above every published run of its generation widens th
   CHECK(amd.reasons.back().find("the best published run of any generation (62%; none of cdna4)") != std::string::npos);
 }
 
+TEST_CASE("a generation with 5 published check runs takes its own band; one without is doubled") {
+  planner::Layout l;
+  l.zero = 1;
+  // Blackwell: no constant is fit on it, but MLPerf's and Megatron-Bridge's runs measure its error.
+  const planner::Interval blackwell =
+      planner::throughput_interval(Architecture::blackwell, planner::Precision::fp8, planner::JobKind::pretrain, l, 64,
+                                   8192, 0.30, false, planner::Engine::auto_);
+  CHECK_FALSE(blackwell.widened);
+  CHECK(blackwell.basis.find("(blackwell, fp8, 3d)") != std::string::npos);
+  // fp4 is its own precision class, not 16-bit.
+  const planner::Interval fp4 = planner::throughput_interval(Architecture::blackwell, planner::Precision::fp4,
+                                                             planner::JobKind::pretrain, l, 8, 8192, 0.20);
+  CHECK(fp4.basis.find("(blackwell, fp4, 3d)") != std::string::npos);
+  const planner::Interval ada = planner::throughput_interval(Architecture::ada, planner::Precision::bf16,
+                                                             planner::JobKind::pretrain, l, 8, 4096, 0.30);
+  CHECK(ada.widened);
+  CHECK(ada.reasons.front().find("interval doubled") != std::string::npos);
+}
+
 TEST_CASE("the bottleneck is the largest term of the step, the largest link term after it") {
   const Catalog catalog = Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
   const json doc =

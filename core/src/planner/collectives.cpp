@@ -83,9 +83,15 @@ Zero3Time zero3_micro_batch(const Zero3Units& u, const CommGroup& dp, const Comm
   return t;
 }
 
-double bucket_latency_s(double grad_bytes, const CommGroup& g, bool all_reduce, const PlannerConstants& k) noexcept {
-  if (g.n <= 1 || grad_bytes <= 0 || k.grad_bucket_bytes <= 0) return 0.0;
-  const double buckets = std::ceil(grad_bytes / k.grad_bucket_bytes);
+double megatron_grad_bucket_bytes(double dp_group, const PlannerConstants& k) noexcept {
+  return std::max(k.grad_bucket_bytes, 2.0 * 1e6 * dp_group);
+}
+
+double bucket_latency_s(double grad_bytes, const CommGroup& g, bool all_reduce, const PlannerConstants& k,
+                        double bucket_bytes) noexcept {
+  const double bucket_size = bucket_bytes > 0 ? bucket_bytes : k.grad_bucket_bytes;
+  if (g.n <= 1 || grad_bytes <= 0 || bucket_size <= 0) return 0.0;
+  const double buckets = std::ceil(grad_bytes / bucket_size);
   double per = 0;
   if (all_reduce) {
     // The latency part of the best all-reduce of one bucket.

@@ -215,8 +215,8 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   const double tp_busbw = tp_inside ? hw.intra_busbw : std::min(hw.intra_busbw, gpn * hw.nic_per_gpu);
   const double tp_latency = tp_inside ? hw.intra_latency_s : hw.inter_latency_s;
   const double cp_p2p = inside_nvlink_domain(hw, tp * cp, total_gpus) ? hw.intra_p2p : hw.nic_per_gpu;
-  const double dp_group = dp * cp;  // gradients are reduced over DP x CP
-  const double dp_domain = domain > gpn && total_gpus <= domain ? total_gpus : gpn;  // GPUs the DP ring finds on NVLink
+  const double dp_group = dp * cp;                                             // gradients are reduced over DP x CP
+  const double dp_domain = domain > gpn ? std::min(total_gpus, domain) : gpn;  // GPUs the DP ring finds on NVLink
   const double dp_per_node = std::min(dp_group, std::max(1.0, dp_domain / tp));
   const bool dp_inside_node = dp_group <= dp_per_node && tp * cp * dp <= dp_domain;
   const double dp_busbw = dp_inside_node ? hw.intra_busbw : std::min(hw.intra_busbw, dp_per_node * hw.nic_per_gpu);
@@ -559,7 +559,13 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
                             all_gather_s(expert_bytes, expert_group, expert_busbw, expert_latency);
       dp_comm = l.zero == 2 ? micro_batches * reduce_scatter + gather : reduce_scatter + gather;
       // One collective per gradient bucket, each with NCCL's latency at this group size (collectives.cpp).
-      dp_comm += (l.zero == 2 ? micro_batches : 1.0) * bucket_latency_s(grad_bytes, dp_comm_group, l.zero == 0, k);
+      // Megatron-Core (and the default profile, which holds memory as it does) grows its buckets with
+      // the DP x CP group; the other stacks keep a fixed bucket.
+      const bool megatron_buckets =
+          m.framework == Framework::auto_ || m.framework == Framework::megatron_core || m.framework == Framework::nemo;
+      const double bucket_bytes = megatron_buckets ? megatron_grad_bucket_bytes(dp_group, k) : k.grad_bucket_bytes;
+      dp_comm += (l.zero == 2 ? micro_batches : 1.0) *
+                 bucket_latency_s(grad_bytes, dp_comm_group, l.zero == 0, k, bucket_bytes);
       dp_exposed = std::max(0.0, dp_comm - k.dp_overlap * stage_bwd_mb);
     }
   }

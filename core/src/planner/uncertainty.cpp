@@ -40,6 +40,14 @@ std::optional<double> best_published_mfu(Architecture generation, Precision prec
   }
 }
 
+std::string_view precision_class(Precision precision) noexcept {
+  switch (precision) {
+    case Precision::fp8: return "fp8";
+    case Precision::fp4: return "fp4";
+    default: return "16bit";
+  }
+}
+
 double best_published_mfu_any_generation(Precision precision) noexcept {
   double best = 0;
   for (Architecture g : {Architecture::volta, Architecture::ampere, Architecture::hopper, Architecture::blackwell})
@@ -82,12 +90,16 @@ Interval throughput_interval(Architecture generation, Precision precision, JobKi
                           std::to_string(out.runs) + " runs, never fit; the engine profiles are fit on other rows)");
     return out;
   }
-  const std::string prec = precision == Precision::fp8 ? "fp8" : "16bit";
+  const std::string prec(precision_class(precision));
   const std::string family = l.zero == 3 ? "fsdp" : "3d";
   const bool calibrated_generation = generation == Architecture::ampere || generation == Architecture::hopper;
-  // The bands name generations as the catalog spells architectures (linkwise_calibrate --bands).
+  // The bands name generations as the catalog spells architectures (linkwise_calibrate --bands). A
+  // generation whose constants are not fit but whose published runs are checked (Blackwell: MLPerf,
+  // Megatron-Bridge) has a band of its own once 5 runs measure it: that band is its error.
   const std::string name(to_string(generation));
-  const std::string band_generation = calibrated_generation ? name : "*";
+  const bool own_band = std::any_of(residual_bands().begin(), residual_bands().end(),
+                                    [&](const ResidualBand& b) { return b.generation == name && b.runs >= 5; });
+  const std::string band_generation = calibrated_generation || own_band ? name : "*";
   for (const ResidualBand& b : residual_bands()) {
     if (!match(b.generation, band_generation) || !match(b.precision, prec) || !match(b.family, family) || b.runs < 5)
       continue;
@@ -109,7 +121,7 @@ Interval throughput_interval(Architecture generation, Precision precision, JobKi
     out.widened = true;
     out.reasons.push_back(std::move(why));
   };
-  if (!calibrated_generation)
+  if (!calibrated_generation && !own_band)
     widen(2.0, "no residual band of the " + name + " generation (fewer than 5 published runs): interval doubled");
   const std::optional<double> own = best_published_mfu(generation, precision);
   const double best = own ? *own : best_published_mfu_any_generation(precision);

@@ -54,6 +54,13 @@ Zero3Time zero3_micro_batch(const Zero3Units& u, const CommGroup& dp, const Comm
 // Extra latency of reducing `grad_bytes` in buckets of the framework's size (Megatron-Core's DDP
 // buckets, DeepSpeed's reduce_bucket_size, PyTorch DDP's 25 MB): one collective per bucket beyond
 // the one the bandwidth model already counts.
-double bucket_latency_s(double grad_bytes, const CommGroup& g, bool all_reduce, const PlannerConstants& k) noexcept;
+double bucket_latency_s(double grad_bytes, const CommGroup& g, bool all_reduce, const PlannerConstants& k,
+                        double bucket_bytes = 0) noexcept;
+
+// The gradient bucket of a ZeRO-0/1/2 reduction over `dp_group` ranks (DP x CP): Megatron-Core's
+// default, max(40M, 1M x dp_cp size) parameters, in 16 bits ("larger DP sizes need larger buckets to
+// ensure collectives do not become latency-bound": megatron/core/distributed/
+// distributed_data_parallel_config.py, bucket_size); k.grad_bucket_bytes is its 40M floor.
+double megatron_grad_bucket_bytes(double dp_group, const PlannerConstants& k) noexcept;
 
 }  // namespace linkwise::planner

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "linkwise/planner/engine.hpp"
@@ -46,6 +47,9 @@ struct Interval {
 // where the sets hold no run of it. The second: the highest over every generation with runs.
 std::optional<double> best_published_mfu(Architecture generation, Precision precision) noexcept;
 double best_published_mfu_any_generation(Precision precision) noexcept;
+
+// The residual bands' precision class: "16bit" (bf16, fp16), "fp8", "fp4".
+std::string_view precision_class(Precision precision) noexcept;
 
 // `generation` picks the band of its own runs where the calibration has them (Ampere, Hopper), the
 // pooled band ("*") otherwise.
