@@ -70,3 +70,13 @@ def test_workload_files_are_read_as_the_cli_reads_them(tmp_path):
     with pytest.raises(linkwise.InvalidInputError) as error:
         linkwise.Workload.from_json(twice)
     assert error.value.field == "model"
+
+
+@pytest.mark.parametrize("field, value", [("vcpus", 0), ("vcpus", 2**31), ("vcpus", "96"), ("memory_gib", -1),
+                                          ("memory_gib", float("nan")), ("memory_gib", 1e300)])
+def test_a_custom_host_field_out_of_range_names_it(field, value):
+    """The host a custom machine states (CPU offload): the same refusal as the CLI and REST."""
+    custom = {"gpu_model": "H100-SXM5-80GB", "gpu_count": 8, "intra_node_fabric": "nvswitch", field: value}
+    with pytest.raises(linkwise.InvalidInputError) as error:
+        linkwise.plan(dict(LLAMA_8B, hardware={"custom": custom}))
+    assert error.value.field == "hardware.custom." + field

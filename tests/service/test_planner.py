@@ -3,6 +3,8 @@ prints for the same workload, take a stored probe report in place of the catalog
 name the field of a bad workload."""
 import json
 
+import pytest
+
 import requests
 
 from conftest import REPO, run_cli
@@ -106,6 +108,37 @@ def test_bad_workloads_name_the_field(server):
     r = requests.post(server.url + "/v1/recommendations", data="{", timeout=10,
                       headers={"Content-Type": "application/json"})
     assert r.status_code == 400 and r.json()["field"] == "body", r.text
+
+
+@pytest.mark.parametrize("field, value", [
+    ("vcpus", 0), ("vcpus", -8), ("vcpus", 2**31), ("vcpus", 1e300), ("vcpus", 9.5), ("vcpus", "96"), ("vcpus", True),
+    ("memory_gib", 0), ("memory_gib", -1), ("memory_gib", 1e300), ("memory_gib", "2048"), ("memory_gib", [1]),
+])
+def test_a_custom_host_field_out_of_range_is_a_400_naming_it(server, field, value):
+    """The host a custom machine states (CPU offload's step and memory): every bad value is refused."""
+    workload = {"model": {"preset": "llama3.1-8b"},
+                "job": {"kind": "finetune", "seq_len": 4096, "global_batch": 64, "tokens": 1e9, "offload": "optimizer"},
+                "hardware": {"custom": {"gpu_model": "H100-SXM5-80GB", "gpu_count": 8, "intra_node_fabric": "nvswitch",
+                                        field: value}},
+                "layout": {"tp": 1, "pp": 1, "zero": 3}}
+    r = post(server, "/v1/plans", workload)
+    assert r.status_code == 400 and r.json()["field"] == "hardware.custom." + field, r.text
+
+
+def test_a_custom_host_times_the_offload_step_and_checks_its_memory(server):
+    workload = {"model": {"preset": "llama3.1-8b"},
+                "job": {"kind": "finetune", "seq_len": 4096, "global_batch": 64, "tokens": 1e9, "offload": "optimizer"},
+                "hardware": {"custom": {"gpu_model": "H100-SXM5-80GB", "gpu_count": 8, "intra_node_fabric": "nvswitch",
+                                        "vcpus": 96, "memory_gib": 1024}},
+                "layout": {"tp": 1, "pp": 1, "zero": 3}}
+    full = post(server, "/v1/plans", workload).json()
+    workload["hardware"]["custom"]["vcpus"] = 24
+    quarter = post(server, "/v1/plans", workload).json()
+    # A quarter of the reference host's threads: the host step takes 4x; the PCIe part is the same.
+    assert quarter["time_s"]["offload"] > full["time_s"]["offload"] * 2
+    workload["hardware"]["custom"]["memory_gib"] = 16
+    small = post(server, "/v1/plans", workload).json()
+    assert small["fits"] is False and small["why_not"][0].startswith("host memory:")
 
 
 def test_cached_answer_is_compressed_for_a_later_gzip_client(server):
