@@ -142,22 +142,19 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
                                 plan.memory_margin_gb) +
                             fmt("(+-%.0f%% of the total): the job may run out of memory", 100 * k.memory_error_band));
   const double nominal_gib = hw.instance.gpu_memory_gb > 0 ? hw.instance.gpu_memory_gb : hw.gpu.memory_gb;
-  if (w.job.kind != JobKind::inference && w.job.kind != JobKind::lora && w.job.offload != Offload::none)
+  if (w.job.kind != JobKind::inference && w.job.kind != JobKind::lora && w.job.offload != Offload::none) {
     plan.warnings.push_back(
         fmt("CPU offload adds %.3g s to the step (time_s.offload): ", e.offload) +
         fmt("the host's optimizer step %.3g s (DeepSpeed CPU-Adam's published rate, ZeRO-Offload Table 4, ",
             e.cpu_optimizer) +
-        (hw.instance.vcpus ? fmt("at %.0f%% for this host's vCPUs",
-                                 100 * std::min(1.0, *hw.instance.vcpus / k.cpu_adam_reference_vcpus))
-                           : std::string("at the reference host's rate: no vCPU count to scale it by")) +
+        (p.host_vcpus ? fmt("at %.0f%% for this host's vCPUs", 100 * cpu_adam_host_share(p, k))
+                      : std::string("at the reference host's rate: no vCPU count to scale it by")) +
         fmt(") and the PCIe transfers %.3g s", e.offload - e.cpu_optimizer) +
         (p.pcie_gen ? std::string()
                     : " (the catalog states no host link for " + hw.gpu.id + ": timed as PCIe Gen4 x16)") +
         (hw.instance.memory_gib ? fmt("; the host holds %.0f GiB of offloaded states",
                                       units::bytes_to_gib(e.host_offload_bytes * hw.instance.gpu_count))
                                 : std::string("; no host memory figure to check them against")));
-  if (w.job.kind != JobKind::inference && w.job.kind != JobKind::lora && w.job.offload != Offload::none &&
-      e.offload > 0) {
     // Offload only buys memory: say so where the same layout fits on the GPUs without it.
     Job on_gpus = w.job;
     on_gpus.offload = Offload::none;

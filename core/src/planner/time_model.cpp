@@ -590,8 +590,8 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   // by default), so the node's shards take the host's rate in turn. Other optimizers in proportion
   // to the fp32 state bytes they stream (the step is bound by the host's DRAM, not its cores). A
   // host of unknown size is taken as the reference host (the plan says so).
-  const double host_share = hw.host_vcpus > 0 ? std::min(1.0, hw.host_vcpus / k.cpu_adam_reference_vcpus) : 1.0;
-  const double cpu_rate = k.cpu_adam_params_per_s * host_share * optimizer_state_bytes(Optimizer::adamw, m.framework) /
+  const double cpu_rate = k.cpu_adam_params_per_s * cpu_adam_host_share(hw, k) *
+                          optimizer_state_bytes(Optimizer::adamw, m.framework) /
                           optimizer_state_bytes(m.optimizer, m.framework);
   out.cpu_optimizer = offloaded ? local_trained * hw.gpus_per_node / cpu_rate : 0.0;
   out.offload = (hw.pcie_bytes_per_s > 0 ? offload_bytes / hw.pcie_bytes_per_s : 0.0) + out.cpu_optimizer;

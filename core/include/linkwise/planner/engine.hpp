@@ -161,6 +161,13 @@ struct Estimate {
 
 PreparedModel prepare_model(const ModelShape& model, const Job& job);
 
+// The share of the reference host's CPU-Adam rate a node's host reaches (constants.cpp): its vCPUs
+// over the reference's, never above 1; a host of unknown size is taken as the reference.
+inline double cpu_adam_host_share(const PreparedHardware& hw, const PlannerConstants& k) noexcept {
+  return hw.host_vcpus > 0 && k.cpu_adam_reference_vcpus > 0 ? std::min(1.0, hw.host_vcpus / k.cpu_adam_reference_vcpus)
+                                                             : 1.0;
+}
+
 struct PreparedLinksInfo {
   std::string intra_node;  // "claimed: catalog <url>" or "measured: <report>"
   std::string inter_node;
