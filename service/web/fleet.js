@@ -163,7 +163,8 @@
     });
     const measurable = claims.filter(c => c.count > 0 && c.expected);
     content.replaceChildren(head,
-      reportId ? h('div', {id: 'fleet-report'}, h('p', {class: 'note'}, 'Loading report #' + reportId + '…')) : null,
+      // The DOM's replaceChildren writes a null out as text: only the nodes there are.
+      ...(reportId ? [h('div', {id: 'fleet-report'}, h('p', {class: 'note'}, 'Loading report #' + reportId + '…'))] : []),
       h('div', {class: 'table-wrap'}, table),
       h('h2', {}, 'Measured share of each claim'),
       h('p', {class: 'note'}, 'Bars span the lowest to the highest report (measured ÷ expected); the dot is the median; the dash is the share the verdict requires.'),

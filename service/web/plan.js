@@ -20,8 +20,10 @@
   // The words a plan is read in, shown as column tooltips and in "How to read a plan".
   const GLOSSARY = {
     layout: 'TP: tensor parallel (each layer split over this many GPUs). PP: pipeline parallel (layers split into stages). ' +
-            'DP: data parallel (model copies). CP: context parallel (the sequence split). VP: virtual pipeline stages per GPU. ' +
-            'EP: expert parallel (experts spread over GPUs). mb: micro-batch (sequences per pass). ZeRO: how far optimizer states, ' +
+            'DP: data parallel (model copies); for serving, replicas (engines each serving their own requests). ' +
+            'CP: context parallel (the sequence split). VP: virtual pipeline stages per GPU. ' +
+            'EP: expert parallel (experts spread over GPUs). ETP: expert tensor parallel (each expert split over this many GPUs). ' +
+            'mb: micro-batch (sequences per pass). ZeRO: how far optimizer states, ' +
             'gradients (2) and weights (3) are sharded over the data-parallel GPUs.',
     step: 'time of one optimizer step (one global batch)',
     decode: 'time per output token: one engine step that decodes every running sequence',
@@ -30,7 +32,7 @@
     margin: 'GPU memory left per GPU after the planner\'s predicted peak',
     tight: 'fits, but inside the memory model\'s measured error band: it may run out of memory',
     bottleneck: 'the largest term of the step: compute, or the link (NVLink, network, HBM, PCIe) that holds it back',
-    interval: 'p10–p90: the range in which 8 of 10 published runs like this one landed, measured against the prediction',
+    interval: 'the range in which 8 of 10 published runs like this one landed, measured against the prediction',
   };
   const section = document.getElementById('view-plan');
   let built = false;
@@ -132,7 +134,7 @@
   }
 
   function glossary() {
-    const terms = [['TP, PP, DP, CP, VP, EP, mb, ZeRO', GLOSSARY.layout], ['Step', GLOSSARY.step], ['Decode step', GLOSSARY.decode],
+    const terms = [['TP, PP, DP, replicas, CP, VP, EP, ETP, mb, ZeRO', GLOSSARY.layout], ['Step', GLOSSARY.step], ['Decode step', GLOSSARY.decode],
                    ['MFU', GLOSSARY.mfu], ['TTFT', GLOSSARY.ttft], ['Memory margin', GLOSSARY.margin], ['tight', GLOSSARY.tight],
                    ['Bottleneck', GLOSSARY.bottleneck], ['p10–p90', GLOSSARY.interval],
                    ['Example', 'loads data/examples/recommend-llama3.1-70b.json: pre-training Llama 3.1 70B on 10¹² tokens, ' +

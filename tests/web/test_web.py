@@ -341,6 +341,8 @@ def test_fleet_view_shows_an_uploaded_report(browser, web_server, artifacts):
     counts = browser.find_element(By.ID, "fleet-counts").text
     assert "0 reports counted" in counts and "2 synthetic test reports stored and not counted" in counts
     assert browser.find_elements(By.ID, "fleet-no-chart") and not browser.find_elements(By.ID, "chart-fleet")
+    # Nothing but the view's own parts: no stray "null" where no report is selected.
+    assert "null" not in browser.find_element(By.ID, "fleet-content").text.split()
     # Counted on request (the API's include_synthetic, kept in the URL): the chart draws every claim
     # the two reports measure against an expected figure, and the claims table shows their units.
     browser.find_element(By.ID, "fleet-synthetic").click()
