@@ -39,7 +39,8 @@ struct Tally {
   long long feasible = 0, outranked = 0;  // offered to the top K; subtrees skipped as worse than it
   long long memory = 0, deadline = 0, budget = 0, latency = 0;
   double min_total = kInf, capacity = 0;  // bytes: the smallest need that did not fit
-  // CPU offload: the smallest host memory a layout that fit the GPUs needed per node, and the node's
+  // CPU offload: the smallest host memory (bytes per node) a layout that fit the GPUs needed, and
+  // the node's host memory
   double min_host = kInf, host_capacity = 0;
   double best_hours = kInf, best_cost = kInf, best_tpot_ms = kInf;
 };
