@@ -43,8 +43,10 @@ struct Run {
   planner::Workload workload;
   double measured = 0;  // tokens/s per GPU
   bool fit_set = false;
-  bool moe_fit = false;   // in the MoE fit set (--moe-fit-set): fits the MoE constants only (--fit-moe)
-  bool cdna_fit = false;  // in the AMD Instinct fit set (--cdna-fit-set): fits gemm_efficiency_cdna only (--fit-cdna)
+  bool moe_fit = false;  // in the MoE fit set (--moe-fit-set): fits the MoE constants only (--fit-moe)
+  // In a generation's fit set (--cdna-fit-set, --blackwell-fit-set): fits that generation's GEMM
+  // efficiency only (--fit-cdna, --fit-blackwell); its label ("cdna", "blackwell") names the set.
+  std::string generation_fit;
 };
 
 struct Node {
@@ -744,24 +746,27 @@ bool scale_report(const Catalog& catalog, const planner::PlannerConstants& k, do
   return ok;
 }
 
-// AMD Instinct's GEMM ceiling alone, on the AMD fit set (--cdna-fit-set), every other constant held
-// at its shipped value: no NVIDIA run depends on it, and no NVIDIA constant is fit on AMD's runs.
-void fit_cdna(const std::vector<Run>& runs, planner::PlannerConstants& k) {
-  // hipBLASLt's large BF16 GEMMs reach 0.3 to 0.9 of the MI300X/MI325X dense peak in published
-  // microbenchmarks; the bounds leave the fit room on both sides.
-  std::vector<FitParam> params = {{"gemm_efficiency_cdna", &k.gemm_efficiency_cdna, 0.3, 0.9}};
-  auto cdna_loss = [&] {
+// One generation's GEMM ceiling alone, on that generation's fit set, every other constant held at
+// its shipped value: no other generation's run depends on it, and no other constant is fit on these
+// runs. The bounds (0.3 to 0.9 of the dense peak) leave the fit room on both sides: hipBLASLt's large
+// BF16 GEMMs reach 0.3 to 0.9 of the MI300X/MI325X peak in published microbenchmarks, and the NVIDIA
+// generations' fit values are 0.71 (Hopper) and 0.83 (Ampere).
+void fit_generation(const std::vector<Run>& runs, const std::string& generation,
+                    double planner::PlannerConstants::*constant, const char* constant_name,
+                    planner::PlannerConstants& k) {
+  std::vector<FitParam> params = {{constant_name, &(k.*constant), 0.3, 0.9}};
+  auto generation_loss = [&] {
     double total = 0;
     int n = 0;
     for (const Run& r : runs) {
-      if (!r.cdna_fit) continue;
+      if (r.generation_fit != generation) continue;
       total += std::fabs(std::log(predict(r, k) / r.measured));
       ++n;
     }
     return n ? total / n : 0.0;
   };
-  const double final_loss = coordinate_descent(params, cdna_loss);
-  std::printf("cdna fit: loss %.4f\n    c.gemm_efficiency_cdna = %.4g;\n", final_loss, k.gemm_efficiency_cdna);
+  const double final_loss = coordinate_descent(params, generation_loss);
+  std::printf("%s fit: loss %.4f\n    c.%s = %.4g;\n", generation.c_str(), final_loss, constant_name, k.*constant);
 }
 
 }  // namespace
@@ -771,8 +776,11 @@ int main(int argc, char** argv) {
   std::string check_set_path;  // held-out runs from other sources (tests/calibration/check_runs.json)
   std::string moe_fit_path;    // MoE fit set (tests/calibration/moe_fit_runs.json), fit by --fit-moe only
   bool do_fit_moe = false;
-  std::string cdna_fit_path;  // AMD Instinct fit set (tests/calibration/cdna_fit_runs.json), fit by --fit-cdna only
-  bool do_fit_cdna = false;
+  // Generation fit sets: AMD Instinct (tests/calibration/cdna_fit_runs.json) and Blackwell
+  // (tests/calibration/blackwell_fit_runs.json), each fitting its GEMM efficiency only (--fit-cdna,
+  // --fit-blackwell).
+  std::string cdna_fit_path, blackwell_fit_path;
+  bool do_fit_cdna = false, do_fit_blackwell = false;
   std::string data_dir = LINKWISE_DATA_DIR;
   bool table = false, do_fit = false, do_fit_memory = false, bands = false;
   std::string memory_runs_path = LINKWISE_CALIBRATION_DIR "/memory_runs.json";
@@ -790,6 +798,8 @@ int main(int argc, char** argv) {
   // --write-held-out FILE: each held-out run's id and |error|, one per line (tab-separated), for
   // linkwise_calibrate_inference --moe-training-check to pool with its MoE serving check rows.
   std::string held_out_path;
+  // --workload ID: print that run's workload JSON (to plan it with `linkwise plan` and read its step).
+  std::string workload_id;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs_path = argv[++i];
     else if (!std::strcmp(argv[i], "--check-set") && i + 1 < argc) check_set_path = argv[++i];
@@ -797,6 +807,8 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--fit-moe")) do_fit_moe = true;
     else if (!std::strcmp(argv[i], "--cdna-fit-set") && i + 1 < argc) cdna_fit_path = argv[++i];
     else if (!std::strcmp(argv[i], "--fit-cdna")) do_fit_cdna = true;
+    else if (!std::strcmp(argv[i], "--blackwell-fit-set") && i + 1 < argc) blackwell_fit_path = argv[++i];
+    else if (!std::strcmp(argv[i], "--fit-blackwell")) do_fit_blackwell = true;
     else if (!std::strcmp(argv[i], "--data") && i + 1 < argc) data_dir = argv[++i];
     else if (!std::strcmp(argv[i], "--table")) table = true;
     else if (!std::strcmp(argv[i], "--fit")) do_fit = true;
@@ -816,6 +828,7 @@ int main(int argc, char** argv) {
       const std::string name = argv[++i];
       group_limits["check: " + name] = std::atof(argv[++i]);
     } else if (!std::strcmp(argv[i], "--write-held-out") && i + 1 < argc) held_out_path = argv[++i];
+    else if (!std::strcmp(argv[i], "--workload") && i + 1 < argc) workload_id = argv[++i];
     else if (!std::strcmp(argv[i], "--scale")) scale = true;
     else if (!std::strcmp(argv[i], "--scale-check") && i + 2 < argc) {
       scale = true;
@@ -826,9 +839,10 @@ int main(int argc, char** argv) {
       max_holdout_median = std::atof(argv[++i]);
     } else {
       std::fprintf(stderr,
-                   "usage: %s [--runs FILE] [--check-set FILE] [--moe-fit-set FILE] [--cdna-fit-set FILE] [--data DIR] "
-                   "[--table] [--fit] [--fit-moe] [--fit-cdna] [--fit-on all|half-a|half-b|mosaicml] [--check FIT "
-                   "HOLDOUT] [--write-held-out FILE]\n",
+                   "usage: %s [--runs FILE] [--check-set FILE] [--moe-fit-set FILE] [--cdna-fit-set FILE] "
+                   "[--blackwell-fit-set FILE] [--data DIR] [--table] [--fit] [--fit-moe] [--fit-cdna] "
+                   "[--fit-blackwell] [--fit-on all|half-a|half-b|mosaicml] [--check FIT "
+                   "HOLDOUT] [--write-held-out FILE] [--workload ID]\n",
                    argv[0]);
       return 2;
     }
@@ -838,12 +852,14 @@ int main(int argc, char** argv) {
   std::map<std::string, int> unusable;
   // Runs of the check set are never fit: they are held out whatever --fit-on says. The MoE fit
   // set's runs fit the MoE constants only (--fit-moe) and are reported apart ("moe fit: ").
-  // The AMD fit set's runs fit gemm_efficiency_cdna only (--fit-cdna), reported as "cdna fit: ".
-  enum class Set { fit, check, moe_fit, cdna_fit };
+  // A generation fit set's runs fit that generation's GEMM efficiency only (--fit-cdna,
+  // --fit-blackwell), reported as "cdna fit: " and "blackwell fit: ".
+  enum class Set { fit, check, moe_fit, cdna_fit, blackwell_fit };
   std::vector<std::pair<std::string, Set>> files = {{runs_path, Set::fit}};
   if (!check_set_path.empty()) files.push_back({check_set_path, Set::check});
   if (!moe_fit_path.empty()) files.push_back({moe_fit_path, Set::moe_fit});
   if (!cdna_fit_path.empty()) files.push_back({cdna_fit_path, Set::cdna_fit});
+  if (!blackwell_fit_path.empty()) files.push_back({blackwell_fit_path, Set::blackwell_fit});
   for (const auto& [path, set] : files) {
     const bool check_set = set == Set::check;
     std::ifstream in(path);
@@ -858,6 +874,10 @@ int main(int argc, char** argv) {
       if (!reason.empty()) {
         ++unusable[reason];
         continue;
+      }
+      if (!workload_id.empty() && r["id"] == workload_id) {
+        std::printf("%s\n", workload.dump(2).c_str());
+        return 0;
       }
       Run run;
       run.id = r["id"].get<std::string>();
@@ -881,11 +901,11 @@ int main(int argc, char** argv) {
         run.group = "moe fit: " + run.group;
         run.subgroup = "moe fit: " + run.subgroup;
       }
-      if (set == Set::cdna_fit) {
+      if (set == Set::cdna_fit || set == Set::blackwell_fit) {
         run.fit_set = false;
-        run.cdna_fit = true;
-        run.group = "cdna fit: " + run.group;
-        run.subgroup = "cdna fit: " + run.subgroup;
+        run.generation_fit = set == Set::cdna_fit ? "cdna" : "blackwell";
+        run.group = run.generation_fit + " fit: " + run.group;
+        run.subgroup = run.generation_fit + " fit: " + run.subgroup;
       }
       try {
         run.workload = planner::parse_workload(workload, catalog);
@@ -905,7 +925,11 @@ int main(int argc, char** argv) {
   planner::PlannerConstants k = planner::default_constants();
   if (do_fit) fit(runs, k);
   if (do_fit_moe) fit_moe(runs, k);
-  if (do_fit_cdna) fit_cdna(runs, k);
+  if (do_fit_cdna)
+    fit_generation(runs, "cdna", &planner::PlannerConstants::gemm_efficiency_cdna, "gemm_efficiency_cdna", k);
+  if (do_fit_blackwell)
+    fit_generation(runs, "blackwell", &planner::PlannerConstants::gemm_efficiency_blackwell,
+                   "gemm_efficiency_blackwell", k);
 
   std::map<std::string, std::vector<double>> abs_err, signed_err;
   int not_fitting = 0;
@@ -922,16 +946,18 @@ int main(int argc, char** argv) {
     bool fits = false;
     const double pred = predict(r, k, &fits);
     const double err = pred / r.measured - 1.0;
-    if (held_out && !r.fit_set && !r.moe_fit && !r.cdna_fit) held_out << r.id << '\t' << std::fabs(err) << '\n';
+    if (held_out && !r.fit_set && !r.moe_fit && r.generation_fit.empty())
+      held_out << r.id << '\t' << std::fabs(err) << '\n';
     not_fitting += !fits;
     for (const std::string& g : {r.group, r.subgroup}) {
       abs_err[g].push_back(std::fabs(err));
       signed_err[g].push_back(err);
     }
-    abs_err[r.moe_fit    ? "ALL MoE fit set"
-            : r.cdna_fit ? "ALL AMD Instinct fit set"
-            : r.fit_set  ? "ALL fit set"
-                         : "ALL held out"]
+    abs_err[r.moe_fit                         ? "ALL MoE fit set"
+            : r.generation_fit == "cdna"      ? "ALL AMD Instinct fit set"
+            : r.generation_fit == "blackwell" ? "ALL Blackwell fit set"
+            : r.fit_set                       ? "ALL fit set"
+                                              : "ALL held out"]
         .push_back(std::fabs(err));
     if (table)
       std::printf("%-62s %9.0f %9.0f %+6.1f%% %s\n", r.id.c_str(), r.measured, pred, 100 * err, fits ? "yes" : "NO");

@@ -566,7 +566,14 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
       const double bucket_bytes = megatron_buckets ? megatron_grad_bucket_bytes(dp_group, k) : k.grad_bucket_bytes;
       dp_comm += (l.zero == 2 ? micro_batches : 1.0) *
                  bucket_latency_s(grad_bytes, dp_comm_group, l.zero == 0, k, bucket_bytes);
-      dp_exposed = std::max(0.0, dp_comm - k.dp_overlap * stage_bwd_mb);
+      // Megatron-Core's distributed optimizer gathers the updated parameters layer by layer during
+      // the next step's first forward (overlap_param_gather, set by NeMo's and Megatron Bridge's
+      // recipes; NeMo 25.09 docs, "Communication Overlap"), so only the gradients' reduce-scatter
+      // waits on the last backward. Other stacks gather after the optimizer step, in the open.
+      if (megatron_buckets && l.zero == 1)
+        dp_exposed = std::max(0.0, dp_comm - gather - k.dp_overlap * stage_bwd_mb) +
+                     std::max(0.0, gather - k.dp_overlap * stage_fwd_mb);
+      else dp_exposed = std::max(0.0, dp_comm - k.dp_overlap * stage_bwd_mb);
     }
   }
 
