@@ -204,3 +204,28 @@ TEST_CASE("a search budget bounds the layouts evaluated and can stop a search, u
                   planner::SearchStopped);
   CHECK(polls == 1);
 }
+
+TEST_CASE("CPU offload onto a host of unknown size ranks after one whose size is known, and says why") {
+  // Two A100 nodes alike but for the host: the cheaper states no memory or vCPUs (as some catalog
+  // records do), so neither its room for the offloaded states nor its optimizer rate is checked.
+  const Gpu a100 = planner_test::a100_80();
+  Instance known = planner_test::node(a100, "aws", "p4de.24xlarge", Fabric::nvswitch, 400, 40.97);
+  known.vcpus = 96;
+  known.memory_gib = 1152;
+  Instance unknown = planner_test::node(a100, "crusoe", "a100-80gb-sxm-ib.8x", Fabric::nvswitch, 400, 14.0);
+  const Catalog catalog({a100}, {known, unknown});
+  json doc = json::parse(R"({"model": {"preset": "llama3.1-8b"},
+     "job": {"kind": "finetune", "seq_len": 4096, "global_batch": 32, "tokens": 1e9, "offload": "optimizer"},
+     "constraints": {"max_nodes": 1}})");
+  const json r = planner::recommend_json(doc, catalog, 3);
+  REQUIRE(r["results"].size() >= 2);
+  CHECK(r["results"][0]["instance"] == known.id);
+  for (const json& p : r["results"]) {
+    const bool unchecked = p["instance"] == unknown.id;
+    CHECK((p["why"].get<std::string>().find("a host the catalog gives no memory or vCPU figure for") !=
+           std::string::npos) == unchecked);
+  }
+  // Without offload the host does not matter: the cheaper machine ranks first.
+  doc["job"].erase("offload");
+  CHECK(planner::recommend_json(doc, catalog, 1)["results"][0]["instance"] == unknown.id);
+}

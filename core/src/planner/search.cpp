@@ -54,25 +54,27 @@ struct Candidate {
   Estimate estimate;
 };
 
-// A strict total order: plans whose memory clears the model's error band before `tight` ones (a
-// cheaper plan that may run out of memory is not the better buy), then the objective, then less
+// A plan the planner cannot vouch for: its memory inside the model's error band (`tight`), or CPU
+// offload onto a host whose size the catalog does not state (neither its memory nor its optimizer
+// rate checked). A cheaper plan that may run out of memory is not the better buy.
+bool unsure(const Candidate& c) { return c.estimate.tight || c.estimate.host_unchecked; }
+
+// A strict total order: plans the planner can vouch for first, then the objective, then less
 // memory, then the layout's numbers.
 auto key(const Candidate& c) {
   const Layout& l = c.layout;
-  return std::make_tuple(c.estimate.tight, c.objective, c.option, c.nodes, l.tp, l.pp, l.cp, l.dp, l.ep, l.etp,
-                         l.micro_batch, l.virtual_stages, c.estimate.total, l.zero, int(l.recompute),
-                         int(l.sequence_parallel), int(l.overlap_a2a));
+  return std::make_tuple(unsure(c), c.objective, c.option, c.nodes, l.tp, l.pp, l.cp, l.dp, l.ep, l.etp, l.micro_batch,
+                         l.virtual_stages, c.estimate.total, l.zero, int(l.recompute), int(l.sequence_parallel),
+                         int(l.overlap_a2a));
 }
 bool better(const Candidate& a, const Candidate& b) { return key(a) < key(b); }
 
 class TopK {
  public:
   explicit TopK(int k) : k_(k) { items_.reserve(k + 1); }
-  // A subtree whose objective bound is above this cannot enter. While the k-th plan is `tight`,
-  // any plan that clears the band outranks it whatever its objective: nothing can be skipped.
-  double threshold() const {
-    return int(items_.size()) < k_ || items_.back().estimate.tight ? kInf : items_.back().objective;
-  }
+  // A subtree whose objective bound is above this cannot enter. While the k-th plan is unsure,
+  // any plan the planner can vouch for outranks it whatever its objective: nothing can be skipped.
+  double threshold() const { return int(items_.size()) < k_ || unsure(items_.back()) ? kInf : items_.back().objective; }
   void offer(const Candidate& c) {
     if (int(items_.size()) == k_ && !better(c, items_.back())) return;
     auto at = std::upper_bound(items_.begin(), items_.end(), c, better);
@@ -564,6 +566,9 @@ std::string why_words(const Workload& w, const Plan& p, int rank) {
                   100 * p.memory_error_band);
     out += buf;
   }
+  if (p.raw.host_unchecked)
+    out += "; CPU offload onto a host the catalog gives no memory or vCPU figure for (not checked; no plan the "
+           "search found offloads onto a host of known size)";
   if (p.kind != JobKind::inference)
     out += "; ZeRO-" + std::to_string(p.layout.zero) + " with " +
            (p.layout.recompute == Recompute::none ? std::string("no") : std::string(to_string(p.layout.recompute))) +

@@ -155,6 +155,10 @@ struct Estimate {
   // gradients and weights plus the host's optimizer step (cpu_optimizer, part of offload).
   double host_offload_bytes = 0;
   bool host_fits = true;
+  // Offloaded onto a host whose memory or vCPUs the catalog does not state: the host memory is not
+  // checked and the optimizer step is timed at the reference host's rate (recommend ranks such plans
+  // after those it could check, as it does `tight` ones).
+  bool host_unchecked = false;
   double offload = 0;
   double cpu_optimizer = 0;
 };
