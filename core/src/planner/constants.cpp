@@ -47,7 +47,7 @@ const PlannerConstants& default_constants() {
     c.fp8_gemm_efficiency_ratio = 1.0;
     c.attention_efficiency_ampere = 0.3165;
     c.attention_efficiency_hopper = 0.174;
-    derive_uncalibrated_efficiencies(c);  // Volta, Ada, Blackwell: no data
+    derive_uncalibrated_efficiencies(c);  // Volta, Ada: no data (and Blackwell's attention)
     // AMD Instinct (CDNA 3 and 4): ROCm's GEMMs (hipBLASLt) and kernels reach a smaller share of the
     // dense peak than the NVIDIA generations' fit. Fit by `linkwise_calibrate --cdna-fit-set
     // tests/calibration/cdna_fit_runs.json --fit-cdna` on its one fit row, AMD's published MI325X
@@ -55,6 +55,12 @@ const PlannerConstants& default_constants() {
     // results, rocm/primus v26.1); checked, never fit, on AMD's MI325X FP8 rows and its MLPerf
     // Training v5.1 MI355X Llama 3.1 8B run (check_runs.json, docs/calibration.md "AMD Instinct").
     c.gemm_efficiency_cdna = 0.5851;
+    // Blackwell (B200, B300, GB200, GB300): fit by `linkwise_calibrate --blackwell-fit-set
+    // tests/calibration/blackwell_fit_runs.json --fit-blackwell` on NVIDIA's 12 published dense FP8
+    // pre-training rows of the NeMo 25.02 (DGX-B200) and 25.04 (DGX-GB200) performance tables, every
+    // other constant held; checked, never fit, on MLPerf Training's Blackwell runs and Megatron
+    // Bridge 25.11's B200 rows (docs/calibration.md "Blackwell's GEMM efficiency").
+    c.gemm_efficiency_blackwell = 0.5432;
     c.fp8_cast_passes = 1.258;
     c.fp8_gemm_overhead_s = 1e-6;
     c.elementwise_passes = 7.737;
@@ -143,43 +149,42 @@ const PlannerConstants& default_constants() {
     // on the MoE fit set (36 runs: 22 Megatron-Bridge 25.11/25.09 performance-summary rows and 14 of
     // Megatron-Core's own published recipes, Megatron-MoE-ModelZoo and the DeepSeek-V3 GB200 guide:
     // DeepSeek-V3, Qwen3-30B-A3B, Qwen3-235B-A22B, Mixtral-8x22B, gpt-oss-120b on H100/B200/GB200/
-    // GB300; tests/calibration/DATA.md), the dense constants above held fixed; loss 0.200, median
-    // |error| 17.2% on that set (refit after the expert-DP group was priced on its own NICs,
-    // time_model.cpp). Checked, never fit, on moe_check_runs.json (Megatron-Bridge 26.02, NeMo,
-    // NeMo AutoModel): 24.6% -> 17.6% -> 16.5% over its 30 runs (docs/calibration.md).
+    // GB300; tests/calibration/DATA.md), the dense constants above held fixed; loss 0.188, median
+    // |error| 13.5% on that set (refit after Blackwell's GEMM efficiency was fit, which these
+    // constants had absorbed on the Blackwell rows). Checked, never fit, on moe_check_runs.json
+    // (Megatron-Bridge 26.02, NeMo, NeMo AutoModel): 24.6% -> 17.6% -> 16.5% -> 16.1% over its 30
+    // runs (docs/calibration.md "Blackwell's GEMM efficiency").
     // moe_gemm_half_dim: a grouped GEMM whose smallest dimension n (rows per local expert, expert
-    // width, hidden) is n runs at n / (n + 950) of the dense ceiling: 0.45 for Qwen3-30B-A3B's
-    // 768-wide experts, 0.68 for DeepSeek-V3's 2048, 0.81 for Mixtral's 4096. It also absorbs what
-    // the dense constants miss on Blackwell (uncalibrated, derive_uncalibrated_efficiencies).
-    // moe_layer_overhead_s: 1.72 ms of host time per MoE layer per pass per micro-batch (router,
+    // width, hidden) is n runs at n / (n + 1328) of the dense ceiling: 0.37 for Qwen3-30B-A3B's
+    // 768-wide experts, 0.61 for DeepSeek-V3's 2048, 0.76 for Mixtral's 4096.
+    // moe_layer_overhead_s: 0.55 ms of host time per MoE layer per pass per micro-batch (router,
     // permute and dispatcher kernels, the dropless dispatcher's host sync), of which a pass with
-    // moe_host_hide_s = 0.62 ms of GPU work hides half (time_model.cpp moe_host_exposed_s; Megatron-
-    // LM's DeepSeek-V3 GB200 guide names this host overhead and the sync). moe_permute_passes: 11.6
-    // memory passes over the routed rows, more than permute/unpermute's 4: it takes the memory-bound
-    // work of fine-grained experts the model does not itemise (padding, FP8 casts of routed rows).
-    c.moe_permute_passes = 11.55;
-    c.moe_gemm_half_dim = 950.5;
-    c.moe_layer_overhead_s = 1.715e-3;
-    c.moe_host_hide_s = 0.6154e-3;
+    // moe_host_hide_s = 2.6 ms of GPU work hides half (time_model.cpp moe_host_exposed_s; Megatron-
+    // LM's DeepSeek-V3 GB200 guide names this host overhead and the sync). moe_permute_passes: 4.8
+    // memory passes over the routed rows, about permute and unpermute's own 4.
+    c.moe_permute_passes = 4.837;
+    c.moe_gemm_half_dim = 1328;
+    c.moe_layer_overhead_s = 0.5468e-3;
+    c.moe_host_hide_s = 2.626e-3;
     // Serving (inference jobs) only, MoE layers only (time_model.cpp, inference branch). Fit by
     // `linkwise_calibrate_inference --fit` on the MoE serving fit set, the TensorRT-LLM 1.2-era perf
     // overview's MoE table (106 rows; the engine profiles held at their dense fit), a split declared
     // after every MoE serving row had been seen as a check row; checked, never fit, on the 1.0 table
-    // (110 rows) and 0.17's Mixtral table (126): 17.0% -> 13.4% median |error|, 12.5% today
-    // (docs/calibration.md "MoE serving fit set"; refit with the engines' own KV pool rules, "Engine
-    // KV pools"). Dense models never pay them.
-    // moe_serving_routed_row_s: 18.5 ns per routed token row on the busiest expert-parallel rank per
+    // (110 rows) and 0.17's Mixtral table (126): 17.0% -> 13.4% median |error| (docs/calibration.md
+    // "MoE serving fit set"; refit with the engines' own KV pool rules, "Engine KV pools", and after
+    // the training MoE refit, "Blackwell's GEMM efficiency"). Dense models never pay them.
+    // moe_serving_routed_row_s: 22.5 ns per routed token row on the busiest expert-parallel rank per
     // MoE layer in every engine step (prefill chunks and decode batches): the serving engine's work
     // per routed row that the GEMMs, moe_permute_passes and the all-to-all do not price (router
     // top-k, per-row FP8/FP4 activation quantisation, gather, the combine's weighted sum) in short
     // kernels far from the HBM roofline.
-    // moe_serving_ep_layer_sync_s: 0.23 ms per MoE layer per engine step when the experts are spread
+    // moe_serving_ep_layer_sync_s: 0.235 ms per MoE layer per engine step when the experts are spread
     // over ranks (ep > 1, attention data parallelism in the rows): each rank waits at the layer's
     // exchange for the slowest (a different batch, context lengths, a prefill chunk), and the
     // exchange's small kernels cost more than the collective's latency. A mean, not a model of the
     // wait: it should grow with the ranks and the chunk, which the fit set cannot separate.
-    c.moe_serving_routed_row_s = 18.5e-9;
-    c.moe_serving_ep_layer_sync_s = 0.2325e-3;
+    c.moe_serving_routed_row_s = 22.5e-9;
+    c.moe_serving_ep_layer_sync_s = 0.235e-3;
     return c;
   }();
   return k;

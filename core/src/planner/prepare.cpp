@@ -187,6 +187,7 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
     p.attention_efficiency = k.attention_efficiency_hopper;
   }
   if (gpu.architecture == Architecture::cdna3 || gpu.architecture == Architecture::cdna4) eta = k.gemm_efficiency_cdna;
+  if (gpu.architecture == Architecture::blackwell) eta = k.gemm_efficiency_blackwell;
   // Framework profile: Megatron-Core / NeMo use cuDNN fused attention where the GPU has it (Hopper on).
   if ((job.framework == Framework::megatron_core || job.framework == Framework::nemo) &&
       gpu.architecture != Architecture::ampere && gpu.architecture != Architecture::volta)
