@@ -123,8 +123,9 @@ void print_plan(const planner::Plan& p, std::ostream& out) {
     out << fmt("time to first token %.4g s", *p.ttft_s) << fmt(", per output token %.4g ms", *p.tpot_s * 1000)
         << fmt(", decode %.6g tokens/s\n", *p.decode_tokens_per_s);
     out << "engine " << p.engine << fmt(": %.0f sequences together", double(p.concurrent.value_or(0)))
-        << (p.concurrent_is_max ? " (max: what its KV pool and batch limit hold)" : "")
-        << fmt(", at most %.0f (KV pool, batch limit)", double(p.max_concurrent.value_or(0)))
+        << (p.concurrent_is_max ? " (max)" : "") << fmt(", at most %.0f", double(p.max_concurrent.value_or(0)))
+        << (p.max_concurrent_limit == "engine_batch_limit" ? " (the engine's batch limit, KV memory left over)"
+                                                           : " (what its KV pool holds)")
         << fmt("; time to first token under that load %.4g s\n", p.ttft_under_load_s.value_or(0));
   }
   if (t.dequant > 0) out << fmt("QLoRA NF4 dequantisation %.4g s of compute per step\n", t.dequant);

@@ -82,6 +82,7 @@ TEST_CASE("max-throughput mode fills the engine's KV pool to within one request"
   const double counted = mem["total"].get<double>() - mem["overhead"].get<double>();
   CHECK(counted <= vllm_limit * (1 + 1e-9));
   REQUIRE(per_replica < planner::engine_profile(planner::Engine::vllm).max_batch);
+  CHECK(p["max_concurrent_limit"] == "kv_pool");
   CHECK(counted + 1.01 * per_request > vllm_limit);
   CHECK(mem["total"].get<double>() > vllm_limit);  // the context is outside its share
   // An explicit concurrency reports the same limit, and max mode serves more than one at a time does.
@@ -90,6 +91,14 @@ TEST_CASE("max-throughput mode fills the engine's KV pool to within one request"
   const json one = planner::plan_json(eight, catalog);
   CHECK(one["max_concurrent"].get<long long>() == concurrent);
   CHECK(p["tokens_per_s"].get<double>() > one["tokens_per_s"].get<double>());
+  // Short requests: the pool would hold more than vLLM's max_num_seqs, so the batch limit sets it
+  // (KV memory left over), and the plan says which limit applied.
+  json short_requests = serve("max", "vllm");
+  short_requests["job"]["prompt_len"] = 128;
+  short_requests["job"]["output_len"] = 128;
+  const json capped = planner::plan_json(short_requests, catalog);
+  CHECK(capped["max_concurrent"].get<long long>() == 8 * planner::engine_profile(planner::Engine::vllm).max_batch);
+  CHECK(capped["max_concurrent_limit"] == "engine_batch_limit");
 
   // SGLang (no batch cap): mem_fraction_static of what is free at start (the card less the CUDA
   // context; at TP 1 no communicator) holds the weights and the pool alone, activations outside it.

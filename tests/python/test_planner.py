@@ -239,6 +239,7 @@ def test_serving_fields_are_plan_attributes():
     assert plan.engine == d["engine"] == "sglang"
     assert plan.concurrent == plan.max_concurrent == d["max_concurrent"] > 8
     assert plan.concurrent_is_max is True and d["concurrent_is_max"] is True
+    assert plan.max_concurrent_limit == d["max_concurrent_limit"] == "kv_pool"  # SGLang has no batch limit
     assert plan.ttft_under_load_s == d["ttft_under_load_s"] > plan.ttft_s > 0
     assert plan.time_s.dequant == 0
     with pytest.raises(ValueError, match="job.engine"):

@@ -248,6 +248,9 @@ class Plan(Record):
     concurrent = Field[Optional[int]]("Inference: sequences decoded together, whole job.")
     max_concurrent = Field[Optional[int]]("Inference: sequences the engines' KV pools hold, whole job "
                                           "(job.concurrent \"max\" plans at it).")
+    max_concurrent_limit = Field[Optional[str]]("Inference: what sets max_concurrent: 'kv_pool' (the KV cache "
+                                                "is full) or 'engine_batch_limit' (the engine's cap on "
+                                                "sequences per step, vLLM's max_num_seqs 256).")
     concurrent_is_max = Field[Optional[bool]]("Inference: True when job.concurrent was \"max\".")
     why = Field[Optional[str]]("recommend(): why this plan ranks here, in words.")
 

@@ -101,6 +101,7 @@ nlohmann::json to_json(const Plan& p) {
     out["engine"] = p.engine;
     out["concurrent"] = optional_json(p.concurrent);
     out["max_concurrent"] = optional_json(p.max_concurrent);
+    out["max_concurrent_limit"] = optional_json(p.max_concurrent_limit);
     out["concurrent_is_max"] = p.concurrent_is_max;
   }
   if (!p.why.empty()) out["why"] = p.why;

@@ -161,7 +161,8 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     // (each sequence's logits are short-lived: the allocator's share of them counts too)
     const double per_sequence = kv_held + logits_per_sequence * (1.0 + k.allocator_dynamic_fraction);
     double max_sequences = pool > 0 ? std::floor(pool / per_sequence) : 0.0;
-    if (m.engine.max_batch > 0) max_sequences = std::min<double>(max_sequences, m.engine.max_batch);
+    out.max_sequences_at_batch_limit = m.engine.max_batch > 0 && max_sequences > m.engine.max_batch;
+    if (out.max_sequences_at_batch_limit) max_sequences = m.engine.max_batch;
     out.max_sequences = max_sequences;
     out.sequences = m.concurrent_max ? max_sequences : m.concurrent / dp;
     // Explicit concurrency: every sequence at its full length (the worst moment). Max mode: the

@@ -195,6 +195,7 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
     plan.engine = std::string(to_string(resolve(w.job.engine)));
     plan.concurrent = static_cast<long long>(e.sequences) * l.dp;
     plan.max_concurrent = static_cast<long long>(e.max_sequences) * l.dp;
+    plan.max_concurrent_limit = e.max_sequences_at_batch_limit ? "engine_batch_limit" : "kv_pool";
     plan.concurrent_is_max = w.job.concurrent_max;
     if (w.job.concurrent_max && e.sequences < 1) {
       const EngineProfile& engine = engine_profile(w.job.engine);

@@ -88,7 +88,10 @@ struct Plan {
   std::string engine;                       // the serving engine profile used ("tensorrt-llm", ...)
   std::optional<long long> concurrent;      // sequences decoded together, whole job
   std::optional<long long> max_concurrent;  // what the engines' KV pools hold, whole job
-  bool concurrent_is_max = false;           // job.concurrent "max": concurrent = max_concurrent
+  // What sets max_concurrent: "kv_pool" (the engine's KV cache is full) or "engine_batch_limit"
+  // (the engine's cap on sequences per step, vLLM's max_num_seqs 256, with KV memory left over).
+  std::optional<std::string> max_concurrent_limit;
+  bool concurrent_is_max = false;  // job.concurrent "max": concurrent = max_concurrent
   // recommend
   std::string why;
 
