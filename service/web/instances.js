@@ -271,7 +271,7 @@
       h('tbody', {}, entries.map(([group, s]) => h('tr', {},
         h('th', {scope: 'row'}, group),
         h('td', {}, s.url ? h('a', {href: s.url, rel: 'noopener noreferrer', target: '_blank'}, s.url) : fmt(null)),
-        h('td', {}, fmt(s.as_of)), h('td', {}, s.note || '')))));
+        h('td', {'data-label': 'As of'}, fmt(s.as_of)), h('td', {'data-label': s.note ? 'Note' : null}, s.note || '')))));
   }
 
   const detail = document.getElementById('view-instance');

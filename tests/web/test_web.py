@@ -420,3 +420,43 @@ def test_narrow_laptop_screen_has_no_page_scrollbar(browser, web_server, artifac
         browser.save_screenshot(str(artifacts / "narrow-fleet.png"))
     finally:
         browser.set_window_size(1440, 900)
+
+
+B200 = "aws:p6-b200.48xlarge"
+SERVING_B200 = {"model": {"preset": "llama3.1-70b"},
+                "job": {"kind": "inference", "prompt_len": 2048, "output_len": 512, "concurrent": "max", "engine": "vllm",
+                        "tokens": 1e9, "precision": "bf16"},
+                "hardware": {"instance": B200, "nodes": 1}}
+
+
+def test_phone_screen_has_no_page_scrollbar(browser, web_server, artifacts):
+    """At 500 px (and 360) the page never scrolls sideways: wide tables scroll in their own box, an
+    instance's detail stacks (its sources table too: one block per source), a long instance id wraps."""
+    long_id = "azure:Standard_NC288lds_xl_RTXPRO6000BSE_v6"
+    assert requests.get(web_server.url + "/v1/instances/" + long_id, timeout=10).status_code == 200
+    serving = "#/plan?" + urllib.parse.urlencode({"w": json.dumps(SERVING_B200), "top": "3"})
+    views = (("instances", "#/instances"), ("instance", "#/instances/" + long_id), ("plan", serving),
+             ("fleet", "#/fleet?instance=" + P5))
+    try:
+        for width in (500, 360):
+            browser.set_window_size(width, 900)
+            for name, fragment in views:
+                open_page(browser, web_server, fragment)
+                wait_for(browser, lambda d: d.execute_script(
+                    "return document.querySelector('main > section:not([hidden])').children.length > 2"), what=fragment)
+                if name == "plan":
+                    wait_for(browser, lambda d: chart_points(d, "chart-time"), timeout=60, what="the plan")
+                overflow = browser.execute_script(
+                    "return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+                assert overflow <= 0, f"{width} px, {fragment}: the page is {overflow} px wider than the window"
+                if name == "instance":
+                    wraps = browser.find_elements(By.CSS_SELECTOR, "#view-instance .table-wrap")
+                    sideways = [browser.execute_script("return arguments[0].scrollWidth - arguments[0].clientWidth", w)
+                                for w in wraps]
+                    assert wraps and all(s <= 1 for s in sideways), sideways
+                    browser.execute_script("document.querySelector('table.sources').scrollIntoView()")
+                    browser.save_screenshot(str(artifacts / f"phone-{width}-instance-sources.png"))
+                    browser.execute_script("window.scrollTo(0, 0)")
+                browser.save_screenshot(str(artifacts / f"phone-{width}-{name}.png"))
+    finally:
+        browser.set_window_size(1440, 900)
