@@ -4,7 +4,7 @@
 'use strict';
 
 (() => {
-  const {h, fmt, num, api} = LW;
+  const {h, fmt, num, usd, api} = LW;
 
   const COLUMNS = [
     {key: 'id', label: 'Instance', show: true},
@@ -241,8 +241,8 @@
     nvlink_domain_gpus: ['NVLink domain', 'GPUs one GPU reaches over NVLink'], network_type: ['Network'],
     network_gbits_per_s: ['GPU fabric network', 'Gbit/s'], network_nics: ['Fabric NICs'],
     network_nic_gbits_per_s: ['One fabric NIC', 'Gbit/s'], frontend_network_gbits_per_s: ['Front-end network', 'Gbit/s'],
-    gpudirect_rdma: ['GPUDirect RDMA'], price_usd_per_hour: ['On-demand price', '$/h'],
-    price_usd_per_gpu_hour: ['Price per GPU', '$/GPU-hour, derived'], spot_price_usd_per_hour: ['Spot price', '$/h'],
+    gpudirect_rdma: ['GPUDirect RDMA'], price_usd_per_hour: ['On-demand price', 'per hour'],
+    price_usd_per_gpu_hour: ['Price per GPU', 'per GPU-hour, derived'], spot_price_usd_per_hour: ['Spot price', 'per hour'],
     price_region: ['Price region'], price_as_of: ['Price as of'], regions: ['Regions'],
   };
   const GPU_INFO = {
@@ -251,12 +251,35 @@
     fp4_dense_tflops: ['FP4 dense', 'TFLOPS'], nvlink_gbytes_per_s: ['NVLink', 'GB/s'], nvlink_generation: ['NVLink generation'],
     nvlink_domain_max_gpus: ['Largest NVLink domain', 'GPUs'], pcie_gen: ['PCIe generation'], tdp_w: ['TDP', 'W'],
   };
+  const MONEY = new Set(['price_usd_per_hour', 'price_usd_per_gpu_hour', 'spot_price_usd_per_hour']);
+
+  // The nvlink_* fields hold whatever links the GPUs directly: name it by the machine's fabric
+  // (AMD's is Infinity Fabric); over PCIe there is no such link.
+  const LINK_NAMES = {nvswitch: 'NVLink', nvlink: 'NVLink', 'infinity-fabric': 'Infinity Fabric'};
+  function instanceInfo(inst) {
+    const name = LINK_NAMES[inst.intra_node_fabric];
+    return Object.assign({}, FIELD_INFO, {
+      nvlink_gbytes_per_s: [name || 'Direct GPU-to-GPU link', 'GB/s per GPU, both directions'],
+      nvlink_domain_gpus: [name ? name + ' domain' : 'GPU-to-GPU domain', 'GPUs one GPU reaches ' + (name ? 'over ' + name : 'directly')]});
+  }
+  function gpuInfo(gpu) {
+    const name = gpu.vendor === 'amd' ? 'Infinity Fabric' : 'NVLink';
+    return Object.assign({}, GPU_INFO, {nvlink_gbytes_per_s: [name, 'GB/s'], nvlink_generation: [name + ' generation'],
+                                        nvlink_domain_max_gpus: ['Largest ' + name + ' domain', 'GPUs']});
+  }
+  function factValue(obj, key) {
+    const v = obj[key];
+    if (MONEY.has(key) && typeof v === 'number') return usd(v);
+    // No direct link is a fact of a PCIe or single-GPU machine, not an unknown.
+    if (key === 'nvlink_gbytes_per_s' && v === null && !LINK_NAMES[obj.intra_node_fabric] && obj.intra_node_fabric) return 'none';
+    return fmt(v);
+  }
 
   function factList(obj, info) {
     const dl = h('dl', {class: 'facts'});
     for (const [key, [label, unit]] of Object.entries(info)) {
       if (!(key in obj)) continue;
-      dl.append(h('dt', {}, label, unit ? h('small', {}, ' (' + unit + ')') : null), h('dd', {}, fmt(obj[key])));
+      dl.append(h('dt', {}, label, unit ? h('small', {}, ' (' + unit + ')') : null), h('dd', {}, factValue(obj, key)));
     }
     for (const key of Object.keys(obj)) {  // fields the page does not know yet are shown too
       if (key in info || key === 'sources' || key === 'id') continue;
@@ -301,8 +324,8 @@
           h('a', {href: LW.hashFor('fleet', {instance: inst.id})}, 'Measured links (fleet)'), ' · ',
           h('a', {href: '/v1/instances/' + encodeURIComponent(inst.id)}, 'JSON')),
         h('div', {class: 'cards'},
-          h('div', {class: 'panel'}, h('h2', {}, 'Instance'), factList(inst, FIELD_INFO)),
-          gpu ? h('div', {class: 'panel'}, h('h2', {}, 'GPU: ' + gpu.id), factList(gpu, GPU_INFO)) : null),
+          h('div', {class: 'panel'}, h('h2', {}, 'Instance'), factList(inst, instanceInfo(inst))),
+          gpu ? h('div', {class: 'panel'}, h('h2', {}, 'GPU: ' + gpu.id), factList(gpu, gpuInfo(gpu))) : null),
         h('h2', {}, 'Sources of the instance facts'),
         h('div', {class: 'table-wrap'}, sourcesTable(inst.sources, 'Sources of ' + inst.id)),
         ...(gpu ? [h('h2', {}, 'Sources of the GPU facts'), h('div', {class: 'table-wrap'}, sourcesTable(gpu.sources, 'Sources of ' + gpu.id))] : []));

@@ -429,6 +429,33 @@ SERVING_B200 = {"model": {"preset": "llama3.1-70b"},
                 "hardware": {"instance": B200, "nodes": 1}}
 
 
+def fact(browser, panel_heading, label):
+    """The value beside `label` in the instance detail's panel headed `panel_heading`."""
+    panel = browser.find_element(By.XPATH, f"//div[@class='panel'][h2[starts-with(., '{panel_heading}')]]")
+    return panel.find_element(By.XPATH, f".//dt[starts-with(normalize-space(), '{label}')]/following-sibling::dd[1]").text
+
+
+def test_instance_detail_names_the_link_and_shows_money(browser, web_server):
+    mi300x = "azure:Standard_ND96isr_MI300X_v5"
+    open_page(browser, web_server, "#/instances/" + mi300x)
+    wait_for(browser, lambda d: d.find_element(By.ID, "h-instance").text == mi300x and d.find_elements(By.CSS_SELECTOR, "dl.facts"),
+             what="the MI300X detail")
+    # AMD's GPUs link over Infinity Fabric: no NVLink anywhere in its facts.
+    panels = [p.text for p in browser.find_elements(By.CSS_SELECTOR, ".cards .panel")]
+    assert len(panels) == 2 and all("NVLink" not in t for t in panels), panels
+    assert fact(browser, "Instance", "Infinity Fabric").startswith("896")
+    assert fact(browser, "GPU", "Infinity Fabric").startswith("896")
+    # An NVSwitch machine's link is NVLink; its prices are in the page's money format.
+    open_page(browser, web_server, "#/instances/" + P5)
+    wait_for(browser, lambda d: d.find_element(By.ID, "h-instance").text == P5 and d.find_elements(By.CSS_SELECTOR, "dl.facts"),
+             what="the p5 detail")
+    assert fact(browser, "Instance", "NVLink").startswith("900")
+    instance = requests.get(web_server.url + "/v1/instances/" + P5, timeout=10).json()
+    money = r"\$\d{1,3}(,\d{3})*|\$\d{1,2}\.\d\d"
+    for label, key in (("On-demand price", "price_usd_per_hour"), ("Price per GPU", "price_usd_per_gpu_hour")):
+        assert instance[key] and re.fullmatch(money, fact(browser, "Instance", label)), label
+
+
 def test_phone_screen_has_no_page_scrollbar(browser, web_server, artifacts):
     """At 500 px (and 360) the page never scrolls sideways: wide tables scroll in their own box, an
     instance's detail stacks (its sources table too: one block per source), a long instance id wraps."""
