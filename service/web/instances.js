@@ -38,7 +38,7 @@
   const FILTERS = [
     {key: 'provider', label: 'Provider', type: 'select-provider'},
     {key: 'gpu', label: 'GPU', hint: 'id or family', type: 'text', list: 'lw-gpu-list', placeholder: 'e.g. H100'},
-    {key: 'min_gpus', label: 'Min GPUs', type: 'number', min: 1},
+    {key: 'min_gpus', label: 'Min GPUs', type: 'number', min: 1, step: 1},
     {key: 'min_gpu_memory_gb', label: 'Min GPU memory', hint: 'GB', type: 'number', min: 0},
     {key: 'fabric', label: 'Fabric', type: 'select', options: ['nvswitch', 'nvlink', 'pcie', 'infinity-fabric', 'none']},
     {key: 'min_nvlink_gbytes_per_s', label: 'Min NVLink', hint: 'GB/s', type: 'number', min: 0},
@@ -51,6 +51,7 @@
   const section = document.getElementById('view-instances');
   let built = false;
   let form, tableWrap, countEl, hiddenEl, picker;
+  let choices = {};  // filter key -> Map(lower case -> value) of the values it knows (GPU, region)
   let state = {filters: {}, sort: 'id', cols: DEFAULT_COLS.slice()};
   let rows = [];
   let requestSeq = 0;
@@ -73,6 +74,8 @@
     const regions = [...new Set(instances.flatMap(i => i.regions || []))].sort();
     const families = new Set();
     for (const g of gpus) { families.add(g.id); const dash = g.id.indexOf('-'); if (dash > 0) families.add(g.id.slice(0, dash)); }
+    const byLower = values => new Map([...values].map(v => [v.toLowerCase(), v]));
+    choices = {gpu: byLower(families), region: byLower(regions)};
 
     form = h('form', {class: 'filters panel', role: 'search', 'aria-label': 'Filter instances', onsubmit: e => e.preventDefault()});
     for (const f of FILTERS) {
@@ -86,14 +89,16 @@
         control = h('input', {id, name: f.key, type: f.type === 'number' ? 'number' : 'text', min: f.min, step: f.step || (f.type === 'number' ? 'any' : null),
                               list: f.list, placeholder: f.placeholder || '', autocomplete: 'off', inputmode: f.type === 'number' ? 'decimal' : null});
       }
-      form.append(h('label', {class: 'field', for: id}, h('span', {}, f.label, f.hint ? h('small', {}, ' (' + f.hint + ')') : null), control));
+      control.setAttribute('aria-describedby', id + '-msg');
+      form.append(h('label', {class: 'field', for: id}, h('span', {}, f.label, f.hint ? h('small', {}, ' (' + f.hint + ')') : null), control),
+                  h('p', {class: 'field-msg', id: id + '-msg', 'aria-live': 'polite'}));
     }
-    form.append(h('div', {}, h('button', {type: 'button', onclick: () => { state.filters = {}; state.sort = 'id'; syncForm(); update(); }}, 'Reset filters')));
+    form.append(h('div', {}, h('button', {type: 'button', onclick: () => { state.filters = {}; state.sort = 'id'; syncForm(); fieldMessages({}); update(); }}, 'Reset filters')));
     form.append(h('datalist', {id: 'lw-gpu-list'}, [...families].sort().map(v => h('option', {value: v}))));
     form.append(h('datalist', {id: 'lw-region-list'}, regions.map(v => h('option', {value: v}))));
-    const onInput = LW.debounce(() => { readForm(); update(); }, 200);
-    form.addEventListener('input', onInput);
-    form.addEventListener('change', onInput);
+    // Typing waits for a pause (a request per pause, not per key); a choice from a list applies at once.
+    const typed = LW.debounce(applyForm, 300);
+    form.addEventListener('input', e => (e.target.tagName === 'SELECT' ? applyForm() : typed()));
 
     countEl = h('span', {class: 'count', 'aria-live': 'polite'});
     hiddenEl = h('span', {class: 'note'});
@@ -125,13 +130,46 @@
     for (const f of FILTERS) form.elements[f.key].value = state.filters[f.key] || '';
     for (const box of picker.querySelectorAll('input[name=col]')) box.checked = state.cols.includes(box.value);
   }
+  // The form's filters, and a hint for each value that cannot be valid yet: the API would refuse it,
+  // so it is not sent while the user is still typing it.
   function readForm() {
-    const filters = {};
+    const filters = {}, waiting = {};
     for (const f of FILTERS) {
-      const v = form.elements[f.key].value.trim();
-      if (v !== '') filters[f.key] = v;
+      const control = form.elements[f.key];
+      const v = control.value.trim();
+      const hint = notYetValid(f, control, v);
+      if (hint) waiting[f.key] = hint;
+      else if (v !== '') filters[f.key] = v;
     }
+    return {filters, waiting};
+  }
+  // A number the browser cannot read or that breaks the field's min/step; the start of a known GPU
+  // or region ("us-ea"). Anything else goes to the API, which names what is wrong with it.
+  function notYetValid(f, control, v) {
+    if (f.type === 'number') return control.validity.valid ? null : control.validationMessage || 'not a number';
+    const known = choices[f.key];
+    if (!known || v === '' || known.has(v.toLowerCase())) return null;
+    const starts = [...known].filter(([lower]) => lower.startsWith(v.toLowerCase())).map(([, value]) => value);
+    return starts.length ? 'keep typing: ' + starts.slice(0, 3).join(', ') + (starts.length > 3 ? ', …' : '') : null;
+  }
+  function applyForm() {
+    const {filters, waiting} = readForm();
+    fieldMessages(waiting);
+    if (Object.keys(waiting).length) return;
+    // Nothing new (a list's choice already sent what was typed); after an error, send again.
+    if (JSON.stringify(filters) === JSON.stringify(state.filters) && rows.length) return;
     state.filters = filters;
+    update();
+  }
+  // Hints (or the API's error) under the fields they concern; every other field's message cleared.
+  function fieldMessages(messages, invalid) {
+    for (const f of FILTERS) {
+      const control = form.elements[f.key];
+      const msg = document.getElementById(control.id + '-msg');
+      msg.textContent = messages[f.key] ? f.label + ': ' + messages[f.key] : '';
+      msg.classList.toggle('error', !!invalid);
+      if (invalid && messages[f.key]) control.setAttribute('aria-invalid', 'true'); else control.removeAttribute('aria-invalid');
+    }
   }
   function toggleColumn(key, on) {
     const set = new Set(state.cols);
@@ -152,22 +190,38 @@
       if (unfiltered) r.total = r.items.length;
       if (seq !== requestSeq) return;
       LW.clearError();
+      fieldMessages({});
       rows = r.items;
       countEl.textContent = r.total + (r.total === 1 ? ' instance' : ' instances');
       const hidden = Object.entries(r.excluded_unknown || {});
       hiddenEl.textContent = hidden.length
-        ? 'hidden because unknown: ' + hidden.map(([field, n]) => n + ' × ' + field).join(', ') : '';
+        ? 'hidden because unknown: ' + hidden.map(([field, n]) => n + ' × ' + fieldLabel(field)).join(', ') : '';
       renderTable();
       if (!performance.getEntriesByName('lw-table-ready').length) performance.mark('lw-table-ready');
     } catch (err) {
       if (seq !== requestSeq) return;
-      LW.showError(err, 'Filter');
       // The rows of the previous filter no longer answer this one: clear them, say why.
       rows = [];
-      countEl.textContent = 'no instances: fix the filter named above';
       hiddenEl.textContent = '';
-      renderTable();
+      const f = FILTERS.find(x => err.problem && x.key === err.problem.field);
+      if (!f) {
+        LW.showError(err, 'Filter');
+        countEl.textContent = 'no instances: fix the filter named above';
+        renderTable();
+        return;
+      }
+      // The API names the filter it refuses: its message goes under that field.
+      fieldMessages({[f.key]: err.message.replace(f.key + ': ', '')}, true);
+      countEl.textContent = '';
+      tableWrap.replaceChildren(h('p', {class: 'note'}, `No instances: the ${f.label} filter is not valid (see the message under it).`));
     }
+  }
+
+  // The API counts hidden rows by JSON field: name each as the detail view (or the table) does.
+  function fieldLabel(key) {
+    if (FIELD_INFO[key]) return FIELD_INFO[key][0];
+    if (BY_KEY[key]) return BY_KEY[key].label;
+    return GPU_INFO[key] ? 'GPU ' + GPU_INFO[key][0] : key;
   }
 
   function sortState(key) {

@@ -103,17 +103,23 @@ def test_filters_match_the_api_and_land_in_the_url(browser, web_server):
     count = browser.find_element(By.CSS_SELECTOR, ".toolbar .count").text
     assert count.startswith(str(body["total"]))
     if body["excluded_unknown"]:
-        assert "gpudirect_rdma" in browser.find_element(By.CSS_SELECTOR, ".toolbar .note").text
+        assert "GPUDirect RDMA" in browser.find_element(By.CSS_SELECTOR, ".toolbar .note").text
     fragment = urllib.parse.unquote(browser.current_url.split("#", 1)[1])
     assert "gpu=H100" in fragment and "min_gpus=8" in fragment and "rdma=true" in fragment
-    # A GPU the catalog lacks: the API's 400 with its suggestion, shown on the page.
+    # A GPU the catalog lacks: the API's 400 with its suggestion, shown beside the field it names;
+    # the table says why it is empty instead of showing rows that no longer answer the filters.
     gpu = browser.find_element(By.ID, "f-gpu")
     gpu.clear()
     gpu.send_keys("A100-40GB")
-    alert = wait_for(browser, lambda d: d.find_element(By.ID, "alert").is_displayed() and d.find_element(By.ID, "alert"),
-                     what="the error")
-    assert "A100-SXM4-40GB" in alert.text
+    message = wait_for(browser, lambda d: d.find_element(By.ID, "f-gpu-msg").text, what="the error beside the field")
+    assert "A100-SXM4-40GB" in message
+    assert gpu.get_attribute("aria-invalid") == "true" and not browser.find_element(By.ID, "alert").is_displayed()
+    assert rows(browser) == [] and "GPU" in browser.find_element(By.ID, "instances-table").text
     browser.get_log("browser")  # the 400 is expected, not a page error
+    gpu.clear()
+    gpu.send_keys("H100")
+    wait_for(browser, lambda d: rows(d) and d.find_element(By.ID, "f-gpu-msg").text == "", what="the error to go")
+    assert gpu.get_attribute("aria-invalid") is None
 
 
 def test_permalink_restores_filters_sort_and_columns(browser, web_server, artifacts):
@@ -487,3 +493,43 @@ def test_phone_screen_has_no_page_scrollbar(browser, web_server, artifacts):
                 browser.save_screenshot(str(artifacts / f"phone-{width}-{name}.png"))
     finally:
         browser.set_window_size(1440, 900)
+
+def requests_sent(browser, marker):
+    """The catalog requests the page sent whose query holds `marker`."""
+    return browser.execute_script(
+        "return performance.getEntriesByType('resource').map(r => r.name).filter(n => n.includes('/v1/instances?') && n.includes(arguments[0]))",
+        marker)
+
+
+def test_filters_wait_for_typing_and_show_errors_beside_the_field(browser, web_server):
+    open_page(browser, web_server, "#/instances")
+    wait_for(browser, lambda d: len(rows(d)) > 100, what="the table")
+    # Typed a key at a time (a quarter second apart), a number filter sends one request, not one per key.
+    browser.execute_async_script("""
+      const done = arguments[0], field = document.getElementById('f-min_gpus');
+      const type = (text, then) => { field.value = text; field.dispatchEvent(new Event('input', {bubbles: true})); setTimeout(then, 250); };
+      type('1', () => type('16', done));""")
+    expected, _ = api_ids(web_server, min_gpus=16)
+    wait_for(browser, lambda d: table_ids(d) == expected, what="the min_gpus rows")
+    time.sleep(0.5)
+    assert len(requests_sent(browser, "min_gpus=")) == 1, requests_sent(browser, "min_gpus=")
+    browser.find_element(By.ID, "f-min_gpus").clear()
+    # A half-typed region is not sent: no request, no error, a hint beside the field.
+    browser.find_element(By.ID, "f-region").send_keys("us-ea")
+    hint = wait_for(browser, lambda d: d.find_element(By.ID, "f-region-msg").text, what="the hint beside the region")
+    assert "us-east-1" in hint, hint
+    time.sleep(0.6)
+    assert requests_sent(browser, "region=us-ea") == [] and not browser.find_element(By.ID, "alert").is_displayed()
+    browser.find_element(By.ID, "f-region").send_keys("st-1")
+    expected, body = api_ids(web_server, region="us-east-1")
+    wait_for(browser, lambda d: table_ids(d) == expected, what="the us-east-1 rows")
+    assert browser.find_element(By.ID, "f-region-msg").text == ""
+    # Hidden rows are counted under the column's name, not the JSON field's.
+    note = browser.find_element(By.CSS_SELECTOR, ".toolbar .note").text
+    assert body["excluded_unknown"] and "Regions" in note and "regions" not in note, note
+    browser.find_element(By.ID, "f-region").clear()
+    browser.find_element(By.ID, "f-rdma").send_keys("yes")
+    _, body = api_ids(web_server, rdma="true")
+    note = wait_for(browser, lambda d: "RDMA" in d.find_element(By.CSS_SELECTOR, ".toolbar .note").text
+                    and d.find_element(By.CSS_SELECTOR, ".toolbar .note").text, what="the hidden-rows note")
+    assert "gpudirect_rdma" in body["excluded_unknown"] and "_" not in note, note
