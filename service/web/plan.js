@@ -34,6 +34,10 @@
     bottleneck: 'the largest term of the step: compute, or the link (NVLink, network, HBM, PCIe) that holds it back',
     interval: 'the range in which 8 of 10 published runs like this one landed, measured against the prediction',
   };
+  // GPU memory is binary: a card sold as "80 GB" holds 80 GiB (core/include/linkwise/units.hpp). The
+  // planner reports GB (10^9 bytes); the page shows GiB, so capacity reads against the card's size.
+  const GIB_PER_GB = 1e9 / 2 ** 30;
+  const gib = gb => gb === null || gb === undefined ? null : gb * GIB_PER_GB;
   const section = document.getElementById('view-plan');
   let built = false;
   let form, results, jsonArea, reopenLink, runButton;
@@ -338,7 +342,7 @@
       ['Cost', 'price of the machines for the job time', true],
       ['$/M tokens', 'cost per million tokens processed (training) or generated (inference)', true],
       [training ? 'MFU (%)' : `TTFT (${ttftCol.unit})`, training ? GLOSSARY.mfu : GLOSSARY.ttft, true],
-      ['Memory margin (GB)', GLOSSARY.margin, true],
+      ['Memory margin (GiB)', GLOSSARY.margin, true],
       ['Bottleneck', GLOSSARY.bottleneck]];
     const table = h('table', {id: 'plans-table'},
       h('caption', {class: 'sr-only'}, 'Ranked plans; select one for its breakdown'),
@@ -354,7 +358,7 @@
         h('td', {class: 'num'}, usd(p.cost_usd)),
         h('td', {class: 'num'}, p.usd_per_million_tokens === null ? fmt(null) : usd(p.usd_per_million_tokens)),
         h('td', {class: 'num'}, training ? num(p.mfu * 100, 1) : ttftCol.of(p.ttft_s)),
-        h('td', {class: 'num'}, num(p.memory_margin_gb, 1), p.memory_verdict === 'tight' ? [' ', h('span', {class: 'badge warn', title: GLOSSARY.tight}, 'tight')] : null),
+        h('td', {class: 'num'}, num(gib(p.memory_margin_gb), 1), p.memory_verdict === 'tight' ? [' ', h('span', {class: 'badge warn', title: GLOSSARY.tight}, 'tight')] : null),
         h('td', {class: 'wrap'}, shortBottleneck(p.bottleneck))))));
     const detail = h('div', {id: 'plan-detail'});
     results.replaceChildren(
@@ -448,7 +452,7 @@
     const detail = document.getElementById('plan-detail');
     if (!detail) return;
     for (const k of ['memory', 'time']) if (charts[k]) { charts[k].destroy(); delete charts[k]; }
-    const m = p.memory_gb, t = p.time_s;
+    const m = Object.fromEntries(Object.entries(p.memory_gb).map(([k, v]) => [k, gib(v)])), t = p.time_s;
     const bw = Object.entries(p.bandwidth_source || {});
     const links = Object.entries(p.links || {}).map(([k, v]) => k.replace(/_gbytes_per_s.*$/, '').replace(/_/g, ' ') + ' ' + num(v) + ' GB/s' +
                                                      (k.endsWith('_per_gpu') ? ' per GPU' : ''));
@@ -467,9 +471,10 @@
       h('div', {class: 'charts2'},
         h('div', {}, h('h3', {}, 'Memory per GPU against capacity'),
           h('div', {class: 'chart-box small'}, h('canvas', {id: 'chart-memory', role: 'img',
-            'aria-label': `Memory per GPU: ${num(m.total, 1)} GB used of ${num(m.capacity, 1)} GB`})),
-          h('p', {class: 'note'}, `${num(m.total, 1)} GB of ${num(m.capacity, 1)} GB usable (margin ${num(p.memory_margin_gb, 1)} GB). `,
-            MEMORY_PARTS.filter(([k]) => m[k]).map(([k, label]) => `${label} ${num(m[k], 1)}`).join(', ') + ' GB.')),
+            'aria-label': `Memory per GPU: ${num(m.total, 1)} GiB used of ${num(m.capacity, 1)} GiB`})),
+          h('p', {class: 'note', id: 'plan-memory-note'}, `${num(m.total, 1)} GiB of ${num(m.capacity, 1)} GiB usable (margin ${num(gib(p.memory_margin_gb), 1)} GiB). `,
+            MEMORY_PARTS.filter(([k]) => m[k]).map(([k, label]) => `${label} ${num(m[k], 1)}`).join(', ') + ' GiB. ',
+            'GiB (2³⁰ bytes) is the unit of a card\'s nominal size: an "80 GB" card holds 80 GiB. The sentences above count 10⁹-byte GB.')),
         h('div', {}, h('h3', {}, 'Step time breakdown'),
           h('div', {class: 'chart-box small'}, h('canvas', {id: 'chart-time', role: 'img', 'aria-label': `Step time ${duration(p.step_time_s)} broken down`})),
           h('p', {class: 'note'}, `Step ${duration(p.step_time_s)}: `, TIME_PARTS.filter(([k]) => t[k]).map(([k, label]) => `${label} ${duration(t[k])}`).join(', ') + '. ',
@@ -484,8 +489,8 @@
       data: {labels: ['Used', 'Capacity'], datasets: memParts.map(([k, label, color]) => ({label, data: [m[k], 0], backgroundColor: color}))
         .concat([{label: 'Usable capacity', data: [0, m.capacity], backgroundColor: '#cbd5e1'}])},
       options: {indexAxis: 'y', responsive: true, maintainAspectRatio: false,
-        scales: {x: {stacked: true, title: {display: true, text: 'GB per GPU'}}, y: {stacked: true}},
-        plugins: {legend: {position: 'bottom', labels: {boxWidth: 12}}, tooltip: {callbacks: {label: ctx => `${ctx.dataset.label}: ${num(ctx.raw, 2)} GB`}}}},
+        scales: {x: {stacked: true, title: {display: true, text: 'GiB per GPU'}}, y: {stacked: true}},
+        plugins: {legend: {position: 'bottom', labels: {boxWidth: 12}}, tooltip: {callbacks: {label: ctx => `${ctx.dataset.label}: ${num(ctx.raw, 2)} GiB`}}}},
     });
     const timeParts = TIME_PARTS.filter(([k]) => t[k]);  // a term this plan does not have (offload, EP) has no bar
     charts.time = new Chart(document.getElementById('chart-time'), {

@@ -428,11 +428,36 @@ def test_narrow_laptop_screen_has_no_page_scrollbar(browser, web_server, artifac
         browser.set_window_size(1440, 900)
 
 
+def plan_page(browser, web_server, workload, top, per="instance"):
+    """Opens the plan view on a workload; returns the API's answer to the same request."""
+    fragment = "#/plan?" + urllib.parse.urlencode({"w": json.dumps(workload), "top": str(top), "per": per})
+    open_page(browser, web_server, fragment)
+    wait_for(browser, lambda d: d.find_elements(By.ID, "h-detail") and chart_points(d, "chart-time"), timeout=60,
+             what="the plan and its charts")
+    return requests.post(web_server.url + "/v1/recommendations", params={"top": top, "per": per}, json=workload,
+                         timeout=60).json()
+
+
 B200 = "aws:p6-b200.48xlarge"
 SERVING_B200 = {"model": {"preset": "llama3.1-70b"},
                 "job": {"kind": "inference", "prompt_len": 2048, "output_len": 512, "concurrent": "max", "engine": "vllm",
                         "tokens": 1e9, "precision": "bf16"},
                 "hardware": {"instance": B200, "nodes": 1}}
+
+
+def test_plan_memory_is_in_gib_the_unit_of_the_cards_size(browser, web_server):
+    plan = plan_page(browser, web_server, SERVING_B200, 3)["results"][0]
+    # A B200 sold as "180 GB" holds 180 GiB: the page shows the planner's GB figures in GiB, so the
+    # usable capacity reads below the card's size, and no figure is labelled GB (but a quoted card size).
+    note = browser.find_element(By.CSS_SELECTOR, "#plan-detail .charts2 p.note").text
+    usable = re.search(r"([\d,.]+) GiB usable", note)
+    assert usable, note
+    assert float(usable[1].replace(",", "")) == round(plan["memory_gb"]["capacity"] * 1e9 / 2**30, 1) <= 180
+    assert not re.search(r"\d GB\b", re.sub(r'"[^"]*"', "", note)), note
+    axis = browser.execute_script("return Chart.getChart('chart-memory').options.scales.x.title.text")
+    assert axis == "GiB per GPU"
+    margin = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#plans-table thead th")][8]
+    assert margin == "Memory margin (GiB)"
 
 
 def fact(browser, panel_heading, label):
