@@ -38,6 +38,9 @@
   // planner reports GB (10^9 bytes); the page shows GiB, so capacity reads against the card's size.
   const GIB_PER_GB = 1e9 / 2 ** 30;
   const gib = gb => gb === null || gb === undefined ? null : gb * GIB_PER_GB;
+  // "concurrent": "max" stops at the KV pool or the engine's cap on running sequences, whichever is
+  // lower; the plan does not say which, so both are named (the cap: core's engine profiles).
+  const MAX_CONCURRENT = ': the most its KV pool or the engine\'s sequence cap allows (vLLM: 256 per replica by default), whichever is lower';
   const section = document.getElementById('view-plan');
   let built = false;
   let form, results, jsonArea, reopenLink, runButton;
@@ -80,7 +83,7 @@
           h('div', {'data-kind': 'inference', class: 'grid2'}, field('prompt_len', 'Prompt', {min: 1, step: 1}, 'tokens'), field('output_len', 'Output', {min: 1, step: 1}, 'tokens'),
             field('concurrent', 'Concurrent', {min: 1, step: 1}, 'sequences'), field('latency_target_ms', 'Latency target', {min: 0}, 'ms/token'),
             field('engine', 'Engine', {options: [['auto', 'auto (TensorRT-LLM)'], ['vllm', 'vLLM'], ['sglang', 'SGLang'], ['tensorrt-llm', 'TensorRT-LLM']]}),
-            check('concurrent_max', 'Max throughput (as many sequences as the KV cache holds)', false)),
+            check('concurrent_max', 'Max throughput (as many sequences as the KV cache and the engine\'s sequence cap allow)', false)),
           h('div', {'data-kind': 'train'}, check('flash_attention', 'FlashAttention', true)))),
       h('fieldset', {}, h('legend', {}, 'Hardware (optional)'),
         h('div', {class: 'grid2'},
@@ -465,7 +468,7 @@
         [[layoutText(p.layout, p.job_kind === 'inference'), 'layout'], [duration(p.step_time_s), p.job_kind === 'inference' ? 'decode step' : 'step'],
          [num(p.tokens_per_s, 0), 'tokens/s (whole job)'], [p.job_kind === 'inference' ? duration(p.ttft_s) : num(p.mfu * 100, 1) + '%', p.job_kind === 'inference' ? 'time to first token, alone' : 'MFU'],
          ...(p.job_kind === 'inference' ? [[duration(p.ttft_under_load_s), 'time to first token under load'],
-                                           [num(p.concurrent, 0), `sequences together on ${p.engine}` + (p.concurrent_is_max ? ' (what its KV pool holds)' : '')]] : []),
+                                           [num(p.concurrent, 0), `sequences together on ${p.engine}` + (p.concurrent_is_max ? MAX_CONCURRENT : '')]] : []),
          [usd(p.price_usd_per_hour) + '/h', 'price'], [usd(p.cost_usd), 'cost'], [duration(p.job_hours === null ? null : p.job_hours * 3600), 'job time']]
           .map(([v, label]) => h('div', {}, h('b', {}, v), h('span', {}, label)))),
       h('div', {class: 'charts2'},

@@ -301,7 +301,7 @@ def test_plan_form_keeps_fields_it_has_no_control_for(browser, web_server):
         assert shown["model"] == workload["model"] and shown["job"] == workload["job"]
     assert browser.find_element(By.ID, "p-engine").get_attribute("value") == "vllm"
     assert browser.find_element(By.NAME, "concurrent_max").is_selected()
-    # The serving plan's detail names the engine, the sequences its KV pool holds, and the time to
+    # The serving plan's detail names the engine, the sequences it runs together, and the time to
     # first token under that load beside the unloaded one.
     detail = wait_for(browser, lambda d: d.find_elements(By.ID, "h-detail") and d.find_element(By.ID, "plan-detail"),
                       timeout=60, what="the serving plan's detail")
@@ -458,6 +458,15 @@ def test_plan_memory_is_in_gib_the_unit_of_the_cards_size(browser, web_server):
     assert axis == "GiB per GPU"
     margin = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#plans-table thead th")][8]
     assert margin == "Memory margin (GiB)"
+
+
+def test_serving_plan_at_max_names_both_limits_of_its_concurrency(browser, web_server):
+    plan_page(browser, web_server, SERVING_B200, 3)
+    # "max" concurrency stops at the KV pool or the engine's sequence cap: the page names both (the
+    # plan does not say which applied).
+    sequences = browser.find_element(
+        By.XPATH, "//div[@id='plan-detail']//div[@class='summary']/div/span[contains(., 'sequences together')]").text
+    assert "KV pool" in sequences and "sequence cap" in sequences, sequences
 
 
 def fact(browser, panel_heading, label):
