@@ -46,6 +46,7 @@
   let form, results, jsonArea, reopenLink, runButton;
   let extras = {};          // parts of a loaded workload the form has no field for (layout, custom hardware ...)
   let lastAnswer = null, selected = 0, charts = {};
+  let timeColumns = {};     // the plan table's time columns ({unit, of}): the detail states its times in their units
   let lastRunKey = null;
   let lastRunState = null;  // the URL state of the last run: a selection adds `sel` to it
   let pendingSelect = 0;    // the plan to select when the answer arrives (a reopened URL's `sel`)
@@ -336,6 +337,7 @@
     const stepCol = durationColumn(plans.map(p => training ? p.step_time_s : (p.tpot_s ?? p.step_time_s)));
     const jobCol = durationColumn(plans.map(p => p.job_hours === null ? null : p.job_hours * 3600));
     const ttftCol = durationColumn(plans.map(p => p.ttft_s));
+    timeColumns = {step: stepCol, job: jobCol, ttft: ttftCol};
     const columns = [
       ['#', 'rank by the objective', true],
       ['Instance', 'instance type (provider:name; custom hardware when the workload describes its own), its nodes × GPUs per node'],
@@ -451,6 +453,11 @@
     renderDetail(p, i);
   }
 
+  // A time as the table's column shows it, with the column's unit: the detail and the row agree.
+  function inColumn(column, seconds) {
+    return seconds === null || seconds === undefined ? fmt(null) : `${timeColumns[column].of(seconds)} ${timeColumns[column].unit}`;
+  }
+
   async function renderDetail(p, i) {
     const detail = document.getElementById('plan-detail');
     if (!detail) return;
@@ -465,11 +472,12 @@
       p.why ? h('p', {}, h('strong', {}, 'Why this plan: '), p.why) : null,
       intervalText(p),
       h('div', {class: 'summary'},
-        [[layoutText(p.layout, p.job_kind === 'inference'), 'layout'], [duration(p.step_time_s), p.job_kind === 'inference' ? 'decode step' : 'step'],
-         [num(p.tokens_per_s, 0), 'tokens/s (whole job)'], [p.job_kind === 'inference' ? duration(p.ttft_s) : num(p.mfu * 100, 1) + '%', p.job_kind === 'inference' ? 'time to first token, alone' : 'MFU'],
+        [[layoutText(p.layout, p.job_kind === 'inference'), 'layout'],
+         [inColumn('step', p.job_kind === 'inference' ? (p.tpot_s ?? p.step_time_s) : p.step_time_s), p.job_kind === 'inference' ? 'decode step' : 'step'],
+         [num(p.tokens_per_s, 0), 'tokens/s (whole job)'], [p.job_kind === 'inference' ? inColumn('ttft', p.ttft_s) : num(p.mfu * 100, 1) + '%', p.job_kind === 'inference' ? 'time to first token, alone' : 'MFU'],
          ...(p.job_kind === 'inference' ? [[duration(p.ttft_under_load_s), 'time to first token under load'],
                                            [num(p.concurrent, 0), `sequences together on ${p.engine}` + (p.concurrent_is_max ? MAX_CONCURRENT : '')]] : []),
-         [usd(p.price_usd_per_hour) + '/h', 'price'], [usd(p.cost_usd), 'cost'], [duration(p.job_hours === null ? null : p.job_hours * 3600), 'job time']]
+         [usd(p.price_usd_per_hour) + '/h', 'price'], [usd(p.cost_usd), 'cost'], [inColumn('job', p.job_hours === null ? null : p.job_hours * 3600), 'job time']]
           .map(([v, label]) => h('div', {}, h('b', {}, v), h('span', {}, label)))),
       h('div', {class: 'charts2'},
         h('div', {}, h('h3', {}, 'Memory per GPU against capacity'),

@@ -438,6 +438,11 @@ def plan_page(browser, web_server, workload, top, per="instance"):
                          timeout=60).json()
 
 
+def summary_tile(browser, label):
+    """The figure above `label` in the selected plan's summary."""
+    return browser.find_element(By.XPATH, f"//div[@id='plan-detail']//div[@class='summary']/div[span='{label}']/b").text
+
+
 B200 = "aws:p6-b200.48xlarge"
 SERVING_B200 = {"model": {"preset": "llama3.1-70b"},
                 "job": {"kind": "inference", "prompt_len": 2048, "output_len": 512, "concurrent": "max", "engine": "vllm",
@@ -467,6 +472,27 @@ def test_serving_plan_at_max_names_both_limits_of_its_concurrency(browser, web_s
     sequences = browser.find_element(
         By.XPATH, "//div[@id='plan-detail']//div[@class='summary']/div/span[contains(., 'sequences together')]").text
     assert "KV pool" in sequences and "sequence cap" in sequences, sequences
+
+
+def test_plan_detail_states_times_in_the_columns_units(browser, web_server):
+    workload = {"model": {"preset": "llama3.1-8b"},
+                "job": {"kind": "inference", "prompt_len": 1024, "output_len": 256, "concurrent": 64, "tokens": 1e9,
+                        "precision": "bf16"},
+                "constraints": {"objective": "cost"}}
+    answer = plan_page(browser, web_server, workload, 20, "gpu")
+    headers = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#plans-table thead th")]
+    unit = next(re.fullmatch(r"Job time \((\w+)\)", t)[1] for t in headers if t.startswith("Job time"))
+
+    def own_unit(hours):  # the unit the plan's time would take on its own (app.js duration())
+        return "min" if hours < 2 else "h" if hours < 72 else "days"
+
+    # A plan whose time alone would read in another unit than its column's, where there is one.
+    index = next((i for i, p in enumerate(answer["results"]) if own_unit(p["job_hours"]) != unit), 0)
+    row = browser.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr")[index]
+    row.click()
+    wait_for(browser, lambda d: d.find_element(By.ID, "h-detail").text.startswith(f"Plan #{index + 1}:"), what="the plan")
+    cell = row.find_elements(By.TAG_NAME, "td")[4].text
+    assert summary_tile(browser, "job time") == f"{cell} {unit}"
 
 
 def fact(browser, panel_heading, label):
