@@ -458,11 +458,21 @@
     return seconds === null || seconds === undefined ? fmt(null) : `${timeColumns[column].of(seconds)} ${timeColumns[column].unit}`;
   }
 
+  // The step's terms that this plan has (no offload or EP bar where it has none). A decode step's
+  // first term is its layers streaming weights and KV cache from HBM, as its bottleneck says; only a
+  // training step's is compute.
+  function timeParts(p) {
+    const first = p.job_kind !== 'inference' ? 'Compute'
+      : /^HBM/.test(p.bottleneck || '') ? 'Weights + KV read (HBM)' : 'Decode layers (HBM reads, GEMMs)';
+    return TIME_PARTS.filter(([k]) => p.time_s[k]).map(([k, label, color]) => [k, k === 'compute' ? first : label, color]);
+  }
+
   async function renderDetail(p, i) {
     const detail = document.getElementById('plan-detail');
     if (!detail) return;
     for (const k of ['memory', 'time']) if (charts[k]) { charts[k].destroy(); delete charts[k]; }
     const m = Object.fromEntries(Object.entries(p.memory_gb).map(([k, v]) => [k, gib(v)])), t = p.time_s;
+    const parts = timeParts(p), stepName = p.job_kind === 'inference' ? 'Decode step' : 'Step';
     const bw = Object.entries(p.bandwidth_source || {});
     const links = Object.entries(p.links || {}).map(([k, v]) => k.replace(/_gbytes_per_s.*$/, '').replace(/_/g, ' ') + ' ' + num(v) + ' GB/s' +
                                                      (k.endsWith('_per_gpu') ? ' per GPU' : ''));
@@ -486,9 +496,9 @@
           h('p', {class: 'note', id: 'plan-memory-note'}, `${num(m.total, 1)} GiB of ${num(m.capacity, 1)} GiB usable (margin ${num(gib(p.memory_margin_gb), 1)} GiB). `,
             MEMORY_PARTS.filter(([k]) => m[k]).map(([k, label]) => `${label} ${num(m[k], 1)}`).join(', ') + ' GiB. ',
             'GiB (2³⁰ bytes) is the unit of a card\'s nominal size: an "80 GB" card holds 80 GiB. The sentences above count 10⁹-byte GB.')),
-        h('div', {}, h('h3', {}, 'Step time breakdown'),
-          h('div', {class: 'chart-box small'}, h('canvas', {id: 'chart-time', role: 'img', 'aria-label': `Step time ${duration(p.step_time_s)} broken down`})),
-          h('p', {class: 'note'}, `Step ${duration(p.step_time_s)}: `, TIME_PARTS.filter(([k]) => t[k]).map(([k, label]) => `${label} ${duration(t[k])}`).join(', ') + '. ',
+        h('div', {}, h('h3', {}, stepName + ' time breakdown'),
+          h('div', {class: 'chart-box small'}, h('canvas', {id: 'chart-time', role: 'img', 'aria-label': `${stepName} time ${duration(p.step_time_s)} broken down`})),
+          h('p', {class: 'note'}, `${stepName} ${duration(p.step_time_s)}: `, parts.map(([k, label]) => `${label} ${duration(t[k])}`).join(', ') + '. ',
             'Communication the planner overlaps with compute shows in its own bar, but only the exposed part adds to the step.'))),
       bw.length ? [h('h3', {}, 'Bandwidths used'), links.length ? h('p', {}, 'Achievable: ' + links.join('; ') + '.') : null, h('ul', {class: 'plain'}, bw.map(([k, v]) => h('li', {}, h('strong', {}, k.replace(/_/g, ' ') + ': '), typeof v === 'string' ? v : JSON.stringify(v))))] : null,
       p.warnings && p.warnings.length ? [h('h3', {}, 'Warnings'), h('ul', {class: 'plain'}, p.warnings.map(w => h('li', {}, h('span', {class: 'badge warn'}, 'warning'), ' ', typeof w === 'string' ? w : JSON.stringify(w))))] : null));
@@ -503,12 +513,11 @@
         scales: {x: {stacked: true, title: {display: true, text: 'GiB per GPU'}}, y: {stacked: true}},
         plugins: {legend: {position: 'bottom', labels: {boxWidth: 12}}, tooltip: {callbacks: {label: ctx => `${ctx.dataset.label}: ${num(ctx.raw, 2)} GiB`}}}},
     });
-    const timeParts = TIME_PARTS.filter(([k]) => t[k]);  // a term this plan does not have (offload, EP) has no bar
     charts.time = new Chart(document.getElementById('chart-time'), {
       type: 'bar',
-      data: {labels: timeParts.map(([, label]) => label).concat(['Step']),
-             datasets: [{label: 'seconds', data: timeParts.map(([k]) => t[k]).concat([p.step_time_s]),
-                         backgroundColor: timeParts.map(([, , c]) => c).concat(['#0f172a'])}]},
+      data: {labels: parts.map(([, label]) => label).concat([stepName]),
+             datasets: [{label: 'seconds', data: parts.map(([k]) => t[k]).concat([p.step_time_s]),
+                         backgroundColor: parts.map(([, , c]) => c).concat(['#0f172a'])}]},
       options: {indexAxis: 'y', responsive: true, maintainAspectRatio: false,
         scales: {x: {title: {display: true, text: 'seconds per step'}}},
         plugins: {legend: {display: false}, tooltip: {callbacks: {label: ctx => duration(ctx.raw)}}}},

@@ -474,6 +474,13 @@ def test_serving_plan_at_max_names_both_limits_of_its_concurrency(browser, web_s
     assert "KV pool" in sequences and "sequence cap" in sequences, sequences
 
 
+def test_decode_step_chart_names_what_bounds_it(browser, web_server):
+    plan = plan_page(browser, web_server, SERVING_B200, 3)["results"][0]
+    # A decode step's first term is the HBM read the bottleneck names, not "Compute".
+    assert plan["bottleneck"].startswith("HBM bandwidth")
+    labels = browser.execute_script("return Chart.getChart('chart-time').data.labels")
+    assert "Weights + KV read (HBM)" in labels and "Compute" not in labels, labels
+
 def test_plan_detail_states_times_in_the_columns_units(browser, web_server):
     workload = {"model": {"preset": "llama3.1-8b"},
                 "job": {"kind": "inference", "prompt_len": 1024, "output_len": 256, "concurrent": 64, "tokens": 1e9,
