@@ -24,7 +24,8 @@
             'CP: context parallel (the sequence split). VP: virtual pipeline stages per GPU. ' +
             'EP: expert parallel (experts spread over GPUs). ETP: expert tensor parallel (each expert split over this many GPUs). ' +
             'mb: micro-batch (sequences per pass). ZeRO: how far optimizer states, ' +
-            'gradients (2) and weights (3) are sharded over the data-parallel GPUs.',
+            'gradients (2) and weights (3) are sharded over the data-parallel GPUs. ' +
+            'offload: ZeRO-Offload, optimizer states (and with "params" the weights) kept in CPU memory, the optimizer step run there.',
     step: 'time of one optimizer step (one global batch)',
     decode: 'time per output token: one engine step that decodes every running sequence',
     mfu: 'model FLOPs utilisation: the model\'s useful FLOPs per second as a share of the GPUs\' dense peak',
@@ -41,11 +42,13 @@
   // "concurrent": "max" stops at the KV pool or the engine's cap on running sequences, whichever is
   // lower; the plan does not say which, so both are named (the cap: core's engine profiles).
   const MAX_CONCURRENT = ': the most its KV pool or the engine\'s sequence cap allows (vLLM: 256 per replica by default), whichever is lower';
+  const OFFLOAD_WORDS = {optimizer: 'optimizer', optimizer_and_params: 'optimizer + params'};
   const section = document.getElementById('view-plan');
   let built = false;
   let form, results, jsonArea, reopenLink, runButton;
   let extras = {};          // parts of a loaded workload the form has no field for (layout, custom hardware ...)
   let lastAnswer = null, selected = 0, charts = {};
+  let lastOffload = null;   // the answered workload's job.offload: a plan's layout does not carry it
   let timeColumns = {};     // the plan table's time columns ({unit, of}): the detail states its times in their units
   let lastRunKey = null;
   let lastRunState = null;  // the URL state of the last run: a selection adds `sel` to it
@@ -142,7 +145,7 @@
   }
 
   function glossary() {
-    const terms = [['TP, PP, DP, replicas, CP, VP, EP, ETP, mb, ZeRO', GLOSSARY.layout], ['Step', GLOSSARY.step], ['Decode step', GLOSSARY.decode],
+    const terms = [['TP, PP, DP, replicas, CP, VP, EP, ETP, mb, ZeRO, offload', GLOSSARY.layout], ['Step', GLOSSARY.step], ['Decode step', GLOSSARY.decode],
                    ['MFU', GLOSSARY.mfu], ['TTFT', GLOSSARY.ttft], ['Memory margin', GLOSSARY.margin], ['tight', GLOSSARY.tight],
                    ['Bottleneck', GLOSSARY.bottleneck], ['p10–p90', GLOSSARY.interval],
                    ['Example', 'loads data/examples/recommend-llama3.1-70b.json: pre-training Llama 3.1 70B on 10¹² tokens, ' +
@@ -280,6 +283,7 @@
       const answer = await api('/v1/recommendations?top=' + top + '&per=' + per, {method: 'POST', headers: {'Content-Type': 'application/json', 'Accept': 'application/json'}, body: JSON.stringify(w)});
       LW.clearError();
       lastAnswer = answer; selected = answer.results[pendingSelect] ? pendingSelect : 0;
+      lastOffload = w.job.offload;
       pendingSelect = 0;
       await renderResults(answer, (performance.now() - started) / 1000);
     } catch (err) {
@@ -292,7 +296,8 @@
   }
 
   // A serving plan has no micro-batch, ZeRO or recompute: its DP is replicas, its EP/ETP place experts.
-  function layoutText(l, inference) {
+  // CPU offload (ZeRO-Offload) is the job's, so every plan of a training answer has it.
+  function layoutText(l, inference, offload) {
     const parts = [`TP ${l.tp}`, `PP ${l.pp}`, inference ? `${l.dp} ${l.dp === 1 ? 'replica' : 'replicas'}` : `DP ${l.dp}`];
     if (l.cp > 1) parts.push(`CP ${l.cp}`);
     if (l.ep > 1) parts.push(`EP ${l.ep}`);
@@ -301,6 +306,7 @@
     if (!inference) {
       parts.push(`mb ${l.micro_batch}`, `ZeRO ${l.zero}`);
       if (l.recompute !== 'none') parts.push(l.recompute + ' recompute');
+      if (offload && offload !== 'none') parts.push('offload: ' + (OFFLOAD_WORDS[offload] || offload));
     }
     return parts.join(' · ');
   }
@@ -357,7 +363,7 @@
         h('td', {class: 'num'}, i + 1),
         h('td', {class: 'instance'}, h('span', {class: 'mono'}, p.custom_hardware ? p.instance : h('a', {href: LW.hashFor('instances', null, p.instance)}, p.instance)),
           h('div', {class: 'note'}, `${p.nodes} × ${p.gpus_per_node} ${p.gpu_model}`)),
-        h('td', {class: 'wrap'}, layoutText(p.layout, !training)),
+        h('td', {class: 'wrap'}, layoutText(p.layout, !training, lastOffload)),
         h('td', {class: 'num'}, stepCol.of(training ? p.step_time_s : (p.tpot_s ?? p.step_time_s))),
         h('td', {class: 'num'}, jobCol.of(p.job_hours === null ? null : p.job_hours * 3600)),
         h('td', {class: 'num'}, usd(p.cost_usd)),
@@ -482,7 +488,7 @@
       p.why ? h('p', {}, h('strong', {}, 'Why this plan: '), p.why) : null,
       intervalText(p),
       h('div', {class: 'summary'},
-        [[layoutText(p.layout, p.job_kind === 'inference'), 'layout'],
+        [[layoutText(p.layout, p.job_kind === 'inference', lastOffload), 'layout'],
          [inColumn('step', p.job_kind === 'inference' ? (p.tpot_s ?? p.step_time_s) : p.step_time_s), p.job_kind === 'inference' ? 'decode step' : 'step'],
          [num(p.tokens_per_s, 0), 'tokens/s (whole job)'], [p.job_kind === 'inference' ? inColumn('ttft', p.ttft_s) : num(p.mfu * 100, 1) + '%', p.job_kind === 'inference' ? 'time to first token, alone' : 'MFU'],
          ...(p.job_kind === 'inference' ? [[duration(p.ttft_under_load_s), 'time to first token under load'],

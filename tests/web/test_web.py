@@ -502,6 +502,17 @@ def test_plan_detail_states_times_in_the_columns_units(browser, web_server):
     assert summary_tile(browser, "job time") == f"{cell} {unit}"
 
 
+def test_plan_layout_shows_cpu_offload(browser, web_server):
+    workload = {"model": {"preset": "llama3.1-8b"},
+                "job": {"kind": "finetune", "seq_len": 4096, "global_batch": 64, "tokens": 1e9, "precision": "bf16",
+                        "offload": "optimizer"},
+                "hardware": {"instance": P5, "nodes": 1}}
+    plan_page(browser, web_server, workload, 3, "none")
+    layouts = [td.text for td in browser.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr td:nth-child(3)")]
+    assert layouts and all("offload: optimizer" in t for t in layouts), layouts
+    assert "offload: optimizer" in summary_tile(browser, "layout")
+
+
 def fact(browser, panel_heading, label):
     """The value beside `label` in the instance detail's panel headed `panel_heading`."""
     panel = browser.find_element(By.XPATH, f"//div[@class='panel'][h2[starts-with(., '{panel_heading}')]]")
