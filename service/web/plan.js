@@ -411,6 +411,20 @@
       h('ul', {class: 'plain'}, answer.skipped.slice(0, 200).map(s => h('li', {}, typeof s === 'string' ? s : (s.instance ? s.instance + ': ' + (s.reason || '') : JSON.stringify(s))))));
   }
 
+  // A log axis labels 1, 2 and 5 of each decade where they have room, else the decades (every few
+  // where even those crowd): Chart.js skips labels as if ticks were evenly spaced, so they overlapped.
+  function thinLogTicks(scale) {
+    const vertical = !scale.isHorizontal();
+    const perDecade = (vertical ? scale.height : scale.width) * 0.8 / Math.max(Math.log10(scale.max / scale.min), 0.1);
+    const need = vertical ? 18 : 64;  // px from one label to the next: a line of text, or "10,000"
+    const exp = v => Math.floor(Math.log10(v) + 1e-9);
+    const lead = v => Math.round(v / 10 ** exp(v));
+    const leads = perDecade * Math.log10(2) >= need ? [1, 2, 5] : [1];  // 1 to 2 is the closest pair
+    const every = leads.length > 1 ? 1 : Math.ceil(need / perDecade);
+    const kept = scale.ticks.filter(t => leads.includes(lead(t.value)) && ((exp(t.value) % every) + every) % every === 0);
+    scale.ticks = kept.length >= 2 || every === 1 ? kept : scale.ticks.filter(t => lead(t.value) === 1);
+  }
+
   function drawPareto(Chart, plans) {
     const points = plans.map((p, i) => ({x: p.job_hours, y: p.cost_usd, i}));
     const usable = points.filter(p => p.x !== null && p.y !== null);
@@ -428,9 +442,10 @@
       options: {
         responsive: true, maintainAspectRatio: false,
         scales: {
-          x: {type: logX ? 'logarithmic' : 'linear', title: {display: true, text: 'Job time (hours' + (logX ? ', log scale)' : ')')}},
+          x: {type: logX ? 'logarithmic' : 'linear', title: {display: true, text: 'Job time (hours' + (logX ? ', log scale)' : ')')},
+              afterBuildTicks: logX ? thinLogTicks : undefined, ticks: logX ? {callback: v => num(Number(v)), maxRotation: 0} : {}},
           y: {type: logY ? 'logarithmic' : 'linear', title: {display: true, text: 'Job cost (USD' + (logY ? ', log scale)' : ')')},
-              ticks: {callback: v => usdShort(Number(v))}},
+              afterBuildTicks: logY ? thinLogTicks : undefined, ticks: {callback: v => usdShort(Number(v))}},
         },
         plugins: {tooltip: {callbacks: {label: ctx => {
           const p = plans[ctx.raw.i];

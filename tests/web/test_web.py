@@ -513,6 +513,38 @@ def test_plan_layout_shows_cpu_offload(browser, web_server):
     assert "offload: optimizer" in summary_tile(browser, "layout")
 
 
+def test_log_scale_axis_labels_do_not_overlap(browser, web_server, artifacts):
+    workload = {"model": {"preset": "llama3.1-70b"},
+                "job": {"kind": "pretrain", "seq_len": 8192, "global_batch": 512, "tokens": 1e11, "precision": "bf16"},
+                "constraints": {"objective": "time", "max_nodes": 32}}
+    for width in (1440, 500):
+        browser.set_window_size(width, 900)
+        try:
+            plan_page(browser, web_server, workload, 100)
+            # Each axis's shown labels, their centres (px) and extents along the axis (px).
+            axes = browser.execute_script("""
+              const chart = Chart.getChart('chart-pareto');
+              return ['x', 'y'].filter(k => chart.scales[k].type === 'logarithmic').map(k => {
+                const s = chart.scales[k];
+                const font = s._resolveTickFontOptions(0);
+                chart.ctx.font = font.string;
+                const shown = s.ticks.filter(t => t.label !== '' && t.label !== null && t.label !== undefined);
+                const rotated = s.labelRotation * Math.PI / 180;
+                return [k, shown.map(t => [String(t.label), s.getPixelForValue(t.value),
+                  k === 'y' ? font.size : chart.ctx.measureText(String(t.label)).width * Math.cos(rotated)])];
+              });""")
+            assert {k for k, _ in axes} == {"x", "y"}, axes
+            for k, labels in axes:
+                labels.sort(key=lambda t: t[1])
+                assert len(labels) >= 2, (width, k, labels)
+                for (a, pa, ea), (b, pb, eb) in zip(labels, labels[1:]):
+                    assert pb - pa >= (ea + eb) / 2 + 2, f"{width} px: {k} labels {a} and {b} overlap: {labels}"
+            browser.execute_script("document.getElementById('h-pareto').scrollIntoView()")
+            browser.save_screenshot(str(artifacts / f"plan-log-axes-{width}.png"))
+        finally:
+            browser.set_window_size(1440, 900)
+
+
 def fact(browser, panel_heading, label):
     """The value beside `label` in the instance detail's panel headed `panel_heading`."""
     panel = browser.find_element(By.XPATH, f"//div[@class='panel'][h2[starts-with(., '{panel_heading}')]]")
