@@ -465,13 +465,15 @@ def test_plan_memory_is_in_gib_the_unit_of_the_cards_size(browser, web_server):
     assert margin == "Memory margin (GiB)"
 
 
-def test_serving_plan_at_max_names_both_limits_of_its_concurrency(browser, web_server):
-    plan_page(browser, web_server, SERVING_B200, 3)
-    # "max" concurrency stops at the KV pool or the engine's sequence cap: the page names both (the
-    # plan does not say which applied).
+def test_serving_plan_at_max_names_the_limit_of_its_concurrency(browser, web_server):
+    plan = plan_page(browser, web_server, SERVING_B200, 3)["results"][0]
+    # "max" concurrency stops at the KV pool or the engine's sequence cap: the page names the one the
+    # plan's max_concurrent_limit names, or both where the plan does not say.
     sequences = browser.find_element(
         By.XPATH, "//div[@id='plan-detail']//div[@class='summary']/div/span[contains(., 'sequences together')]").text
-    assert "KV pool" in sequences and "sequence cap" in sequences, sequences
+    words = {"kv_pool": ["KV pool"], "engine_batch_limit": ["sequence cap", "KV memory to spare"]}
+    assert all(w in sequences for w in words.get(plan.get("max_concurrent_limit"), ["KV pool", "sequence cap"])), sequences
+    assert "what its KV pool holds" not in sequences
 
 
 def test_decode_step_chart_names_what_bounds_it(browser, web_server):
