@@ -4,7 +4,7 @@
 'use strict';
 
 (() => {
-  const {h, fmt, num, api} = LW;
+  const {h, fmt, num, usd, api} = LW;
 
   const COLUMNS = [
     {key: 'id', label: 'Instance', show: true},
@@ -38,7 +38,7 @@
   const FILTERS = [
     {key: 'provider', label: 'Provider', type: 'select-provider'},
     {key: 'gpu', label: 'GPU', hint: 'id or family', type: 'text', list: 'lw-gpu-list', placeholder: 'e.g. H100'},
-    {key: 'min_gpus', label: 'Min GPUs', type: 'number', min: 1},
+    {key: 'min_gpus', label: 'Min GPUs', type: 'number', min: 1, step: 1},
     {key: 'min_gpu_memory_gb', label: 'Min GPU memory', hint: 'GB', type: 'number', min: 0},
     {key: 'fabric', label: 'Fabric', type: 'select', options: ['nvswitch', 'nvlink', 'pcie', 'infinity-fabric', 'none']},
     {key: 'min_nvlink_gbytes_per_s', label: 'Min NVLink', hint: 'GB/s', type: 'number', min: 0},
@@ -51,6 +51,7 @@
   const section = document.getElementById('view-instances');
   let built = false;
   let form, tableWrap, countEl, hiddenEl, picker;
+  let choices = {};  // filter key -> Map(lower case -> value) of the values it knows (GPU, region)
   let state = {filters: {}, sort: 'id', cols: DEFAULT_COLS.slice()};
   let rows = [];
   let requestSeq = 0;
@@ -73,6 +74,8 @@
     const regions = [...new Set(instances.flatMap(i => i.regions || []))].sort();
     const families = new Set();
     for (const g of gpus) { families.add(g.id); const dash = g.id.indexOf('-'); if (dash > 0) families.add(g.id.slice(0, dash)); }
+    const byLower = values => new Map([...values].map(v => [v.toLowerCase(), v]));
+    choices = {gpu: byLower(families), region: byLower(regions)};
 
     form = h('form', {class: 'filters panel', role: 'search', 'aria-label': 'Filter instances', onsubmit: e => e.preventDefault()});
     for (const f of FILTERS) {
@@ -86,14 +89,16 @@
         control = h('input', {id, name: f.key, type: f.type === 'number' ? 'number' : 'text', min: f.min, step: f.step || (f.type === 'number' ? 'any' : null),
                               list: f.list, placeholder: f.placeholder || '', autocomplete: 'off', inputmode: f.type === 'number' ? 'decimal' : null});
       }
-      form.append(h('label', {class: 'field', for: id}, h('span', {}, f.label, f.hint ? h('small', {}, ' (' + f.hint + ')') : null), control));
+      control.setAttribute('aria-describedby', id + '-msg');
+      form.append(h('label', {class: 'field', for: id}, h('span', {}, f.label, f.hint ? h('small', {}, ' (' + f.hint + ')') : null), control),
+                  h('p', {class: 'field-msg', id: id + '-msg', 'aria-live': 'polite'}));
     }
-    form.append(h('div', {}, h('button', {type: 'button', onclick: () => { state.filters = {}; state.sort = 'id'; syncForm(); update(); }}, 'Reset filters')));
+    form.append(h('div', {}, h('button', {type: 'button', onclick: () => { state.filters = {}; state.sort = 'id'; syncForm(); fieldMessages({}); update(); }}, 'Reset filters')));
     form.append(h('datalist', {id: 'lw-gpu-list'}, [...families].sort().map(v => h('option', {value: v}))));
     form.append(h('datalist', {id: 'lw-region-list'}, regions.map(v => h('option', {value: v}))));
-    const onInput = LW.debounce(() => { readForm(); update(); }, 200);
-    form.addEventListener('input', onInput);
-    form.addEventListener('change', onInput);
+    // Typing waits for a pause (a request per pause, not per key); a choice from a list applies at once.
+    const typed = LW.debounce(applyForm, 300);
+    form.addEventListener('input', e => (e.target.tagName === 'SELECT' ? applyForm() : typed()));
 
     countEl = h('span', {class: 'count', 'aria-live': 'polite'});
     hiddenEl = h('span', {class: 'note'});
@@ -125,13 +130,46 @@
     for (const f of FILTERS) form.elements[f.key].value = state.filters[f.key] || '';
     for (const box of picker.querySelectorAll('input[name=col]')) box.checked = state.cols.includes(box.value);
   }
+  // The form's filters, and a hint for each value that cannot be valid yet: the API would refuse it,
+  // so it is not sent while the user is still typing it.
   function readForm() {
-    const filters = {};
+    const filters = {}, waiting = {};
     for (const f of FILTERS) {
-      const v = form.elements[f.key].value.trim();
-      if (v !== '') filters[f.key] = v;
+      const control = form.elements[f.key];
+      const v = control.value.trim();
+      const hint = notYetValid(f, control, v);
+      if (hint) waiting[f.key] = hint;
+      else if (v !== '') filters[f.key] = v;
     }
+    return {filters, waiting};
+  }
+  // A number the browser cannot read or that breaks the field's min/step; the start of a known GPU
+  // or region ("us-ea"). Anything else goes to the API, which names what is wrong with it.
+  function notYetValid(f, control, v) {
+    if (f.type === 'number') return control.validity.valid ? null : control.validationMessage || 'not a number';
+    const known = choices[f.key];
+    if (!known || v === '' || known.has(v.toLowerCase())) return null;
+    const starts = [...known].filter(([lower]) => lower.startsWith(v.toLowerCase())).map(([, value]) => value);
+    return starts.length ? 'keep typing: ' + starts.slice(0, 3).join(', ') + (starts.length > 3 ? ', …' : '') : null;
+  }
+  function applyForm() {
+    const {filters, waiting} = readForm();
+    fieldMessages(waiting);
+    if (Object.keys(waiting).length) return;
+    // Nothing new (a list's choice already sent what was typed); after an error, send again.
+    if (JSON.stringify(filters) === JSON.stringify(state.filters) && rows.length) return;
     state.filters = filters;
+    update();
+  }
+  // Hints (or the API's error) under the fields they concern; every other field's message cleared.
+  function fieldMessages(messages, invalid) {
+    for (const f of FILTERS) {
+      const control = form.elements[f.key];
+      const msg = document.getElementById(control.id + '-msg');
+      msg.textContent = messages[f.key] ? f.label + ': ' + messages[f.key] : '';
+      msg.classList.toggle('error', !!invalid);
+      if (invalid && messages[f.key]) control.setAttribute('aria-invalid', 'true'); else control.removeAttribute('aria-invalid');
+    }
   }
   function toggleColumn(key, on) {
     const set = new Set(state.cols);
@@ -152,22 +190,38 @@
       if (unfiltered) r.total = r.items.length;
       if (seq !== requestSeq) return;
       LW.clearError();
+      fieldMessages({});
       rows = r.items;
       countEl.textContent = r.total + (r.total === 1 ? ' instance' : ' instances');
       const hidden = Object.entries(r.excluded_unknown || {});
       hiddenEl.textContent = hidden.length
-        ? 'hidden because unknown: ' + hidden.map(([field, n]) => n + ' × ' + field).join(', ') : '';
+        ? 'hidden because unknown: ' + hidden.map(([field, n]) => n + ' × ' + fieldLabel(field)).join(', ') : '';
       renderTable();
       if (!performance.getEntriesByName('lw-table-ready').length) performance.mark('lw-table-ready');
     } catch (err) {
       if (seq !== requestSeq) return;
-      LW.showError(err, 'Filter');
       // The rows of the previous filter no longer answer this one: clear them, say why.
       rows = [];
-      countEl.textContent = 'no instances: fix the filter named above';
       hiddenEl.textContent = '';
-      renderTable();
+      const f = FILTERS.find(x => err.problem && x.key === err.problem.field);
+      if (!f) {
+        LW.showError(err, 'Filter');
+        countEl.textContent = 'no instances: fix the filter named above';
+        renderTable();
+        return;
+      }
+      // The API names the filter it refuses: its message goes under that field.
+      fieldMessages({[f.key]: err.message.replace(f.key + ': ', '')}, true);
+      countEl.textContent = '';
+      tableWrap.replaceChildren(h('p', {class: 'note'}, `No instances: the ${f.label} filter is not valid (see the message under it).`));
     }
+  }
+
+  // The API counts hidden rows by JSON field: name each as the detail view (or the table) does.
+  function fieldLabel(key) {
+    if (FIELD_INFO[key]) return FIELD_INFO[key][0];
+    if (BY_KEY[key]) return BY_KEY[key].label;
+    return GPU_INFO[key] ? 'GPU ' + GPU_INFO[key][0] : key;
   }
 
   function sortState(key) {
@@ -241,8 +295,8 @@
     nvlink_domain_gpus: ['NVLink domain', 'GPUs one GPU reaches over NVLink'], network_type: ['Network'],
     network_gbits_per_s: ['GPU fabric network', 'Gbit/s'], network_nics: ['Fabric NICs'],
     network_nic_gbits_per_s: ['One fabric NIC', 'Gbit/s'], frontend_network_gbits_per_s: ['Front-end network', 'Gbit/s'],
-    gpudirect_rdma: ['GPUDirect RDMA'], price_usd_per_hour: ['On-demand price', '$/h'],
-    price_usd_per_gpu_hour: ['Price per GPU', '$/GPU-hour, derived'], spot_price_usd_per_hour: ['Spot price', '$/h'],
+    gpudirect_rdma: ['GPUDirect RDMA'], price_usd_per_hour: ['On-demand price', 'per hour'],
+    price_usd_per_gpu_hour: ['Price per GPU', 'per GPU-hour, derived'], spot_price_usd_per_hour: ['Spot price', 'per hour'],
     price_region: ['Price region'], price_as_of: ['Price as of'], regions: ['Regions'],
   };
   const GPU_INFO = {
@@ -251,12 +305,35 @@
     fp4_dense_tflops: ['FP4 dense', 'TFLOPS'], nvlink_gbytes_per_s: ['NVLink', 'GB/s'], nvlink_generation: ['NVLink generation'],
     nvlink_domain_max_gpus: ['Largest NVLink domain', 'GPUs'], pcie_gen: ['PCIe generation'], tdp_w: ['TDP', 'W'],
   };
+  const MONEY = new Set(['price_usd_per_hour', 'price_usd_per_gpu_hour', 'spot_price_usd_per_hour']);
+
+  // The nvlink_* fields hold whatever links the GPUs directly: name it by the machine's fabric
+  // (AMD's is Infinity Fabric); over PCIe there is no such link.
+  const LINK_NAMES = {nvswitch: 'NVLink', nvlink: 'NVLink', 'infinity-fabric': 'Infinity Fabric'};
+  function instanceInfo(inst) {
+    const name = LINK_NAMES[inst.intra_node_fabric];
+    return Object.assign({}, FIELD_INFO, {
+      nvlink_gbytes_per_s: [name || 'Direct GPU-to-GPU link', 'GB/s per GPU, both directions'],
+      nvlink_domain_gpus: [name ? name + ' domain' : 'GPU-to-GPU domain', 'GPUs one GPU reaches ' + (name ? 'over ' + name : 'directly')]});
+  }
+  function gpuInfo(gpu) {
+    const name = gpu.vendor === 'amd' ? 'Infinity Fabric' : 'NVLink';
+    return Object.assign({}, GPU_INFO, {nvlink_gbytes_per_s: [name, 'GB/s'], nvlink_generation: [name + ' generation'],
+                                        nvlink_domain_max_gpus: ['Largest ' + name + ' domain', 'GPUs']});
+  }
+  function factValue(obj, key) {
+    const v = obj[key];
+    if (MONEY.has(key) && typeof v === 'number') return usd(v);
+    // No direct link is a fact of a PCIe or single-GPU machine, not an unknown.
+    if (key === 'nvlink_gbytes_per_s' && v === null && !LINK_NAMES[obj.intra_node_fabric] && obj.intra_node_fabric) return 'none';
+    return fmt(v);
+  }
 
   function factList(obj, info) {
     const dl = h('dl', {class: 'facts'});
     for (const [key, [label, unit]] of Object.entries(info)) {
       if (!(key in obj)) continue;
-      dl.append(h('dt', {}, label, unit ? h('small', {}, ' (' + unit + ')') : null), h('dd', {}, fmt(obj[key])));
+      dl.append(h('dt', {}, label, unit ? h('small', {}, ' (' + unit + ')') : null), h('dd', {}, factValue(obj, key)));
     }
     for (const key of Object.keys(obj)) {  // fields the page does not know yet are shown too
       if (key in info || key === 'sources' || key === 'id') continue;
@@ -271,7 +348,7 @@
       h('tbody', {}, entries.map(([group, s]) => h('tr', {},
         h('th', {scope: 'row'}, group),
         h('td', {}, s.url ? h('a', {href: s.url, rel: 'noopener noreferrer', target: '_blank'}, s.url) : fmt(null)),
-        h('td', {}, fmt(s.as_of)), h('td', {}, s.note || '')))));
+        h('td', {'data-label': 'As of'}, fmt(s.as_of)), h('td', {'data-label': s.note ? 'Note' : null}, s.note || '')))));
   }
 
   const detail = document.getElementById('view-instance');
@@ -301,8 +378,8 @@
           h('a', {href: LW.hashFor('fleet', {instance: inst.id})}, 'Measured links (fleet)'), ' · ',
           h('a', {href: '/v1/instances/' + encodeURIComponent(inst.id)}, 'JSON')),
         h('div', {class: 'cards'},
-          h('div', {class: 'panel'}, h('h2', {}, 'Instance'), factList(inst, FIELD_INFO)),
-          gpu ? h('div', {class: 'panel'}, h('h2', {}, 'GPU: ' + gpu.id), factList(gpu, GPU_INFO)) : null),
+          h('div', {class: 'panel'}, h('h2', {}, 'Instance'), factList(inst, instanceInfo(inst))),
+          gpu ? h('div', {class: 'panel'}, h('h2', {}, 'GPU: ' + gpu.id), factList(gpu, gpuInfo(gpu))) : null),
         h('h2', {}, 'Sources of the instance facts'),
         h('div', {class: 'table-wrap'}, sourcesTable(inst.sources, 'Sources of ' + inst.id)),
         ...(gpu ? [h('h2', {}, 'Sources of the GPU facts'), h('div', {class: 'table-wrap'}, sourcesTable(gpu.sources, 'Sources of ' + gpu.id))] : []));

@@ -24,7 +24,8 @@
             'CP: context parallel (the sequence split). VP: virtual pipeline stages per GPU. ' +
             'EP: expert parallel (experts spread over GPUs). ETP: expert tensor parallel (each expert split over this many GPUs). ' +
             'mb: micro-batch (sequences per pass). ZeRO: how far optimizer states, ' +
-            'gradients (2) and weights (3) are sharded over the data-parallel GPUs.',
+            'gradients (2) and weights (3) are sharded over the data-parallel GPUs. ' +
+            'offload: ZeRO-Offload, optimizer states (and with "params" the weights) kept in CPU memory, the optimizer step run there.',
     step: 'time of one optimizer step (one global batch)',
     decode: 'time per output token: one engine step that decodes every running sequence',
     mfu: 'model FLOPs utilisation: the model\'s useful FLOPs per second as a share of the GPUs\' dense peak',
@@ -34,11 +35,26 @@
     bottleneck: 'the largest term of the step: compute, or the link (NVLink, network, HBM, PCIe) that holds it back',
     interval: 'the range in which 8 of 10 published runs like this one landed, measured against the prediction',
   };
+  // GPU memory is binary: a card sold as "80 GB" holds 80 GiB (core/include/linkwise/units.hpp). The
+  // planner reports GB (10^9 bytes); the page shows GiB, so capacity reads against the card's size.
+  const GIB_PER_GB = 1e9 / 2 ** 30;
+  const gib = gb => gb === null || gb === undefined ? null : gb * GIB_PER_GB;
+  // "concurrent": "max" stops at the KV pool or the engine's cap on running sequences, whichever is
+  // lower: named by the plan's max_concurrent_limit where it carries one, else both are named (the
+  // cap: core's engine profiles).
+  const MAX_CONCURRENT = {
+    kv_pool: ': as many as its KV pool holds',
+    engine_batch_limit: ': the engine\'s sequence cap, with KV memory to spare',
+    unknown: ': the most its KV pool or the engine\'s sequence cap allows (vLLM: 256 per replica by default), whichever is lower',
+  };
+  const OFFLOAD_WORDS = {optimizer: 'optimizer', optimizer_and_params: 'optimizer + params'};
   const section = document.getElementById('view-plan');
   let built = false;
   let form, results, jsonArea, reopenLink, runButton;
   let extras = {};          // parts of a loaded workload the form has no field for (layout, custom hardware ...)
   let lastAnswer = null, selected = 0, charts = {};
+  let lastOffload = null;   // the answered workload's job.offload: a plan's layout does not carry it
+  let timeColumns = {};     // the plan table's time columns ({unit, of}): the detail states its times in their units
   let lastRunKey = null;
   let lastRunState = null;  // the URL state of the last run: a selection adds `sel` to it
   let pendingSelect = 0;    // the plan to select when the answer arrives (a reopened URL's `sel`)
@@ -76,7 +92,7 @@
           h('div', {'data-kind': 'inference', class: 'grid2'}, field('prompt_len', 'Prompt', {min: 1, step: 1}, 'tokens'), field('output_len', 'Output', {min: 1, step: 1}, 'tokens'),
             field('concurrent', 'Concurrent', {min: 1, step: 1}, 'sequences'), field('latency_target_ms', 'Latency target', {min: 0}, 'ms/token'),
             field('engine', 'Engine', {options: [['auto', 'auto (TensorRT-LLM)'], ['vllm', 'vLLM'], ['sglang', 'SGLang'], ['tensorrt-llm', 'TensorRT-LLM']]}),
-            check('concurrent_max', 'Max throughput (as many sequences as the KV cache holds)', false)),
+            check('concurrent_max', 'Max throughput (as many sequences as the KV cache and the engine\'s sequence cap allow)', false)),
           h('div', {'data-kind': 'train'}, check('flash_attention', 'FlashAttention', true)))),
       h('fieldset', {}, h('legend', {}, 'Hardware (optional)'),
         h('div', {class: 'grid2'},
@@ -134,7 +150,7 @@
   }
 
   function glossary() {
-    const terms = [['TP, PP, DP, replicas, CP, VP, EP, ETP, mb, ZeRO', GLOSSARY.layout], ['Step', GLOSSARY.step], ['Decode step', GLOSSARY.decode],
+    const terms = [['TP, PP, DP, replicas, CP, VP, EP, ETP, mb, ZeRO, offload', GLOSSARY.layout], ['Step', GLOSSARY.step], ['Decode step', GLOSSARY.decode],
                    ['MFU', GLOSSARY.mfu], ['TTFT', GLOSSARY.ttft], ['Memory margin', GLOSSARY.margin], ['tight', GLOSSARY.tight],
                    ['Bottleneck', GLOSSARY.bottleneck], ['p10–p90', GLOSSARY.interval],
                    ['Example', 'loads data/examples/recommend-llama3.1-70b.json: pre-training Llama 3.1 70B on 10¹² tokens, ' +
@@ -272,6 +288,7 @@
       const answer = await api('/v1/recommendations?top=' + top + '&per=' + per, {method: 'POST', headers: {'Content-Type': 'application/json', 'Accept': 'application/json'}, body: JSON.stringify(w)});
       LW.clearError();
       lastAnswer = answer; selected = answer.results[pendingSelect] ? pendingSelect : 0;
+      lastOffload = w.job.offload;
       pendingSelect = 0;
       await renderResults(answer, (performance.now() - started) / 1000);
     } catch (err) {
@@ -284,7 +301,8 @@
   }
 
   // A serving plan has no micro-batch, ZeRO or recompute: its DP is replicas, its EP/ETP place experts.
-  function layoutText(l, inference) {
+  // CPU offload (ZeRO-Offload) is the job's, so every plan of a training answer has it.
+  function layoutText(l, inference, offload) {
     const parts = [`TP ${l.tp}`, `PP ${l.pp}`, inference ? `${l.dp} ${l.dp === 1 ? 'replica' : 'replicas'}` : `DP ${l.dp}`];
     if (l.cp > 1) parts.push(`CP ${l.cp}`);
     if (l.ep > 1) parts.push(`EP ${l.ep}`);
@@ -293,6 +311,7 @@
     if (!inference) {
       parts.push(`mb ${l.micro_batch}`, `ZeRO ${l.zero}`);
       if (l.recompute !== 'none') parts.push(l.recompute + ' recompute');
+      if (offload && offload !== 'none') parts.push('offload: ' + (OFFLOAD_WORDS[offload] || offload));
     }
     return parts.join(' · ');
   }
@@ -329,6 +348,7 @@
     const stepCol = durationColumn(plans.map(p => training ? p.step_time_s : (p.tpot_s ?? p.step_time_s)));
     const jobCol = durationColumn(plans.map(p => p.job_hours === null ? null : p.job_hours * 3600));
     const ttftCol = durationColumn(plans.map(p => p.ttft_s));
+    timeColumns = {step: stepCol, job: jobCol, ttft: ttftCol};
     const columns = [
       ['#', 'rank by the objective', true],
       ['Instance', 'instance type (provider:name; custom hardware when the workload describes its own), its nodes × GPUs per node'],
@@ -338,7 +358,7 @@
       ['Cost', 'price of the machines for the job time', true],
       ['$/M tokens', 'cost per million tokens processed (training) or generated (inference)', true],
       [training ? 'MFU (%)' : `TTFT (${ttftCol.unit})`, training ? GLOSSARY.mfu : GLOSSARY.ttft, true],
-      ['Memory margin (GB)', GLOSSARY.margin, true],
+      ['Memory margin (GiB)', GLOSSARY.margin, true],
       ['Bottleneck', GLOSSARY.bottleneck]];
     const table = h('table', {id: 'plans-table'},
       h('caption', {class: 'sr-only'}, 'Ranked plans; select one for its breakdown'),
@@ -348,13 +368,13 @@
         h('td', {class: 'num'}, i + 1),
         h('td', {class: 'instance'}, h('span', {class: 'mono'}, p.custom_hardware ? p.instance : h('a', {href: LW.hashFor('instances', null, p.instance)}, p.instance)),
           h('div', {class: 'note'}, `${p.nodes} × ${p.gpus_per_node} ${p.gpu_model}`)),
-        h('td', {class: 'wrap'}, layoutText(p.layout, !training)),
+        h('td', {class: 'wrap'}, layoutText(p.layout, !training, lastOffload)),
         h('td', {class: 'num'}, stepCol.of(training ? p.step_time_s : (p.tpot_s ?? p.step_time_s))),
         h('td', {class: 'num'}, jobCol.of(p.job_hours === null ? null : p.job_hours * 3600)),
         h('td', {class: 'num'}, usd(p.cost_usd)),
         h('td', {class: 'num'}, p.usd_per_million_tokens === null ? fmt(null) : usd(p.usd_per_million_tokens)),
         h('td', {class: 'num'}, training ? num(p.mfu * 100, 1) : ttftCol.of(p.ttft_s)),
-        h('td', {class: 'num'}, num(p.memory_margin_gb, 1), p.memory_verdict === 'tight' ? [' ', h('span', {class: 'badge warn', title: GLOSSARY.tight}, 'tight')] : null),
+        h('td', {class: 'num'}, num(gib(p.memory_margin_gb), 1), p.memory_verdict === 'tight' ? [' ', h('span', {class: 'badge warn', title: GLOSSARY.tight}, 'tight')] : null),
         h('td', {class: 'wrap'}, shortBottleneck(p.bottleneck))))));
     const detail = h('div', {id: 'plan-detail'});
     results.replaceChildren(
@@ -396,6 +416,20 @@
       h('ul', {class: 'plain'}, answer.skipped.slice(0, 200).map(s => h('li', {}, typeof s === 'string' ? s : (s.instance ? s.instance + ': ' + (s.reason || '') : JSON.stringify(s))))));
   }
 
+  // A log axis labels 1, 2 and 5 of each decade where they have room, else the decades (every few
+  // where even those crowd): Chart.js skips labels as if ticks were evenly spaced, so they overlapped.
+  function thinLogTicks(scale) {
+    const vertical = !scale.isHorizontal();
+    const perDecade = (vertical ? scale.height : scale.width) * 0.8 / Math.max(Math.log10(scale.max / scale.min), 0.1);
+    const need = vertical ? 18 : 64;  // px from one label to the next: a line of text, or "10,000"
+    const exp = v => Math.floor(Math.log10(v) + 1e-9);
+    const lead = v => Math.round(v / 10 ** exp(v));
+    const leads = perDecade * Math.log10(2) >= need ? [1, 2, 5] : [1];  // 1 to 2 is the closest pair
+    const every = leads.length > 1 ? 1 : Math.ceil(need / perDecade);
+    const kept = scale.ticks.filter(t => leads.includes(lead(t.value)) && ((exp(t.value) % every) + every) % every === 0);
+    scale.ticks = kept.length >= 2 || every === 1 ? kept : scale.ticks.filter(t => lead(t.value) === 1);
+  }
+
   function drawPareto(Chart, plans) {
     const points = plans.map((p, i) => ({x: p.job_hours, y: p.cost_usd, i}));
     const usable = points.filter(p => p.x !== null && p.y !== null);
@@ -413,9 +447,10 @@
       options: {
         responsive: true, maintainAspectRatio: false,
         scales: {
-          x: {type: logX ? 'logarithmic' : 'linear', title: {display: true, text: 'Job time (hours' + (logX ? ', log scale)' : ')')}},
+          x: {type: logX ? 'logarithmic' : 'linear', title: {display: true, text: 'Job time (hours' + (logX ? ', log scale)' : ')')},
+              afterBuildTicks: logX ? thinLogTicks : undefined, ticks: logX ? {callback: v => num(Number(v)), maxRotation: 0} : {}},
           y: {type: logY ? 'logarithmic' : 'linear', title: {display: true, text: 'Job cost (USD' + (logY ? ', log scale)' : ')')},
-              ticks: {callback: v => usdShort(Number(v))}},
+              afterBuildTicks: logY ? thinLogTicks : undefined, ticks: {callback: v => usdShort(Number(v))}},
         },
         plugins: {tooltip: {callbacks: {label: ctx => {
           const p = plans[ctx.raw.i];
@@ -444,11 +479,26 @@
     renderDetail(p, i);
   }
 
+  // A time as the table's column shows it, with the column's unit: the detail and the row agree.
+  function inColumn(column, seconds) {
+    return seconds === null || seconds === undefined ? fmt(null) : `${timeColumns[column].of(seconds)} ${timeColumns[column].unit}`;
+  }
+
+  // The step's terms that this plan has (no offload or EP bar where it has none). A decode step's
+  // first term is its layers streaming weights and KV cache from HBM, as its bottleneck says; only a
+  // training step's is compute.
+  function timeParts(p) {
+    const first = p.job_kind !== 'inference' ? 'Compute'
+      : /^HBM/.test(p.bottleneck || '') ? 'Weights + KV read (HBM)' : 'Decode layers (HBM reads, GEMMs)';
+    return TIME_PARTS.filter(([k]) => p.time_s[k]).map(([k, label, color]) => [k, k === 'compute' ? first : label, color]);
+  }
+
   async function renderDetail(p, i) {
     const detail = document.getElementById('plan-detail');
     if (!detail) return;
     for (const k of ['memory', 'time']) if (charts[k]) { charts[k].destroy(); delete charts[k]; }
-    const m = p.memory_gb, t = p.time_s;
+    const m = Object.fromEntries(Object.entries(p.memory_gb).map(([k, v]) => [k, gib(v)])), t = p.time_s;
+    const parts = timeParts(p), stepName = p.job_kind === 'inference' ? 'Decode step' : 'Step';
     const bw = Object.entries(p.bandwidth_source || {});
     const links = Object.entries(p.links || {}).map(([k, v]) => k.replace(/_gbytes_per_s.*$/, '').replace(/_/g, ' ') + ' ' + num(v) + ' GB/s' +
                                                      (k.endsWith('_per_gpu') ? ' per GPU' : ''));
@@ -458,21 +508,23 @@
       p.why ? h('p', {}, h('strong', {}, 'Why this plan: '), p.why) : null,
       intervalText(p),
       h('div', {class: 'summary'},
-        [[layoutText(p.layout, p.job_kind === 'inference'), 'layout'], [duration(p.step_time_s), p.job_kind === 'inference' ? 'decode step' : 'step'],
-         [num(p.tokens_per_s, 0), 'tokens/s (whole job)'], [p.job_kind === 'inference' ? duration(p.ttft_s) : num(p.mfu * 100, 1) + '%', p.job_kind === 'inference' ? 'time to first token, alone' : 'MFU'],
+        [[layoutText(p.layout, p.job_kind === 'inference', lastOffload), 'layout'],
+         [inColumn('step', p.job_kind === 'inference' ? (p.tpot_s ?? p.step_time_s) : p.step_time_s), p.job_kind === 'inference' ? 'decode step' : 'step'],
+         [num(p.tokens_per_s, 0), 'tokens/s (whole job)'], [p.job_kind === 'inference' ? inColumn('ttft', p.ttft_s) : num(p.mfu * 100, 1) + '%', p.job_kind === 'inference' ? 'time to first token, alone' : 'MFU'],
          ...(p.job_kind === 'inference' ? [[duration(p.ttft_under_load_s), 'time to first token under load'],
-                                           [num(p.concurrent, 0), `sequences together on ${p.engine}` + (p.concurrent_is_max ? ' (what its KV pool holds)' : '')]] : []),
-         [usd(p.price_usd_per_hour) + '/h', 'price'], [usd(p.cost_usd), 'cost'], [duration(p.job_hours === null ? null : p.job_hours * 3600), 'job time']]
+                                           [num(p.concurrent, 0), `sequences together on ${p.engine}` + (p.concurrent_is_max ? MAX_CONCURRENT[p.max_concurrent_limit] || MAX_CONCURRENT.unknown : '')]] : []),
+         [usd(p.price_usd_per_hour) + '/h', 'price'], [usd(p.cost_usd), 'cost'], [inColumn('job', p.job_hours === null ? null : p.job_hours * 3600), 'job time']]
           .map(([v, label]) => h('div', {}, h('b', {}, v), h('span', {}, label)))),
       h('div', {class: 'charts2'},
         h('div', {}, h('h3', {}, 'Memory per GPU against capacity'),
           h('div', {class: 'chart-box small'}, h('canvas', {id: 'chart-memory', role: 'img',
-            'aria-label': `Memory per GPU: ${num(m.total, 1)} GB used of ${num(m.capacity, 1)} GB`})),
-          h('p', {class: 'note'}, `${num(m.total, 1)} GB of ${num(m.capacity, 1)} GB usable (margin ${num(p.memory_margin_gb, 1)} GB). `,
-            MEMORY_PARTS.filter(([k]) => m[k]).map(([k, label]) => `${label} ${num(m[k], 1)}`).join(', ') + ' GB.')),
-        h('div', {}, h('h3', {}, 'Step time breakdown'),
-          h('div', {class: 'chart-box small'}, h('canvas', {id: 'chart-time', role: 'img', 'aria-label': `Step time ${duration(p.step_time_s)} broken down`})),
-          h('p', {class: 'note'}, `Step ${duration(p.step_time_s)}: `, TIME_PARTS.filter(([k]) => t[k]).map(([k, label]) => `${label} ${duration(t[k])}`).join(', ') + '. ',
+            'aria-label': `Memory per GPU: ${num(m.total, 1)} GiB used of ${num(m.capacity, 1)} GiB`})),
+          h('p', {class: 'note', id: 'plan-memory-note'}, `${num(m.total, 1)} GiB of ${num(m.capacity, 1)} GiB usable (margin ${num(gib(p.memory_margin_gb), 1)} GiB). `,
+            MEMORY_PARTS.filter(([k]) => m[k]).map(([k, label]) => `${label} ${num(m[k], 1)}`).join(', ') + ' GiB. ',
+            'GiB (2³⁰ bytes) is the unit of a card\'s nominal size: an "80 GB" card holds 80 GiB. The sentences above count 10⁹-byte GB.')),
+        h('div', {}, h('h3', {}, stepName + ' time breakdown'),
+          h('div', {class: 'chart-box small'}, h('canvas', {id: 'chart-time', role: 'img', 'aria-label': `${stepName} time ${duration(p.step_time_s)} broken down`})),
+          h('p', {class: 'note'}, `${stepName} ${duration(p.step_time_s)}: `, parts.map(([k, label]) => `${label} ${duration(t[k])}`).join(', ') + '. ',
             'Communication the planner overlaps with compute shows in its own bar, but only the exposed part adds to the step.'))),
       bw.length ? [h('h3', {}, 'Bandwidths used'), links.length ? h('p', {}, 'Achievable: ' + links.join('; ') + '.') : null, h('ul', {class: 'plain'}, bw.map(([k, v]) => h('li', {}, h('strong', {}, k.replace(/_/g, ' ') + ': '), typeof v === 'string' ? v : JSON.stringify(v))))] : null,
       p.warnings && p.warnings.length ? [h('h3', {}, 'Warnings'), h('ul', {class: 'plain'}, p.warnings.map(w => h('li', {}, h('span', {class: 'badge warn'}, 'warning'), ' ', typeof w === 'string' ? w : JSON.stringify(w))))] : null));
@@ -484,15 +536,14 @@
       data: {labels: ['Used', 'Capacity'], datasets: memParts.map(([k, label, color]) => ({label, data: [m[k], 0], backgroundColor: color}))
         .concat([{label: 'Usable capacity', data: [0, m.capacity], backgroundColor: '#cbd5e1'}])},
       options: {indexAxis: 'y', responsive: true, maintainAspectRatio: false,
-        scales: {x: {stacked: true, title: {display: true, text: 'GB per GPU'}}, y: {stacked: true}},
-        plugins: {legend: {position: 'bottom', labels: {boxWidth: 12}}, tooltip: {callbacks: {label: ctx => `${ctx.dataset.label}: ${num(ctx.raw, 2)} GB`}}}},
+        scales: {x: {stacked: true, title: {display: true, text: 'GiB per GPU'}}, y: {stacked: true}},
+        plugins: {legend: {position: 'bottom', labels: {boxWidth: 12}}, tooltip: {callbacks: {label: ctx => `${ctx.dataset.label}: ${num(ctx.raw, 2)} GiB`}}}},
     });
-    const timeParts = TIME_PARTS.filter(([k]) => t[k]);  // a term this plan does not have (offload, EP) has no bar
     charts.time = new Chart(document.getElementById('chart-time'), {
       type: 'bar',
-      data: {labels: timeParts.map(([, label]) => label).concat(['Step']),
-             datasets: [{label: 'seconds', data: timeParts.map(([k]) => t[k]).concat([p.step_time_s]),
-                         backgroundColor: timeParts.map(([, , c]) => c).concat(['#0f172a'])}]},
+      data: {labels: parts.map(([, label]) => label).concat([stepName]),
+             datasets: [{label: 'seconds', data: parts.map(([k]) => t[k]).concat([p.step_time_s]),
+                         backgroundColor: parts.map(([, , c]) => c).concat(['#0f172a'])}]},
       options: {indexAxis: 'y', responsive: true, maintainAspectRatio: false,
         scales: {x: {title: {display: true, text: 'seconds per step'}}},
         plugins: {legend: {display: false}, tooltip: {callbacks: {label: ctx => duration(ctx.raw)}}}},

@@ -103,17 +103,23 @@ def test_filters_match_the_api_and_land_in_the_url(browser, web_server):
     count = browser.find_element(By.CSS_SELECTOR, ".toolbar .count").text
     assert count.startswith(str(body["total"]))
     if body["excluded_unknown"]:
-        assert "gpudirect_rdma" in browser.find_element(By.CSS_SELECTOR, ".toolbar .note").text
+        assert "GPUDirect RDMA" in browser.find_element(By.CSS_SELECTOR, ".toolbar .note").text
     fragment = urllib.parse.unquote(browser.current_url.split("#", 1)[1])
     assert "gpu=H100" in fragment and "min_gpus=8" in fragment and "rdma=true" in fragment
-    # A GPU the catalog lacks: the API's 400 with its suggestion, shown on the page.
+    # A GPU the catalog lacks: the API's 400 with its suggestion, shown beside the field it names;
+    # the table says why it is empty instead of showing rows that no longer answer the filters.
     gpu = browser.find_element(By.ID, "f-gpu")
     gpu.clear()
     gpu.send_keys("A100-40GB")
-    alert = wait_for(browser, lambda d: d.find_element(By.ID, "alert").is_displayed() and d.find_element(By.ID, "alert"),
-                     what="the error")
-    assert "A100-SXM4-40GB" in alert.text
+    message = wait_for(browser, lambda d: d.find_element(By.ID, "f-gpu-msg").text, what="the error beside the field")
+    assert "A100-SXM4-40GB" in message
+    assert gpu.get_attribute("aria-invalid") == "true" and not browser.find_element(By.ID, "alert").is_displayed()
+    assert rows(browser) == [] and "GPU" in browser.find_element(By.ID, "instances-table").text
     browser.get_log("browser")  # the 400 is expected, not a page error
+    gpu.clear()
+    gpu.send_keys("H100")
+    wait_for(browser, lambda d: rows(d) and d.find_element(By.ID, "f-gpu-msg").text == "", what="the error to go")
+    assert gpu.get_attribute("aria-invalid") is None
 
 
 def test_permalink_restores_filters_sort_and_columns(browser, web_server, artifacts):
@@ -295,7 +301,7 @@ def test_plan_form_keeps_fields_it_has_no_control_for(browser, web_server):
         assert shown["model"] == workload["model"] and shown["job"] == workload["job"]
     assert browser.find_element(By.ID, "p-engine").get_attribute("value") == "vllm"
     assert browser.find_element(By.NAME, "concurrent_max").is_selected()
-    # The serving plan's detail names the engine, the sequences its KV pool holds, and the time to
+    # The serving plan's detail names the engine, the sequences it runs together, and the time to
     # first token under that load beside the unloaded one.
     detail = wait_for(browser, lambda d: d.find_elements(By.ID, "h-detail") and d.find_element(By.ID, "plan-detail"),
                       timeout=60, what="the serving plan's detail")
@@ -420,3 +426,222 @@ def test_narrow_laptop_screen_has_no_page_scrollbar(browser, web_server, artifac
         browser.save_screenshot(str(artifacts / "narrow-fleet.png"))
     finally:
         browser.set_window_size(1440, 900)
+
+
+def plan_page(browser, web_server, workload, top, per="instance"):
+    """Opens the plan view on a workload; returns the API's answer to the same request."""
+    fragment = "#/plan?" + urllib.parse.urlencode({"w": json.dumps(workload), "top": str(top), "per": per})
+    open_page(browser, web_server, fragment)
+    wait_for(browser, lambda d: d.find_elements(By.ID, "h-detail") and chart_points(d, "chart-time"), timeout=60,
+             what="the plan and its charts")
+    return requests.post(web_server.url + "/v1/recommendations", params={"top": top, "per": per}, json=workload,
+                         timeout=60).json()
+
+
+def summary_tile(browser, label):
+    """The figure above `label` in the selected plan's summary."""
+    return browser.find_element(By.XPATH, f"//div[@id='plan-detail']//div[@class='summary']/div[span='{label}']/b").text
+
+
+B200 = "aws:p6-b200.48xlarge"
+SERVING_B200 = {"model": {"preset": "llama3.1-70b"},
+                "job": {"kind": "inference", "prompt_len": 2048, "output_len": 512, "concurrent": "max", "engine": "vllm",
+                        "tokens": 1e9, "precision": "bf16"},
+                "hardware": {"instance": B200, "nodes": 1}}
+
+
+def test_plan_memory_is_in_gib_the_unit_of_the_cards_size(browser, web_server):
+    plan = plan_page(browser, web_server, SERVING_B200, 3)["results"][0]
+    # A B200 sold as "180 GB" holds 180 GiB: the page shows the planner's GB figures in GiB, so the
+    # usable capacity reads below the card's size, and no figure is labelled GB (but a quoted card size).
+    note = browser.find_element(By.CSS_SELECTOR, "#plan-detail .charts2 p.note").text
+    usable = re.search(r"([\d,.]+) GiB usable", note)
+    assert usable, note
+    assert float(usable[1].replace(",", "")) == round(plan["memory_gb"]["capacity"] * 1e9 / 2**30, 1) <= 180
+    assert not re.search(r"\d GB\b", re.sub(r'"[^"]*"', "", note)), note
+    axis = browser.execute_script("return Chart.getChart('chart-memory').options.scales.x.title.text")
+    assert axis == "GiB per GPU"
+    margin = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#plans-table thead th")][8]
+    assert margin == "Memory margin (GiB)"
+
+
+def test_serving_plan_at_max_names_the_limit_of_its_concurrency(browser, web_server):
+    plan = plan_page(browser, web_server, SERVING_B200, 3)["results"][0]
+    # "max" concurrency stops at the KV pool or the engine's sequence cap: the page names the one the
+    # plan's max_concurrent_limit names, or both where the plan does not say.
+    sequences = browser.find_element(
+        By.XPATH, "//div[@id='plan-detail']//div[@class='summary']/div/span[contains(., 'sequences together')]").text
+    words = {"kv_pool": ["KV pool"], "engine_batch_limit": ["sequence cap", "KV memory to spare"]}
+    assert all(w in sequences for w in words.get(plan.get("max_concurrent_limit"), ["KV pool", "sequence cap"])), sequences
+    assert "what its KV pool holds" not in sequences
+
+
+def test_decode_step_chart_names_what_bounds_it(browser, web_server):
+    plan = plan_page(browser, web_server, SERVING_B200, 3)["results"][0]
+    # A decode step's first term is the HBM read the bottleneck names, not "Compute".
+    assert plan["bottleneck"].startswith("HBM bandwidth")
+    labels = browser.execute_script("return Chart.getChart('chart-time').data.labels")
+    assert "Weights + KV read (HBM)" in labels and "Compute" not in labels, labels
+
+def test_plan_detail_states_times_in_the_columns_units(browser, web_server):
+    workload = {"model": {"preset": "llama3.1-8b"},
+                "job": {"kind": "inference", "prompt_len": 1024, "output_len": 256, "concurrent": 64, "tokens": 1e9,
+                        "precision": "bf16"},
+                "constraints": {"objective": "cost"}}
+    answer = plan_page(browser, web_server, workload, 20, "gpu")
+    headers = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#plans-table thead th")]
+    unit = next(re.fullmatch(r"Job time \((\w+)\)", t)[1] for t in headers if t.startswith("Job time"))
+
+    def own_unit(hours):  # the unit the plan's time would take on its own (app.js duration())
+        return "min" if hours < 2 else "h" if hours < 72 else "days"
+
+    # A plan whose time alone would read in another unit than its column's, where there is one.
+    index = next((i for i, p in enumerate(answer["results"]) if own_unit(p["job_hours"]) != unit), 0)
+    row = browser.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr")[index]
+    row.click()
+    wait_for(browser, lambda d: d.find_element(By.ID, "h-detail").text.startswith(f"Plan #{index + 1}:"), what="the plan")
+    cell = row.find_elements(By.TAG_NAME, "td")[4].text
+    assert summary_tile(browser, "job time") == f"{cell} {unit}"
+
+
+def test_plan_layout_shows_cpu_offload(browser, web_server):
+    workload = {"model": {"preset": "llama3.1-8b"},
+                "job": {"kind": "finetune", "seq_len": 4096, "global_batch": 64, "tokens": 1e9, "precision": "bf16",
+                        "offload": "optimizer"},
+                "hardware": {"instance": P5, "nodes": 1}}
+    plan_page(browser, web_server, workload, 3, "none")
+    layouts = [td.text for td in browser.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr td:nth-child(3)")]
+    assert layouts and all("offload: optimizer" in t for t in layouts), layouts
+    assert "offload: optimizer" in summary_tile(browser, "layout")
+
+
+def test_log_scale_axis_labels_do_not_overlap(browser, web_server, artifacts):
+    workload = {"model": {"preset": "llama3.1-70b"},
+                "job": {"kind": "pretrain", "seq_len": 8192, "global_batch": 512, "tokens": 1e11, "precision": "bf16"},
+                "constraints": {"objective": "time", "max_nodes": 32}}
+    for width in (1440, 500):
+        browser.set_window_size(width, 900)
+        try:
+            plan_page(browser, web_server, workload, 100)
+            # Each axis's shown labels, their centres (px) and extents along the axis (px).
+            axes = browser.execute_script("""
+              const chart = Chart.getChart('chart-pareto');
+              return ['x', 'y'].filter(k => chart.scales[k].type === 'logarithmic').map(k => {
+                const s = chart.scales[k];
+                const font = s._resolveTickFontOptions(0);
+                chart.ctx.font = font.string;
+                const shown = s.ticks.filter(t => t.label !== '' && t.label !== null && t.label !== undefined);
+                const rotated = s.labelRotation * Math.PI / 180;
+                return [k, shown.map(t => [String(t.label), s.getPixelForValue(t.value),
+                  k === 'y' ? font.size : chart.ctx.measureText(String(t.label)).width * Math.cos(rotated)])];
+              });""")
+            assert {k for k, _ in axes} == {"x", "y"}, axes
+            for k, labels in axes:
+                labels.sort(key=lambda t: t[1])
+                assert len(labels) >= 2, (width, k, labels)
+                for (a, pa, ea), (b, pb, eb) in zip(labels, labels[1:]):
+                    assert pb - pa >= (ea + eb) / 2 + 2, f"{width} px: {k} labels {a} and {b} overlap: {labels}"
+            browser.execute_script("document.getElementById('h-pareto').scrollIntoView()")
+            browser.save_screenshot(str(artifacts / f"plan-log-axes-{width}.png"))
+        finally:
+            browser.set_window_size(1440, 900)
+
+
+def fact(browser, panel_heading, label):
+    """The value beside `label` in the instance detail's panel headed `panel_heading`."""
+    panel = browser.find_element(By.XPATH, f"//div[@class='panel'][h2[starts-with(., '{panel_heading}')]]")
+    return panel.find_element(By.XPATH, f".//dt[starts-with(normalize-space(), '{label}')]/following-sibling::dd[1]").text
+
+
+def test_instance_detail_names_the_link_and_shows_money(browser, web_server):
+    mi300x = "azure:Standard_ND96isr_MI300X_v5"
+    open_page(browser, web_server, "#/instances/" + mi300x)
+    wait_for(browser, lambda d: d.find_element(By.ID, "h-instance").text == mi300x and d.find_elements(By.CSS_SELECTOR, "dl.facts"),
+             what="the MI300X detail")
+    # AMD's GPUs link over Infinity Fabric: no NVLink anywhere in its facts.
+    panels = [p.text for p in browser.find_elements(By.CSS_SELECTOR, ".cards .panel")]
+    assert len(panels) == 2 and all("NVLink" not in t for t in panels), panels
+    assert fact(browser, "Instance", "Infinity Fabric").startswith("896")
+    assert fact(browser, "GPU", "Infinity Fabric").startswith("896")
+    # An NVSwitch machine's link is NVLink; its prices are in the page's money format.
+    open_page(browser, web_server, "#/instances/" + P5)
+    wait_for(browser, lambda d: d.find_element(By.ID, "h-instance").text == P5 and d.find_elements(By.CSS_SELECTOR, "dl.facts"),
+             what="the p5 detail")
+    assert fact(browser, "Instance", "NVLink").startswith("900")
+    instance = requests.get(web_server.url + "/v1/instances/" + P5, timeout=10).json()
+    money = r"\$\d{1,3}(,\d{3})*|\$\d{1,2}\.\d\d"
+    for label, key in (("On-demand price", "price_usd_per_hour"), ("Price per GPU", "price_usd_per_gpu_hour")):
+        assert instance[key] and re.fullmatch(money, fact(browser, "Instance", label)), label
+
+
+def test_phone_screen_has_no_page_scrollbar(browser, web_server, artifacts):
+    """At 500 px (and 360) the page never scrolls sideways: wide tables scroll in their own box, an
+    instance's detail stacks (its sources table too: one block per source), a long instance id wraps."""
+    long_id = "azure:Standard_NC288lds_xl_RTXPRO6000BSE_v6"
+    assert requests.get(web_server.url + "/v1/instances/" + long_id, timeout=10).status_code == 200
+    serving = "#/plan?" + urllib.parse.urlencode({"w": json.dumps(SERVING_B200), "top": "3"})
+    views = (("instances", "#/instances"), ("instance", "#/instances/" + long_id), ("plan", serving),
+             ("fleet", "#/fleet?instance=" + P5))
+    try:
+        for width in (500, 360):
+            browser.set_window_size(width, 900)
+            for name, fragment in views:
+                open_page(browser, web_server, fragment)
+                wait_for(browser, lambda d: d.execute_script(
+                    "return document.querySelector('main > section:not([hidden])').children.length > 2"), what=fragment)
+                if name == "plan":
+                    wait_for(browser, lambda d: chart_points(d, "chart-time"), timeout=60, what="the plan")
+                overflow = browser.execute_script(
+                    "return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+                assert overflow <= 0, f"{width} px, {fragment}: the page is {overflow} px wider than the window"
+                if name == "instance":
+                    wraps = browser.find_elements(By.CSS_SELECTOR, "#view-instance .table-wrap")
+                    sideways = [browser.execute_script("return arguments[0].scrollWidth - arguments[0].clientWidth", w)
+                                for w in wraps]
+                    assert wraps and all(s <= 1 for s in sideways), sideways
+                    browser.execute_script("document.querySelector('table.sources').scrollIntoView()")
+                    browser.save_screenshot(str(artifacts / f"phone-{width}-instance-sources.png"))
+                    browser.execute_script("window.scrollTo(0, 0)")
+                browser.save_screenshot(str(artifacts / f"phone-{width}-{name}.png"))
+    finally:
+        browser.set_window_size(1440, 900)
+
+def requests_sent(browser, marker):
+    """The catalog requests the page sent whose query holds `marker`."""
+    return browser.execute_script(
+        "return performance.getEntriesByType('resource').map(r => r.name).filter(n => n.includes('/v1/instances?') && n.includes(arguments[0]))",
+        marker)
+
+
+def test_filters_wait_for_typing_and_show_errors_beside_the_field(browser, web_server):
+    open_page(browser, web_server, "#/instances")
+    wait_for(browser, lambda d: len(rows(d)) > 100, what="the table")
+    # Typed a key at a time (a quarter second apart), a number filter sends one request, not one per key.
+    browser.execute_async_script("""
+      const done = arguments[0], field = document.getElementById('f-min_gpus');
+      const type = (text, then) => { field.value = text; field.dispatchEvent(new Event('input', {bubbles: true})); setTimeout(then, 250); };
+      type('1', () => type('16', done));""")
+    expected, _ = api_ids(web_server, min_gpus=16)
+    wait_for(browser, lambda d: table_ids(d) == expected, what="the min_gpus rows")
+    time.sleep(0.5)
+    assert len(requests_sent(browser, "min_gpus=")) == 1, requests_sent(browser, "min_gpus=")
+    browser.find_element(By.ID, "f-min_gpus").clear()
+    # A half-typed region is not sent: no request, no error, a hint beside the field.
+    browser.find_element(By.ID, "f-region").send_keys("us-ea")
+    hint = wait_for(browser, lambda d: d.find_element(By.ID, "f-region-msg").text, what="the hint beside the region")
+    assert "us-east-1" in hint, hint
+    time.sleep(0.6)
+    assert requests_sent(browser, "region=us-ea") == [] and not browser.find_element(By.ID, "alert").is_displayed()
+    browser.find_element(By.ID, "f-region").send_keys("st-1")
+    expected, body = api_ids(web_server, region="us-east-1")
+    wait_for(browser, lambda d: table_ids(d) == expected, what="the us-east-1 rows")
+    assert browser.find_element(By.ID, "f-region-msg").text == ""
+    # Hidden rows are counted under the column's name, not the JSON field's.
+    note = browser.find_element(By.CSS_SELECTOR, ".toolbar .note").text
+    assert body["excluded_unknown"] and "Regions" in note and "regions" not in note, note
+    browser.find_element(By.ID, "f-region").clear()
+    browser.find_element(By.ID, "f-rdma").send_keys("yes")
+    _, body = api_ids(web_server, rdma="true")
+    note = wait_for(browser, lambda d: "RDMA" in d.find_element(By.CSS_SELECTOR, ".toolbar .note").text
+                    and d.find_element(By.CSS_SELECTOR, ".toolbar .note").text, what="the hidden-rows note")
+    assert "gpudirect_rdma" in body["excluded_unknown"] and "_" not in note, note
