@@ -40,12 +40,10 @@
   const GIB_PER_GB = 1e9 / 2 ** 30;
   const gib = gb => gb === null || gb === undefined ? null : gb * GIB_PER_GB;
   // "concurrent": "max" stops at the KV pool or the engine's cap on running sequences, whichever is
-  // lower: named by the plan's max_concurrent_limit where it carries one, else both are named (the
-  // cap: core's engine profiles).
+  // lower: the plan's max_concurrent_limit names which.
   const MAX_CONCURRENT = {
     kv_pool: ': as many as its KV pool holds',
     engine_batch_limit: ': the engine\'s sequence cap, with KV memory to spare',
-    unknown: ': the most its KV pool or the engine\'s sequence cap allows (vLLM: 256 per replica by default), whichever is lower',
   };
   const OFFLOAD_WORDS = {optimizer: 'optimizer', optimizer_and_params: 'optimizer + params'};
   const section = document.getElementById('view-plan');
@@ -512,7 +510,7 @@
          [inColumn('step', p.job_kind === 'inference' ? (p.tpot_s ?? p.step_time_s) : p.step_time_s), p.job_kind === 'inference' ? 'decode step' : 'step'],
          [num(p.tokens_per_s, 0), 'tokens/s (whole job)'], [p.job_kind === 'inference' ? inColumn('ttft', p.ttft_s) : num(p.mfu * 100, 1) + '%', p.job_kind === 'inference' ? 'time to first token, alone' : 'MFU'],
          ...(p.job_kind === 'inference' ? [[duration(p.ttft_under_load_s), 'time to first token under load'],
-                                           [num(p.concurrent, 0), `sequences together on ${p.engine}` + (p.concurrent_is_max ? MAX_CONCURRENT[p.max_concurrent_limit] || MAX_CONCURRENT.unknown : '')]] : []),
+                                           [num(p.concurrent, 0), `sequences together on ${p.engine}` + (p.concurrent_is_max ? MAX_CONCURRENT[p.max_concurrent_limit] : '')]] : []),
          [usd(p.price_usd_per_hour) + '/h', 'price'], [usd(p.cost_usd), 'cost'], [inColumn('job', p.job_hours === null ? null : p.job_hours * 3600), 'job time']]
           .map(([v, label]) => h('div', {}, h('b', {}, v), h('span', {}, label)))),
       h('div', {class: 'charts2'},
