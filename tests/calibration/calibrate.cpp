@@ -151,7 +151,10 @@ std::string to_workload(const json& r, json& out) {
     recompute = "full";  // Megatron-LM v1 checkpointed every layer
   } else {
     // Sharding: FSDP (PyTorch FSDP2, Megatron FSDP) = ZeRO-3; Megatron-Core's distributed optimizer = ZeRO-1.
-    if (sharding.find("FSDP") != std::string::npos && sharding.find("FSDP column 0") == std::string::npos) zero = 3;
+    // The sources' tables say "FSDP 0" for the latter, which the rows quote in three spellings.
+    const bool fsdp_off = sharding.find("FSDP column 0") != std::string::npos ||
+                          sharding.find("FSDP=0") != std::string::npos || sharding.find("no FSDP") != std::string::npos;
+    if (sharding.find("FSDP") != std::string::npos && !fsdp_off) zero = 3;
     else if (megatron_core || sharding.find("distributed optimizer") != std::string::npos) zero = 1;
     if (recompute_text.rfind("full", 0) == 0) recompute = "full";
     else if (recompute_text.rfind("selective", 0) == 0) recompute = "selective";
@@ -922,6 +925,10 @@ int main(int argc, char** argv) {
     }
   }
 
+  if (!workload_id.empty()) {  // printed and returned above when found
+    std::fprintf(stderr, "error: no usable run with id %s in the sets given\n", workload_id.c_str());
+    return 2;
+  }
   planner::PlannerConstants k = planner::default_constants();
   if (do_fit) fit(runs, k);
   if (do_fit_moe) fit_moe(runs, k);

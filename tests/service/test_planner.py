@@ -261,7 +261,7 @@ def test_serving_engine_and_max_mode_over_rest_are_the_cli(server, tmp_path):
     assert plan["engine"] == "vllm"
     assert plan["concurrent"] == plan["max_concurrent"] > 64
     assert plan["concurrent_is_max"] is True
-    assert plan["max_concurrent_limit"] in ("kv_pool", "engine_batch_limit")
+    assert plan["max_concurrent_limit"] == "engine_batch_limit"  # 70B on 8 H100 at TP 8: vLLM's 256, memory left
     assert plan["ttft_under_load_s"] > plan["ttft_s"] > 0
     assert plan["time_s"]["dequant"] == 0
     for job, field in (({"engine": "triton"}, "job.engine"), ({"concurrent": "all"}, "job.concurrent")):

@@ -246,11 +246,13 @@ class Plan(Record):
                                                "prefill), s.")
     engine = Field[Optional[str]]("Inference: the serving engine profile ('vllm', 'sglang', 'tensorrt-llm').")
     concurrent = Field[Optional[int]]("Inference: sequences decoded together, whole job.")
-    max_concurrent = Field[Optional[int]]("Inference: sequences the engines' KV pools hold, whole job "
-                                          "(job.concurrent \"max\" plans at it).")
+    max_concurrent = Field[Optional[int]]("Inference: the most sequences the engines run together, whole "
+                                          "job: what their KV pools hold or their batch limit, whichever is "
+                                          "lower (job.concurrent \"max\" plans at it).")
     max_concurrent_limit = Field[Optional[str]]("Inference: what sets max_concurrent: 'kv_pool' (the KV cache "
                                                 "is full) or 'engine_batch_limit' (the engine's cap on "
-                                                "sequences per step, vLLM's max_num_seqs 256).")
+                                                "sequences per step: vLLM's max_num_seqs 256, TensorRT-LLM's "
+                                                "max_batch_size 2048).")
     concurrent_is_max = Field[Optional[bool]]("Inference: True when job.concurrent was \"max\".")
     why = Field[Optional[str]]("recommend(): why this plan ranks here, in words.")
 

@@ -60,7 +60,7 @@ const PlannerConstants& default_constants() {
     // pre-training rows of the NeMo 25.02 (DGX-B200) and 25.04 (DGX-GB200) performance tables, every
     // other constant held; checked, never fit, on MLPerf Training's Blackwell runs and Megatron
     // Bridge 25.11's B200 rows (docs/calibration.md "Blackwell's GEMM efficiency").
-    c.gemm_efficiency_blackwell = 0.5432;
+    c.gemm_efficiency_blackwell = 0.5283;
     c.fp8_cast_passes = 1.258;
     c.fp8_gemm_overhead_s = 1e-6;
     c.elementwise_passes = 7.737;
@@ -162,10 +162,10 @@ const PlannerConstants& default_constants() {
     // moe_host_hide_s = 2.6 ms of GPU work hides half (time_model.cpp moe_host_exposed_s; Megatron-
     // LM's DeepSeek-V3 GB200 guide names this host overhead and the sync). moe_permute_passes: 4.8
     // memory passes over the routed rows, about permute and unpermute's own 4.
-    c.moe_permute_passes = 4.837;
-    c.moe_gemm_half_dim = 1328;
-    c.moe_layer_overhead_s = 0.5468e-3;
-    c.moe_host_hide_s = 2.626e-3;
+    c.moe_permute_passes = 5.2;
+    c.moe_gemm_half_dim = 1236;
+    c.moe_layer_overhead_s = 0.6998e-3;
+    c.moe_host_hide_s = 2.609e-3;
     // Serving (inference jobs) only, MoE layers only (time_model.cpp, inference branch). Fit by
     // `linkwise_calibrate_inference --fit` on the MoE serving fit set, the TensorRT-LLM 1.2-era perf
     // overview's MoE table (106 rows; the engine profiles held at their dense fit), a split declared

@@ -303,14 +303,15 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
   // the same host memory.
   out.host_offload_bytes = 0;
   out.host_fits = true;
-  out.host_unchecked = false;
+  out.host_memory_unknown = out.host_vcpus_unknown = false;
   if (m.kind != JobKind::inference && m.kind != JobKind::lora && m.offload != Offload::none) {
     const double shard = params_per_gpu / (l.zero >= 1 ? zero_group : 1.0) +
                          expert_params_per_gpu / (l.zero >= 1 ? expert_zero_group : 1.0);
     out.host_offload_bytes = shard * (optimizer_state_bytes(m.optimizer, m.framework) + 2.0 +
                                       (m.offload == Offload::optimizer_and_params ? 2.0 : 0.0));
     out.host_fits = hw.host_memory_bytes <= 0 || out.host_offload_bytes * hw.gpus_per_node <= hw.host_memory_bytes;
-    out.host_unchecked = hw.host_memory_bytes <= 0 || hw.host_vcpus <= 0;
+    out.host_memory_unknown = hw.host_memory_bytes <= 0;
+    out.host_vcpus_unknown = hw.host_vcpus <= 0;
   }
   out.fits = out.total <= out.capacity && !(m.concurrent_max && out.sequences < 1) && out.host_fits;
   const bool pool_sized_at_start = m.kind == JobKind::inference && m.concurrent_max && out.sequences >= 1;

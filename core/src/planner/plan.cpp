@@ -276,12 +276,12 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
   } else if (arch == Architecture::cdna3 || arch == Architecture::cdna4) {
     plan.warnings.push_back("AMD Instinct (" + architecture +
                             fmt("): its GEMM efficiency %.2f is fit on one published ", k.gemm_efficiency_cdna) +
-                            "AMD run (MI325X, Llama 3.1 70B BF16) and checked on three (MI325X and MI355X FP8)");
+                            "AMD run (MI325X, Llama 3.1 70B BF16) and checked on five (MI325X and MI355X FP8)");
   } else if (arch == Architecture::blackwell) {
     plan.warnings.push_back(
         fmt("Blackwell: its GEMM efficiency %.2f is fit on 12 published FP8 runs ", k.gemm_efficiency_blackwell) +
-        "(NeMo's B200 and GB200 tables) and checked on MLPerf Training's 24 Blackwell runs; no "
-        "16-bit Blackwell run is in either set");
+        "(NeMo's B200 and GB200 tables) and checked on 25 others (23 MLPerf Training, 2 Megatron "
+        "Bridge); no 16-bit Blackwell run is in either set");
   } else if (arch != Architecture::ampere && arch != Architecture::hopper) {
     plan.warnings.push_back("no calibration data for the " + architecture +
                             " generation: its GEMM efficiency is the uncalibrated default " +

@@ -57,7 +57,7 @@ struct Candidate {
 // A plan the planner cannot vouch for: its memory inside the model's error band (`tight`), or CPU
 // offload onto a host whose size the catalog does not state (neither its memory nor its optimizer
 // rate checked). A cheaper plan that may run out of memory is not the better buy.
-bool unsure(const Candidate& c) { return c.estimate.tight || c.estimate.host_unchecked; }
+bool unsure(const Candidate& c) { return c.estimate.tight || c.estimate.host_unchecked(); }
 
 // A strict total order: plans the planner can vouch for first, then the objective, then less
 // memory, then the layout's numbers.
@@ -566,9 +566,11 @@ std::string why_words(const Workload& w, const Plan& p, int rank) {
                   100 * p.memory_error_band);
     out += buf;
   }
-  if (p.raw.host_unchecked)
-    out += "; CPU offload onto a host the catalog gives no memory or vCPU figure for (not checked; no plan the "
-           "search found offloads onto a host of known size)";
+  if (p.raw.host_unchecked())
+    out += std::string("; CPU offload onto a host the catalog gives no ") +
+           (p.raw.host_memory_unknown ? "memory figure for (the offloaded states not checked against it)"
+                                      : "vCPU count for (its optimizer step timed at the reference host's rate)") +
+           ": ranked after the plans whose host is known";
   if (p.kind != JobKind::inference)
     out += "; ZeRO-" + std::to_string(p.layout.zero) + " with " +
            (p.layout.recompute == Recompute::none ? std::string("no") : std::string(to_string(p.layout.recompute))) +

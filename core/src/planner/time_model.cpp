@@ -564,16 +564,22 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
       const bool megatron_buckets =
           m.framework == Framework::auto_ || m.framework == Framework::megatron_core || m.framework == Framework::nemo;
       const double bucket_bytes = megatron_buckets ? megatron_grad_bucket_bytes(dp_group, k) : k.grad_bucket_bytes;
-      dp_comm += (l.zero == 2 ? micro_batches : 1.0) *
-                 bucket_latency_s(grad_bytes, dp_comm_group, l.zero == 0, k, bucket_bytes);
+      // ZeRO-1/2 pay it twice a bucket, reduce-scatter and all-gather (collectives.cpp).
+      const double latency = (l.zero == 2 ? micro_batches : 1.0) *
+                             bucket_latency_s(grad_bytes, dp_comm_group, l.zero == 0, k, bucket_bytes);
+      dp_comm += latency;
       // Megatron-Core's distributed optimizer gathers the updated parameters layer by layer during
       // the next step's first forward (overlap_param_gather, set by NeMo's and Megatron Bridge's
       // recipes; NeMo 25.09 docs, "Communication Overlap"), so only the gradients' reduce-scatter
-      // waits on the last backward. Other stacks gather after the optimizer step, in the open.
-      if (megatron_buckets && l.zero == 1)
-        dp_exposed = std::max(0.0, dp_comm - gather - k.dp_overlap * stage_bwd_mb) +
-                     std::max(0.0, gather - k.dp_overlap * stage_fwd_mb);
-      else dp_exposed = std::max(0.0, dp_comm - k.dp_overlap * stage_bwd_mb);
+      // waits on the last backward. Megatron-LM's own flag defaults off; the profiles follow the
+      // recipes the published runs used. Other stacks gather after the optimizer step, in the open.
+      if (megatron_buckets && l.zero == 1) {
+        const double gather_side = gather + 0.5 * latency;
+        dp_exposed = std::max(0.0, dp_comm - gather_side - k.dp_overlap * stage_bwd_mb) +
+                     std::max(0.0, gather_side - k.dp_overlap * stage_fwd_mb);
+      } else {
+        dp_exposed = std::max(0.0, dp_comm - k.dp_overlap * stage_bwd_mb);
+      }
     }
   }
 

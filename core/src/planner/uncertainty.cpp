@@ -94,8 +94,8 @@ Interval throughput_interval(Architecture generation, Precision precision, JobKi
   const std::string family = l.zero == 3 ? "fsdp" : "3d";
   const bool calibrated_generation = generation == Architecture::ampere || generation == Architecture::hopper;
   // The bands name generations as the catalog spells architectures (linkwise_calibrate --bands). A
-  // generation whose constants are not fit but whose published runs are checked (Blackwell: MLPerf,
-  // Megatron-Bridge) has a band of its own once 5 runs measure it: that band is its error.
+  // generation fit on a set of its own or only checked (Blackwell: its NeMo fit set, MLPerf,
+  // Megatron-Bridge; AMD) has a band of its own once 5 runs measure it: that band is its error.
   const std::string name(to_string(generation));
   const bool own_band = std::any_of(residual_bands().begin(), residual_bands().end(),
                                     [&](const ResidualBand& b) { return b.generation == name && b.runs >= 5; });

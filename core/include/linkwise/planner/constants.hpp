@@ -102,8 +102,9 @@ struct PlannerConstants {
 
 const PlannerConstants& default_constants();
 
-// Sets the efficiencies of the generations without calibration data (Volta, Ada, Blackwell, CDNA)
-// to the mean of Ampere's and Hopper's; default_constants() and the calibration fit both use it.
+// Sets the `_other` efficiencies, those of the generations without calibration data (Volta, Ada;
+// Blackwell's attention), to the mean of Ampere's and Hopper's; default_constants() and the
+// calibration fit both use it.
 void derive_uncalibrated_efficiencies(PlannerConstants& k) noexcept;
 
 }  // namespace linkwise::planner

@@ -156,10 +156,11 @@ struct Estimate {
   // gradients and weights plus the host's optimizer step (cpu_optimizer, part of offload).
   double host_offload_bytes = 0;
   bool host_fits = true;
-  // Offloaded onto a host whose memory or vCPUs the catalog does not state: the host memory is not
-  // checked and the optimizer step is timed at the reference host's rate (recommend ranks such plans
-  // after those it could check, as it does `tight` ones).
-  bool host_unchecked = false;
+  // Offloaded onto a host whose memory (then the offloaded states are not checked against it) or
+  // vCPUs (then the optimizer step is timed at the reference host's rate) the catalog does not
+  // state: recommend ranks such plans after those it can check, as it does `tight` ones.
+  bool host_memory_unknown = false, host_vcpus_unknown = false;
+  bool host_unchecked() const { return host_memory_unknown || host_vcpus_unknown; }
   double offload = 0;
   double cpu_optimizer = 0;
 };

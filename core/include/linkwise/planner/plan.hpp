@@ -89,7 +89,8 @@ struct Plan {
   std::optional<long long> concurrent;      // sequences decoded together, whole job
   std::optional<long long> max_concurrent;  // what the engines' KV pools hold, whole job
   // What sets max_concurrent: "kv_pool" (the engine's KV cache is full) or "engine_batch_limit"
-  // (the engine's cap on sequences per step, vLLM's max_num_seqs 256, with KV memory left over).
+  // (the engine's cap on sequences per step, with KV memory left over: vLLM's max_num_seqs 256,
+  // TensorRT-LLM's max_batch_size 2048).
   std::optional<std::string> max_concurrent_limit;
   bool concurrent_is_max = false;  // job.concurrent "max": concurrent = max_concurrent
   // recommend
