@@ -73,3 +73,18 @@ def test_a_report_of_another_gpu_is_refused_by_plan(tmp_path):
 def test_gpus_json_is_the_rest_envelope():
     doc = json.loads(run_cli("gpus", "--json").stdout)
     assert doc["total"] == len(doc["items"]) >= 15
+
+
+def test_a_serving_plan_says_which_limit_sets_its_concurrency(tmp_path):
+    """max_concurrent's limit in words: vLLM's sequence cap with memory left (70B on 8 H100 at TP 8),
+    the KV pool where long prompts fill it first."""
+    workload = json.loads((REPO / "data" / "examples" / "inference-llama3.1-70b.json").read_text())
+    workload["job"].update(engine="vllm", concurrent="max")
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(workload))
+    out = run_cli("plan", str(path)).stdout
+    assert "at most 256 (the engine's batch limit, KV memory left over)" in out, out
+    workload["job"].update(prompt_len=32768, output_len=1024)
+    path.write_text(json.dumps(workload))
+    out = run_cli("plan", str(path)).stdout
+    assert "(what its KV pool holds)" in out and "batch limit" not in out, out
