@@ -11,8 +11,8 @@
 
 #include "linkwise/catalog_db.hpp"
 #include "linkwise/error.hpp"
+#include "linkwise/text.hpp"
 #include "suggest.hpp"
-#include "text.hpp"
 
 namespace linkwise {
 namespace {

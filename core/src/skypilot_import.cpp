@@ -1,6 +1,6 @@
 // SkyPilot vms.csv -> price updates. The rules are documented in skypilot_import.hpp.
 #include "linkwise/skypilot_import.hpp"
-#include "text.hpp"
+#include "linkwise/text.hpp"
 
 #include <algorithm>
 #include <cctype>

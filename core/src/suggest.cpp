@@ -1,6 +1,6 @@
 // Name suggestions; the ranking is documented in suggest.hpp.
 #include "suggest.hpp"
-#include "text.hpp"
+#include "linkwise/text.hpp"
 
 #include <algorithm>
 #include <cctype>

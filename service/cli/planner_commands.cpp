@@ -19,6 +19,7 @@
 #include "linkwise/json_input.hpp"
 #include "linkwise/planner.hpp"
 #include "linkwise/probe_report.hpp"
+#include "linkwise/text.hpp"
 
 namespace linkwise::cli {
 
@@ -68,7 +69,8 @@ std::string interval_words(const planner::Plan& p) {
   if (p.usd_per_million_tokens_interval)
     s += fmt(", $%.4g", p.usd_per_million_tokens_interval->p10) +
          fmt("-%.4g per million tokens", p.usd_per_million_tokens_interval->p90);
-  if (p.cost_usd_interval) s += fmt(", job $%.0f", p.cost_usd_interval->p10) + fmt("-%.0f", p.cost_usd_interval->p90);
+  if (p.cost_usd_interval)
+    s += ", job " + text::dollars(p.cost_usd_interval->p10) + "-" + text::dollars(p.cost_usd_interval->p90);
   return s + (p.interval_widened ? " (widened: see the warnings)" : "") + "; " + p.interval_basis;
 }
 
@@ -136,7 +138,7 @@ void print_plan(const planner::Plan& p, std::ostream& out) {
   if (p.price_usd_per_hour) money.push_back(fmt("price $%.2f/h", *p.price_usd_per_hour));
   if (p.usd_per_million_tokens) money.push_back(fmt("$%.4g per million tokens", *p.usd_per_million_tokens));
   if (p.job_hours) money.push_back(fmt("job %.1f h", *p.job_hours));
-  if (p.cost_usd) money.push_back(fmt("$%.0f", *p.cost_usd));
+  if (p.cost_usd) money.push_back(text::dollars(*p.cost_usd));
   if (money.empty()) money.push_back("price unknown");
   for (std::size_t i = 0; i < money.size(); ++i) out << (i ? ", " : "") << money[i];
   out << "\n\nbandwidths\n  intra-node: " << p.bandwidth_source.intra_node
@@ -297,7 +299,7 @@ void register_planner_commands(CLI::App& app) {
                   << fmt(", %.1f GB of ", p.memory_gb.total) << fmt("%.1f GB", p.memory_gb.capacity);
         if (p.usd_per_million_tokens) std::cout << fmt(", $%.4g per million tokens", *p.usd_per_million_tokens);
         if (p.job_hours) std::cout << fmt(", %.1f h", *p.job_hours);
-        if (p.cost_usd) std::cout << fmt(", $%.0f", *p.cost_usd);
+        if (p.cost_usd) std::cout << ", " << text::dollars(*p.cost_usd);
         if (p.memory_verdict == "tight") std::cout << ", memory tight";
         if (p.kind == planner::JobKind::inference)
           std::cout << "\n  " << fmt("time to first token %.3g s", p.ttft_s.value_or(0))

@@ -3,10 +3,10 @@
 #include <cmath>
 #include <cstdio>
 
-#include "../text.hpp"
 #include "linkwise/error.hpp"
 #include "linkwise/planner/plan.hpp"
 #include "linkwise/planner/uncertainty.hpp"
+#include "linkwise/text.hpp"
 #include "linkwise/units.hpp"
 
 namespace linkwise::planner {

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <string>
 
-#include "../text.hpp"
 #include "linkwise/error.hpp"
 #include "linkwise/link_physics.hpp"
 #include "linkwise/planner/engine.hpp"
+#include "linkwise/text.hpp"
 #include "linkwise/units.hpp"
 
 namespace linkwise::planner {

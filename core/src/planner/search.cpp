@@ -8,10 +8,10 @@
 #include <string>
 #include <tuple>
 
-#include "../text.hpp"
 #include "linkwise/enum_names.hpp"
 #include "linkwise/error.hpp"
 #include "linkwise/planner/search.hpp"
+#include "linkwise/text.hpp"
 #include "linkwise/units.hpp"
 
 namespace linkwise::planner {

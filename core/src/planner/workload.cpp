@@ -7,11 +7,11 @@
 #include <nlohmann/json.hpp>
 
 #include "../json_fields.hpp"
-#include "../text.hpp"
 #include "linkwise/enum_names.hpp"
 #include "linkwise/error.hpp"
 #include "linkwise/json_input.hpp"
 #include "linkwise/planner/workload.hpp"
+#include "linkwise/text.hpp"
 
 namespace linkwise::planner {
 

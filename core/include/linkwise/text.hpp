@@ -1,5 +1,6 @@
 // Case folding and joining of names (GPU ids, providers, accelerator names), and money as the
-// answers' words print it; internal to core. ASCII only: every name linkwise compares is ASCII.
+// answers' words print it, for core and its front ends alike. ASCII only: every name linkwise
+// compares is ASCII.
 #pragma once
 
 #include <cctype>
