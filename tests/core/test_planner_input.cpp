@@ -353,7 +353,8 @@ TEST_CASE("presets carry their published shapes and sources") {
 }
 
 // A null tensor-core peak means two things the planner must not confuse: the T4 (Turing) has no
-// bf16 tensor cores; the A10G (Ampere, GA102) has them, but NVIDIA publishes no A10G figure.
+// bf16 tensor cores; an Ampere card whose figure the catalog lacks has them (the fixture is the
+// A10G as the catalog held it before its AWS-hosted datasheet was sourced: every peak null).
 // Figures: NVIDIA T4 datasheet (65 TFLOPS FP16, 320 GB/s); Baseten A10 vs A10G (24 GB, 600 GB/s).
 TEST_CASE("an unknown tensor-core peak is reported as unknown and not as missing tensor cores") {
   const auto gpu = [](std::string id, Architecture architecture, double memory_gb, double hbm_gbytes_per_s) {
