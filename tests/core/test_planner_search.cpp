@@ -222,6 +222,7 @@ TEST_CASE("CPU offload onto a host of unknown size ranks after one whose size is
   CHECK(r["results"][0]["instance"] == known.id);
   for (const json& p : r["results"]) {
     const bool unchecked = p["instance"] == unknown.id;
+    CHECK(p["offload_host_checked"] == !unchecked);
     CHECK((p["why"].get<std::string>().find("a host the catalog gives no memory figure for") != std::string::npos) ==
           unchecked);
   }
@@ -233,5 +234,7 @@ TEST_CASE("CPU offload onto a host of unknown size ranks after one whose size is
     same(planner::search(w, catalog, k, nullptr, exhaustive), planner::search(w, catalog, k, nullptr));
   // Without offload the host does not matter: the cheaper machine ranks first.
   doc["job"].erase("offload");
-  CHECK(planner::recommend_json(doc, catalog, 1)["results"][0]["instance"] == unknown.id);
+  const json without = planner::recommend_json(doc, catalog, 1)["results"][0];
+  CHECK(without["instance"] == unknown.id);
+  CHECK(without["offload_host_checked"].is_null());
 }

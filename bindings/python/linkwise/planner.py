@@ -209,6 +209,9 @@ class Plan(Record):
     layout = Field[Layout]("The layout evaluated.", Layout)
     fits = Field[bool]("Whether the layout fits in GPU memory.")
     memory_verdict = Field[str]("'fits', 'tight' (fits but inside the memory model's measured error band: may OOM) or 'no'.")
+    offload_host_checked = Field[Optional[bool]]("CPU offload only (None without it): whether the node's host memory "
+                                                 "and vCPUs are known, so the offloaded states were checked against "
+                                                 "the host; recommend() ranks False after the others.")
     memory_error_band = Field[float]("The memory model's error band, a fraction of the predicted total.")
     memory_margin_gb = Field[float]("Capacity minus total memory per GPU, GB (negative: does not fit).")
     why_not = Field[List[str]]("Why it does not fit or meet the constraints, in words; empty when it does.")

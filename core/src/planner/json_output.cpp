@@ -36,6 +36,7 @@ nlohmann::json to_json(const Plan& p) {
       {"layout", to_json(p.layout)},
       {"fits", p.fits},
       {"memory_verdict", p.memory_verdict},
+      {"offload_host_checked", optional_json(p.offload_host_checked)},
       {"memory_error_band", p.memory_error_band},
       {"memory_margin_gb", p.memory_margin_gb},
       {"why_not", p.why_not},

@@ -128,6 +128,8 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
                     bytes_to_gb(e.total),       bytes_to_gb(e.capacity)};
   plan.fits = e.fits;
   plan.memory_verdict = !e.fits ? "no" : e.tight ? "tight" : "fits";
+  if (w.job.kind != JobKind::inference && w.job.kind != JobKind::lora && w.job.offload != Offload::none)
+    plan.offload_host_checked = !e.host_unchecked();
   plan.memory_error_band = k.memory_error_band;
   plan.memory_margin_gb = bytes_to_gb(e.capacity - e.total);
   if (e.tight && e.memory_at_risk < e.total)  // the engine's start-up KV pool is outside the band

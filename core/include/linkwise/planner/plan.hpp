@@ -56,7 +56,11 @@ struct Plan {
   Layout layout;
 
   bool fits = false;
-  std::string memory_verdict;           // "fits", "tight" (inside the memory model's error band) or "no"
+  std::string memory_verdict;  // "fits", "tight" (inside the memory model's error band) or "no"
+  // CPU offload only: whether the node's host memory and vCPUs are known, so the offloaded states
+  // were checked against the host and its optimizer step timed for it (recommend ranks plans
+  // with false after the others); null without offload.
+  std::optional<bool> offload_host_checked;
   double memory_error_band = 0;         // that band, as a fraction of the predicted total
   double memory_margin_gb = 0;          // capacity - total (negative when it does not fit)
   std::vector<std::string> why_not;     // why it does not fit / meet the constraints
