@@ -272,7 +272,7 @@ void register_planner_commands(CLI::App& app) {
       const planner::SearchResult r =
           planner::search(w, catalog, opts->top, measured ? &*measured : nullptr, search_options);
       std::cout << "evaluated " << r.evaluated << " layouts on " << r.hardware_considered << " machine(s), "
-                << r.feasible << " feasible; objective " << planner::to_string(w.constraints.objective);
+                << r.feasible << " feasible; objective " << planner::to_string(r.objective);
       if (per != planner::Grouping::none) std::cout << "; best plan per " << planner::to_string(per);
       std::cout << "\n";
       // A global top K often holds layouts of one instance type only: say how to compare types.

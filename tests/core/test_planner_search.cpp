@@ -238,3 +238,29 @@ TEST_CASE("CPU offload onto a host of unknown size ranks after one whose size is
   CHECK(without["instance"] == unknown.id);
   CHECK(without["offload_host_checked"].is_null());
 }
+
+TEST_CASE("a cost objective on the workload's own unpriced machine ranks by time and says so") {
+  // A machine named on purpose (the web page's "Plan a job on it") is not a dead end for want of a
+  // price: the layouts rank by time, the response names that objective, and every plan warns.
+  Instance unpriced =
+      planner_test::node(planner_test::h100_80(), "crusoe", "h100-80gb-sxm-ib.8x", Fabric::nvswitch, 3200, 1.0);
+  unpriced.price_usd_per_hour.reset();
+  const Catalog catalog({planner_test::h100_80()}, {unpriced});
+  json doc = json::parse(R"({"model": {"preset": "llama3.1-8b"},
+     "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 64, "tokens": 1e9},
+     "hardware": {"instance": "crusoe:h100-80gb-sxm-ib.8x", "nodes": 1}})");
+  const json r = planner::recommend_json(doc, catalog, 3);
+  REQUIRE_FALSE(r["results"].empty());
+  CHECK(r["objective"] == "time");
+  for (const json& p : r["results"])
+    CHECK(p["warnings"][0] == "no price for crusoe:h100-80gb-sxm-ib.8x in the catalog: ranked by time, not cost");
+  // Over the catalog an unpriced machine is still left out of a cost ranking (with its reason), and
+  // a budget still needs a price.
+  doc.erase("hardware");
+  const json over_catalog = planner::recommend_json(doc, catalog, 3);
+  CHECK(over_catalog["results"].empty());
+  CHECK(over_catalog["objective"] == "cost");
+  doc["hardware"] = {{"instance", "crusoe:h100-80gb-sxm-ib.8x"}, {"nodes", 1}};
+  doc["constraints"] = {{"budget_usd", 1000}};
+  CHECK(planner::recommend_json(doc, catalog, 3)["results"].empty());
+}

@@ -150,7 +150,7 @@ nlohmann::json recommend_json(const nlohmann::json& workload, const Catalog& cat
           // null with results; otherwise why there are none (an empty answer carries its reason)
           {"why_no_results", r.why_no_results.empty() ? nlohmann::json() : nlohmann::json(r.why_no_results)},
           {"per", std::string(to_string(per))},
-          {"objective", std::string(to_string(w.constraints.objective))},
+          {"objective", std::string(to_string(r.objective))},
           {"model", to_json(w.model)}};
 }
 

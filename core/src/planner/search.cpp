@@ -756,8 +756,26 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
                     const SearchOptions& options) {
   if (top_k < kMinTop || top_k > kMaxTop)
     throw_invalid("top", "top must be between " + std::to_string(kMinTop) + " and " + std::to_string(kMaxTop));
+  // The workload's own machine without a price: a cost objective has nothing to rank by, so the
+  // layouts are ranked by time instead and every plan says so (a machine named on purpose is
+  // never a dead end). A budget still needs a price: that search is left to refuse it.
+  if (w.hardware && w.constraints.objective != Objective::time && !w.constraints.budget_usd) {
+    const Instance& in = w.hardware->instance;
+    const bool priced = w.constraints.spot ? in.spot_price_usd_per_hour.has_value() : in.price_usd_per_hour.has_value();
+    if (!priced) {
+      Workload by_time = w;
+      by_time.constraints.objective = Objective::time;
+      SearchResult r = search(by_time, catalog, top_k, measured, options);
+      const std::string note = std::string("no ") + (w.constraints.spot ? "spot price" : "price") + " for " + in.id +
+                               " in the catalog: ranked by time, not " +
+                               std::string(to_string(w.constraints.objective));
+      for (Plan& p : r.plans) p.warnings.insert(p.warnings.begin(), note);
+      return r;
+    }
+  }
   const PlannerConstants& k = options.constants ? *options.constants : default_constants();
   SearchResult result;
+  result.objective = w.constraints.objective;
   const PreparedModel model = prepare_model(w.model, w.job);
 
   // The machines: the workload's own, or the catalog's filtered by the constraints (seen in place,

@@ -84,6 +84,9 @@ struct SearchResult {
   // Empty when plans were found; otherwise why none: the constraint filters matched no instance
   // type (each filter's count alone), or every one considered was rejected (counts by reason).
   std::string why_no_results;
+  // What the plans are ranked by: the workload's objective, or time when the workload names its own
+  // machine and it has no price for a cost objective to use.
+  Objective objective = Objective::cost;
 };
 
 SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const MeasuredLinks* measured = nullptr,
