@@ -264,3 +264,15 @@ TEST_CASE("a cost objective on the workload's own unpriced machine ranks by time
   doc["constraints"] = {{"budget_usd", 1000}};
   CHECK(planner::recommend_json(doc, catalog, 3)["results"].empty());
 }
+
+TEST_CASE("a machine without a stated network reports its inter-node bandwidth as unknown, not 0") {
+  const Catalog catalog = small_catalog();  // lambda:gpu_1x_a100 states no network
+  const json doc = json::parse(R"({"model": {"preset": "llama3.1-8b"},
+     "job": {"kind": "lora", "seq_len": 2048, "global_batch": 8, "tokens": 1e7},
+     "hardware": {"instance": "lambda:gpu_1x_a100", "nodes": 1}, "layout": {"tp": 1, "pp": 1}})");
+  const json p = planner::plan_json(doc, catalog);
+  CHECK(p["links"]["inter_node_gbytes_per_s_per_gpu"].is_null());
+  json p5 = doc;
+  p5["hardware"]["instance"] = "aws:p5.48xlarge";
+  CHECK(planner::plan_json(p5, catalog)["links"]["inter_node_gbytes_per_s_per_gpu"].get<double>() > 0);
+}

@@ -237,7 +237,7 @@ class Plan(Record):
     bandwidth_source = Field[JsonDict]("Where each bandwidth came from (intra_node, inter_node, hbm): "
                                        "'claimed: catalog ...' or 'measured: probe report ...'.")
     links = Field[JsonDict]("Effective link bandwidths used: intra_node_busbw_gbytes_per_s, "
-                            "inter_node_gbytes_per_s_per_gpu.")
+                            "inter_node_gbytes_per_s_per_gpu (None when the catalog states no network).")
     warnings = Field[List[str]]("Caveats of this estimate.")
     kv_cache_precision = Field[Optional[str]]("Inference: the KV cache's precision ('bf16', 'fp16', 'fp8').")
     ttft_s = Field[Optional[float]]("Inference: time to first token, s.")

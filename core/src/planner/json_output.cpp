@@ -79,7 +79,7 @@ nlohmann::json to_json(const Plan& p) {
         {"hbm", p.bandwidth_source.hbm}}},
       {"links",
        {{"intra_node_busbw_gbytes_per_s", p.intra_node_busbw_gbytes_per_s},
-        {"inter_node_gbytes_per_s_per_gpu", p.inter_node_gbytes_per_s_per_gpu}}},
+        {"inter_node_gbytes_per_s_per_gpu", optional_json(p.inter_node_gbytes_per_s_per_gpu)}}},
       {"warnings", p.warnings},
   };
   auto range = [](const Plan::Range& r) { return nlohmann::json{{"p10", r.p10}, {"p90", r.p90}}; };

@@ -246,7 +246,7 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
   plan.bottleneck = bottleneck_words(w, hw, nodes, l, e, p);
   plan.bandwidth_source = {links.intra_node, links.inter_node, links.hbm};
   plan.intra_node_busbw_gbytes_per_s = p.intra_busbw / units::kBytesPerGB;
-  plan.inter_node_gbytes_per_s_per_gpu = p.nic_per_gpu / units::kBytesPerGB;
+  if (p.has_network) plan.inter_node_gbytes_per_s_per_gpu = p.nic_per_gpu / units::kBytesPerGB;
 
   if (l.tp > hw.instance.gpu_count && !inside_nvlink_domain(p, l.tp, plan.gpus))
     plan.warnings.push_back("tensor parallelism (tp=" + std::to_string(l.tp) +

@@ -75,7 +75,8 @@ struct Plan {
   std::optional<bool> meets_deadline, within_budget;
   std::string bottleneck;
   BandwidthSource bandwidth_source;
-  double intra_node_busbw_gbytes_per_s = 0, inter_node_gbytes_per_s_per_gpu = 0;
+  double intra_node_busbw_gbytes_per_s = 0;
+  std::optional<double> inter_node_gbytes_per_s_per_gpu;  // null: the catalog states no network
   std::vector<std::string> warnings;
   // p10-p90 interval (uncertainty.hpp)
   struct Range {
