@@ -262,7 +262,11 @@ TEST_CASE("a cost objective on the workload's own unpriced machine ranks by time
   CHECK(over_catalog["objective"] == "cost");
   doc["hardware"] = {{"instance", "crusoe:h100-80gb-sxm-ib.8x"}, {"nodes", 1}};
   doc["constraints"] = {{"budget_usd", 1000}};
-  CHECK(planner::recommend_json(doc, catalog, 3)["results"].empty());
+  const json with_budget = planner::recommend_json(doc, catalog, 3);
+  CHECK(with_budget["results"].empty());
+  // One machine turned down: the answer is its own reason, not a pointer to `rejected`.
+  CHECK(with_budget["why_no_results"] ==
+        "no plan qualifies on crusoe:h100-80gb-sxm-ib.8x: no price in the catalog: no cost to rank by");
 }
 
 TEST_CASE("a machine without a stated network reports its inter-node bandwidth as unknown, not 0") {

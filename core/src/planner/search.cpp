@@ -717,10 +717,13 @@ std::string rejected_words(const std::vector<Rejection>& rejected) {
     if (at == counts.end()) counts.emplace_back(name, 1);
     else ++at->second;
   }
+  // One machine: its own main reason in words, which is the whole answer.
+  if (rejected.size() == 1 && !rejected.front().reasons.empty() && !rejected.front().reasons.front().detail.empty())
+    return "no plan qualifies on " + rejected.front().instance + ": " + rejected.front().reasons.front().detail;
   std::string out;
   for (const auto& [name, n] : counts) out += (out.empty() ? "" : ", ") + name + " " + std::to_string(n);
   return "no plan qualifies on any of the " + std::to_string(rejected.size()) +
-         " instance types considered (by main reason: " + out + "); each one's reasons are in rejected";
+         " instance types considered (by main reason: " + out + "); each one's reasons are listed under rejected";
 }
 
 }  // namespace
