@@ -32,6 +32,10 @@
     ttft: 'time to first token of one request on an idle engine (the detail also gives it under load)',
     margin: 'GPU memory left per GPU after the planner\'s predicted peak',
     tight: 'fits, but inside the memory model\'s measured error band: it may run out of memory',
+    host: 'host not checked: the catalog gives no memory or vCPU figure for this host, so the offloaded states were not ' +
+          'checked against it, and the plan ranks after those that were',
+    rankedAfter: 'the planner ranks the plans it can fully check first, whatever they cost; after them come the tight ones ' +
+                 'and those whose CPU-offload host it could not check, so a cheaper plan can sit below a dearer one',
     bottleneck: 'the largest term of the step: compute, or the link (NVLink, network, HBM, PCIe) that holds it back',
     interval: 'the range in which 8 of 10 published runs like this one landed, measured against the prediction',
   };
@@ -150,6 +154,7 @@
   function glossary() {
     const terms = [['TP, PP, DP, replicas, CP, VP, EP, ETP, mb, ZeRO, offload', GLOSSARY.layout], ['Step', GLOSSARY.step], ['Decode step', GLOSSARY.decode],
                    ['MFU', GLOSSARY.mfu], ['TTFT', GLOSSARY.ttft], ['Memory margin', GLOSSARY.margin], ['tight', GLOSSARY.tight],
+                   ['host not checked', GLOSSARY.host], ['Ranked after', GLOSSARY.rankedAfter],
                    ['Bottleneck', GLOSSARY.bottleneck], ['p10–p90', GLOSSARY.interval],
                    ['Example', 'loads data/examples/recommend-llama3.1-70b.json: pre-training Llama 3.1 70B on 10¹² tokens, ' +
                                'cheapest within a 720-hour deadline on up to 64 nodes']];
@@ -314,6 +319,10 @@
     return parts.join(' · ');
   }
 
+  // A plan the planner cannot vouch for: its memory inside the error band, or CPU offload onto a host
+  // whose size the catalog does not state. The API ranks these after the others, whatever they cost.
+  const unsure = p => p.memory_verdict === 'tight' || p.offload_host_checked === false;
+
   function paretoFront(points) {
     const sorted = points.filter(p => p.x !== null && p.y !== null).sort((a, b) => a.x - b.x || a.y - b.y);
     const front = [];
@@ -361,11 +370,18 @@
     const table = h('table', {id: 'plans-table'},
       h('caption', {class: 'sr-only'}, 'Ranked plans; select one for its breakdown'),
       h('thead', {}, h('tr', {}, columns.map(([t, title, numeric]) => h('th', {scope: 'col', title, class: numeric ? 'num' : null}, t)))),
-      h('tbody', {}, plans.map((p, i) => h('tr', {class: 'clickable', tabindex: 0, 'data-index': i, 'aria-selected': i === selected ? 'true' : 'false',
+      h('tbody', {}, plans.map((p, i) => [
+        // Where the ranking turns to plans the planner cannot vouch for: a cheaper row below reads right.
+        i > 0 && unsure(p) && !unsure(plans[i - 1])
+          ? h('tr', {class: 'divider'}, h('td', {colspan: columns.length, title: GLOSSARY.rankedAfter},
+              h('strong', {}, 'Ranked after: '), 'plans the planner cannot fully check (tight memory, unchecked host)'))
+          : null,
+        h('tr', {class: 'clickable', tabindex: 0, 'data-index': i, 'aria-selected': i === selected ? 'true' : 'false',
           onclick: () => select(i), onkeydown: e => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); select(i); } }},
         h('td', {class: 'num'}, i + 1),
         h('td', {class: 'instance'}, h('span', {class: 'mono'}, p.custom_hardware ? p.instance : h('a', {href: LW.hashFor('instances', null, p.instance)}, p.instance)),
-          h('div', {class: 'note'}, `${p.nodes} × ${p.gpus_per_node} ${p.gpu_model}`)),
+          h('div', {class: 'note'}, `${p.nodes} × ${p.gpus_per_node} ${p.gpu_model}`),
+          p.offload_host_checked === false ? h('div', {}, h('span', {class: 'badge warn', title: GLOSSARY.host}, 'host not checked')) : null),
         h('td', {class: 'wrap'}, layoutText(p.layout, !training, lastOffload)),
         h('td', {class: 'num'}, stepCol.of(training ? p.step_time_s : (p.tpot_s ?? p.step_time_s))),
         h('td', {class: 'num'}, jobCol.of(p.job_hours === null ? null : p.job_hours * 3600)),
@@ -373,7 +389,7 @@
         h('td', {class: 'num'}, p.usd_per_million_tokens === null ? fmt(null) : usd(p.usd_per_million_tokens)),
         h('td', {class: 'num'}, training ? num(p.mfu * 100, 1) : ttftCol.of(p.ttft_s)),
         h('td', {class: 'num'}, num(gib(p.memory_margin_gb), 1), p.memory_verdict === 'tight' ? [' ', h('span', {class: 'badge warn', title: GLOSSARY.tight}, 'tight')] : null),
-        h('td', {class: 'wrap'}, shortBottleneck(p.bottleneck))))));
+        h('td', {class: 'wrap'}, shortBottleneck(p.bottleneck)))])));
     const detail = h('div', {id: 'plan-detail'});
     results.replaceChildren(
       h('section', {class: 'panel', 'aria-labelledby': 'h-ranked'},
@@ -400,6 +416,14 @@
     return h('p', {id: 'plan-interval'}, h('strong', {}, 'p10–p90: '), parts.map(([k, v]) => `${k} ${v}`).join('; '),
       iv.widened ? ' (widened: see the warnings)' : '', '. ', h('span', {class: 'note'}, iv.basis + '. '),
       h('strong', {}, 'Memory: '), verdict + '.');
+  }
+
+  // Why an unsure plan ranks below cheaper-looking ones, where the API's `why` does not say so already.
+  function rankedAfterText(p) {
+    if (!unsure(p) || /ranked after/i.test(p.why || '')) return null;
+    const reasons = [p.memory_verdict === 'tight' ? 'its memory is tight (inside the memory model\'s error band)' : null,
+                     p.offload_host_checked === false ? 'the catalog gives no memory or vCPU figure for its CPU-offload host, so the offloaded states were not checked' : null];
+    return [p.why ? ' ' : '', h('span', {class: 'note'}, 'Ranked after the plans the planner can fully check: ' + reasons.filter(Boolean).join('; ') + '.')];
   }
 
   function shortBottleneck(text) {
@@ -465,7 +489,7 @@
     // The selection is part of the page's state: a reload or a shared URL opens this plan.
     if (lastRunState) LW.setState('plan', i ? Object.assign({}, lastRunState, {sel: String(i + 1)}) : lastRunState);
     const p = lastAnswer.results[i];
-    for (const tr of results.querySelectorAll('#plans-table tbody tr')) {
+    for (const tr of results.querySelectorAll('#plans-table tbody tr[data-index]')) {
       const on = Number(tr.dataset.index) === i;
       tr.classList.toggle('selected', on);
       tr.setAttribute('aria-selected', on ? 'true' : 'false');
@@ -503,7 +527,7 @@
     detail.replaceChildren(h('section', {class: 'panel', 'aria-labelledby': 'h-detail'},
       h('h2', {id: 'h-detail'}, `Plan #${i + 1}: ${p.instance} × ${p.nodes} (${p.gpus} ${p.gpu_model})`),
       h('p', {class: 'bottleneck', id: 'plan-bottleneck'}, h('strong', {}, 'Bottleneck: '), p.bottleneck),
-      p.why ? h('p', {}, h('strong', {}, 'Why this plan: '), p.why) : null,
+      p.why || unsure(p) ? h('p', {id: 'plan-why'}, h('strong', {}, 'Why this plan: '), p.why, rankedAfterText(p)) : null,
       intervalText(p),
       h('div', {class: 'summary'},
         [[layoutText(p.layout, p.job_kind === 'inference', lastOffload), 'layout'],

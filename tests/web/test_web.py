@@ -179,6 +179,11 @@ def test_detail_view_shows_every_source(browser, web_server, artifacts):
              what="the table with its filter after Back")
 
 
+def plan_rows(driver):
+    """The ranked plans' rows (not the divider before the plans the planner cannot fully check)."""
+    return driver.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr[data-index]")
+
+
 def chart_points(driver, canvas_id):
     return driver.execute_script(
         "const c = Chart.getChart(arguments[0]); return c ? c.data.datasets.map(d => d.data.length) : null;", canvas_id)
@@ -227,7 +232,7 @@ def test_recommendation_renders_with_charts_and_reopens(browser, web_server, art
     assert interval.startswith("p10–p90:") and answer["results"][0]["interval"]["basis"] in interval
     assert "Memory: " + ("fits" if answer["results"][0]["memory_verdict"] == "fits" else "") in interval
     # Selecting another plan by keyboard updates the breakdown.
-    second = browser.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr")[1]
+    second = plan_rows(browser)[1]
     second.send_keys(Keys.ENTER)
     wait_for(browser, lambda d: d.find_element(By.ID, "h-detail").text.startswith("Plan #2"), what="plan #2")
     # The selection is in the URL: a reload opens plan #2 again.
@@ -497,7 +502,7 @@ def test_plan_detail_states_times_in_the_columns_units(browser, web_server):
 
     # A plan whose time alone would read in another unit than its column's, where there is one.
     index = next((i for i, p in enumerate(answer["results"]) if own_unit(p["job_hours"]) != unit), 0)
-    row = browser.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr")[index]
+    row = plan_rows(browser)[index]
     row.click()
     wait_for(browser, lambda d: d.find_element(By.ID, "h-detail").text.startswith(f"Plan #{index + 1}:"), what="the plan")
     cell = row.find_elements(By.TAG_NAME, "td")[4].text
@@ -645,3 +650,32 @@ def test_filters_wait_for_typing_and_show_errors_beside_the_field(browser, web_s
     note = wait_for(browser, lambda d: "RDMA" in d.find_element(By.CSS_SELECTOR, ".toolbar .note").text
                     and d.find_element(By.CSS_SELECTOR, ".toolbar .note").text, what="the hidden-rows note")
     assert "gpudirect_rdma" in body["excluded_unknown"] and "_" not in note, note
+
+
+def test_plans_ranked_after_for_an_unchecked_host_say_why(browser, web_server, artifacts):
+    """CPU offload onto a host whose size the catalog does not state (crusoe's) ranks after every plan
+    whose host is known, cheaper or not: the row says so with a badge, a divider marks where the
+    ranking turns, and the detail's "Why this plan" says why."""
+    workload = {"model": {"preset": "llama3.1-8b"},
+                "job": {"kind": "finetune", "seq_len": 4096, "global_batch": 64, "tokens": 1e9, "precision": "bf16",
+                        "offload": "optimizer"},
+                "constraints": {"objective": "cost", "providers": ["crusoe", "lambda"]}}
+    plans = plan_page(browser, web_server, workload, 50)["results"]
+    unsure = [p["memory_verdict"] == "tight" or p["offload_host_checked"] is False for p in plans]
+    first = unsure.index(True)
+    assert first > 0 and all(unsure[first:]) and any(p["offload_host_checked"] is False for p in plans)
+    body = browser.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr")
+    dividers = [i for i, tr in enumerate(body) if "divider" in tr.get_attribute("class")]
+    assert dividers == [first], dividers
+    assert body[first].text.startswith("Ranked after: plans the planner cannot fully check")
+    for p, row in zip(plans, plan_rows(browser)):
+        badges = row.find_elements(By.XPATH, ".//span[@class='badge warn'][.='host not checked']")
+        assert len(badges) == (p["offload_host_checked"] is False), p["instance"]
+        if badges:
+            assert "no memory or vCPU figure" in badges[0].get_attribute("title")
+    plan_rows(browser)[first].click()
+    why = wait_for(browser, lambda d: d.find_element(By.ID, "h-detail").text.startswith(f"Plan #{first + 1}:")
+                   and d.find_element(By.ID, "plan-why").text, what="the unchecked plan's detail")
+    assert "ranked after" in why.lower(), why
+    browser.execute_script("document.getElementById('plans-table').rows[arguments[0]].scrollIntoView()", first - 2)
+    browser.save_screenshot(str(artifacts / "plan-ranked-after.png"))
