@@ -29,7 +29,8 @@
     step: 'time of one optimizer step (one global batch)',
     decode: 'time per output token: one engine step that decodes every running sequence',
     mfu: 'model FLOPs utilisation: the model\'s useful FLOPs per second as a share of the GPUs\' dense peak',
-    ttft: 'time to first token of one request on an idle engine (the detail also gives it under load)',
+    ttft: 'TTFT idle: time to first token of one request on an idle engine. TTFT under load: the mean time to first token when ' +
+          'the plan\'s concurrent requests arrive together, each waiting behind the prefills ahead of it (often 100× the idle figure)',
     margin: 'GPU memory left per GPU after the planner\'s predicted peak',
     tight: 'fits, but inside the memory model\'s measured error band: it may run out of memory',
     host: 'host not checked: the catalog gives no memory or vCPU figure for this host, so the offloaded states were not ' +
@@ -153,7 +154,7 @@
 
   function glossary() {
     const terms = [['TP, PP, DP, replicas, CP, VP, EP, ETP, mb, ZeRO, offload', GLOSSARY.layout], ['Step', GLOSSARY.step], ['Decode step', GLOSSARY.decode],
-                   ['MFU', GLOSSARY.mfu], ['TTFT', GLOSSARY.ttft], ['Memory margin', GLOSSARY.margin], ['tight', GLOSSARY.tight],
+                   ['MFU', GLOSSARY.mfu], ['TTFT idle, TTFT under load', GLOSSARY.ttft], ['Memory margin', GLOSSARY.margin], ['tight', GLOSSARY.tight],
                    ['host not checked', GLOSSARY.host], ['Ranked after', GLOSSARY.rankedAfter],
                    ['Bottleneck', GLOSSARY.bottleneck], ['p10–p90', GLOSSARY.interval],
                    ['Example', 'loads data/examples/recommend-llama3.1-70b.json: pre-training Llama 3.1 70B on 10¹² tokens, ' +
@@ -355,7 +356,8 @@
     const stepCol = durationColumn(plans.map(p => training ? p.step_time_s : (p.tpot_s ?? p.step_time_s)));
     const jobCol = durationColumn(plans.map(p => p.job_hours === null ? null : p.job_hours * 3600));
     const ttftCol = durationColumn(plans.map(p => p.ttft_s));
-    timeColumns = {step: stepCol, job: jobCol, ttft: ttftCol};
+    const loadCol = durationColumn(plans.map(p => p.ttft_under_load_s));
+    timeColumns = {step: stepCol, job: jobCol, ttft: ttftCol, ttft_load: loadCol};
     const columns = [
       ['#', 'rank by the objective', true],
       ['Instance', 'instance type (provider:name; custom hardware when the workload describes its own), its nodes × GPUs per node'],
@@ -364,7 +366,8 @@
       [`Job time (${jobCol.unit})`, 'wall-clock time of the whole job (its tokens)', true],
       ['Cost', 'price of the machines for the job time', true],
       ['$/M tokens', 'cost per million tokens processed (training) or generated (inference)', true],
-      [training ? 'MFU (%)' : `TTFT (${ttftCol.unit})`, training ? GLOSSARY.mfu : GLOSSARY.ttft, true],
+      [training ? 'MFU (%)' : `TTFT idle (${ttftCol.unit})`, training ? GLOSSARY.mfu : GLOSSARY.ttft, true],
+      ...(training ? [] : [[`TTFT under load (${loadCol.unit})`, GLOSSARY.ttft, true]]),
       ['Memory margin (GiB)', GLOSSARY.margin, true],
       ['Bottleneck', GLOSSARY.bottleneck]];
     const table = h('table', {id: 'plans-table'},
@@ -388,6 +391,7 @@
         h('td', {class: 'num'}, usd(p.cost_usd)),
         h('td', {class: 'num'}, p.usd_per_million_tokens === null ? fmt(null) : usd(p.usd_per_million_tokens)),
         h('td', {class: 'num'}, training ? num(p.mfu * 100, 1) : ttftCol.of(p.ttft_s)),
+        training ? null : h('td', {class: 'num'}, loadCol.of(p.ttft_under_load_s)),
         h('td', {class: 'num'}, num(gib(p.memory_margin_gb), 1), p.memory_verdict === 'tight' ? [' ', h('span', {class: 'badge warn', title: GLOSSARY.tight}, 'tight')] : null),
         h('td', {class: 'wrap'}, shortBottleneck(p.bottleneck)))])));
     const detail = h('div', {id: 'plan-detail'});
@@ -506,6 +510,15 @@
     return seconds === null || seconds === undefined ? fmt(null) : `${timeColumns[column].of(seconds)} ${timeColumns[column].unit}`;
   }
 
+  // The sequences a serving plan runs at once, the whole job's; with several replicas (DP) each
+  // engine runs its share: "1,024 (4 replicas × 256)".
+  function concurrentText(p) {
+    const dp = p.layout && p.layout.dp;
+    if (p.concurrent === null || p.concurrent === undefined || !(dp > 1)) return num(p.concurrent, 0);
+    const each = p.concurrent / dp;
+    return `${num(p.concurrent, 0)} (${dp} replicas × ${Number.isInteger(each) ? num(each, 0) : '≈' + num(each, 0)})`;
+  }
+
   // The step's terms that this plan has (no offload or EP bar where it has none). A decode step's
   // first term is its layers streaming weights and KV cache from HBM, as its bottleneck says; only a
   // training step's is compute.
@@ -532,9 +545,9 @@
       h('div', {class: 'summary'},
         [[layoutText(p.layout, p.job_kind === 'inference', lastOffload), 'layout'],
          [inColumn('step', p.job_kind === 'inference' ? (p.tpot_s ?? p.step_time_s) : p.step_time_s), p.job_kind === 'inference' ? 'decode step' : 'step'],
-         [num(p.tokens_per_s, 0), 'tokens/s (whole job)'], [p.job_kind === 'inference' ? inColumn('ttft', p.ttft_s) : num(p.mfu * 100, 1) + '%', p.job_kind === 'inference' ? 'time to first token, alone' : 'MFU'],
-         ...(p.job_kind === 'inference' ? [[duration(p.ttft_under_load_s), 'time to first token under load'],
-                                           [num(p.concurrent, 0), `sequences together on ${p.engine}` + (p.concurrent_is_max ? MAX_CONCURRENT[p.max_concurrent_limit] : '')]] : []),
+         [num(p.tokens_per_s, 0), 'tokens/s (whole job)'], [p.job_kind === 'inference' ? inColumn('ttft', p.ttft_s) : num(p.mfu * 100, 1) + '%', p.job_kind === 'inference' ? 'time to first token, idle' : 'MFU'],
+         ...(p.job_kind === 'inference' ? [[inColumn('ttft_load', p.ttft_under_load_s), 'time to first token under load'],
+                                           [concurrentText(p), `sequences together on ${p.engine}` + (p.concurrent_is_max ? MAX_CONCURRENT[p.max_concurrent_limit] : '')]] : []),
          [usd(p.price_usd_per_hour) + '/h', 'price'], [usd(p.cost_usd), 'cost'], [inColumn('job', p.job_hours === null ? null : p.job_hours * 3600), 'job time']]
           .map(([v, label]) => h('div', {}, h('b', {}, v), h('span', {}, label)))),
       h('div', {class: 'charts2'},

@@ -466,8 +466,8 @@ def test_plan_memory_is_in_gib_the_unit_of_the_cards_size(browser, web_server):
     assert not re.search(r"\d GB\b", re.sub(r'"[^"]*"', "", note)), note
     axis = browser.execute_script("return Chart.getChart('chart-memory').options.scales.x.title.text")
     assert axis == "GiB per GPU"
-    margin = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#plans-table thead th")][8]
-    assert margin == "Memory margin (GiB)"
+    headers = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#plans-table thead th")]
+    assert "Memory margin (GiB)" in headers, headers
 
 
 def test_serving_plan_at_max_names_the_limit_of_its_concurrency(browser, web_server):
@@ -479,6 +479,35 @@ def test_serving_plan_at_max_names_the_limit_of_its_concurrency(browser, web_ser
     assert plan["max_concurrent_limit"] == "engine_batch_limit"
     assert "sequence cap" in sequences and "KV memory to spare" in sequences, sequences
     assert "what its KV pool holds" not in sequences
+
+
+def test_serving_plan_shows_ttft_idle_and_under_load_and_its_replicas(browser, web_server, artifacts):
+    plan = plan_page(browser, web_server, SERVING_B200, 3)["results"][0]
+    # Idle and under load, each in its own column with its own unit, both defined in the tooltips:
+    # 70B on 8 B200 at max concurrency waits ~100x longer for its first token under load.
+    assert plan["ttft_under_load_s"] > 20 * plan["ttft_s"]
+    heads = browser.find_elements(By.CSS_SELECTOR, "#plans-table thead th")
+    texts = [th.text for th in heads]
+    idle = next(i for i, t in enumerate(texts) if re.fullmatch(r"TTFT idle \((µs|ms|s|min)\)", t))
+    load = next(i for i, t in enumerate(texts) if re.fullmatch(r"TTFT under load \((µs|ms|s|min)\)", t))
+    assert not any(re.fullmatch(r"TTFT \(\w+\)", t) for t in texts), texts
+    for i in (idle, load):
+        title = heads[i].get_attribute("title")
+        assert "TTFT idle:" in title and "TTFT under load:" in title, title
+    cells = plan_rows(browser)[0].find_elements(By.TAG_NAME, "td")
+    load_unit = re.fullmatch(r"TTFT under load \((\S+)\)", texts[load])[1]
+    assert summary_tile(browser, "time to first token under load") == f"{cells[load].text} {load_unit}"
+    # The whole job's sequences, and each replica's share (layout DP replicas).
+    dp = plan["layout"]["dp"]
+    assert dp > 1 and plan["concurrent"] % dp == 0
+    sequences = browser.find_element(
+        By.XPATH, "//div[@id='plan-detail']//div[@class='summary']/div[span[starts-with(., 'sequences together on vllm')]]/b").text
+    assert sequences == f"{plan['concurrent']:,} ({dp} replicas × {plan['concurrent'] // dp:,})", sequences
+    # Every column still in view on a 1440-pixel screen.
+    wrap = browser.find_element(By.CSS_SELECTOR, "#plan-results .table-wrap")
+    assert browser.execute_script("return arguments[0].scrollWidth - arguments[0].clientWidth", wrap) <= 1
+    browser.execute_script("document.getElementById('plan-results').scrollIntoView()")
+    browser.save_screenshot(str(artifacts / "plan-serving.png"))
 
 
 def test_decode_step_chart_names_what_bounds_it(browser, web_server):
