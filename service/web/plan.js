@@ -10,6 +10,9 @@
     job: {kind: 'pretrain', seq_len: 8192, global_batch: 512, tokens: 1e12, precision: 'bf16'},
     constraints: {max_nodes: 64, deadline_hours: 720, objective: 'cost_within_deadline'},
   };
+  // A fresh form: the example's job, none of its constraints (no deadline, node cap or deadline
+  // objective carried into every job the user types); the Example button loads them all.
+  const FRESH = {model: EXAMPLE.model, job: EXAMPLE.job, constraints: {objective: 'cost'}};
   const MEMORY_PARTS = [['weights', 'Weights', '#1d4ed8'], ['gradients', 'Gradients', '#7c3aed'], ['optimizer', 'Optimizer', '#c026d3'],
                         ['activations', 'Activations', '#ea580c'], ['kv_cache', 'KV cache', '#0d9488'], ['overhead', 'Overhead', '#64748b']];
   const TIME_PARTS = [['compute', 'Compute', '#1d4ed8'], ['tp_comm', 'TP comm', '#ea580c'], ['cp_comm', 'CP comm', '#f59e0b'],
@@ -591,7 +594,7 @@
         section.replaceChildren(h('h1', {id: 'h-plan'}, 'Plan a job'), h('p', {class: 'note'}, 'Loading…'));
         const [instances, models] = await Promise.all([LW.allInstances(), LW.api('/v1/models')]);
         build(instances, models.models.map(m => m.name));
-        loadWorkload(EXAMPLE, 50);
+        loadWorkload(FRESH, 50);
       }
       const text = params.get('w');
       if (text) {

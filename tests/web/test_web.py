@@ -7,6 +7,7 @@ import json
 import re
 import time
 import urllib.parse
+from pathlib import Path
 
 import requests
 from selenium.webdriver.common.by import By
@@ -16,6 +17,7 @@ from browser_util import save_json, wait_for
 from reports import h100_node_report
 
 P5 = "aws:p5.48xlarge"
+REPO = Path(__file__).resolve().parents[2]
 
 
 def rows(driver):
@@ -201,7 +203,7 @@ def test_recommendation_renders_with_charts_and_reopens(browser, web_server, art
     open_page(browser, web_server, "#/plan")
     button = wait_for(browser, lambda d: d.find_element(By.XPATH, "//button[normalize-space()='Recommend']"), what="the form")
     workload = json.loads(browser.find_element(By.ID, "p-json").get_attribute("value"))
-    assert workload["model"] == {"preset": "llama3.1-70b"} and workload["constraints"]["objective"] == "cost_within_deadline"
+    assert workload["model"] == {"preset": "llama3.1-70b"} and workload["constraints"] == {"objective": "cost"}
     button.click()
     wait_for(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr")) >= 5, timeout=60, what="ranked plans")
     # The page shows the best plan of each instance type by default (its "Show" selector).
@@ -284,6 +286,25 @@ def test_plan_form_edits_reach_the_workload(browser, web_server):
                      timeout=30, what="the error")
     assert "unknown instance 'aws:p5.48xlarg'" in alert.text and "hardware.instance" in alert.text
     browser.get_log("browser")  # the 400 is expected
+
+
+def test_fresh_plan_form_has_no_deadline_and_the_example_loads_its_own(browser, web_server):
+    """A fresh form carries none of the example's constraints into the user's job (no deadline, node
+    cap or deadline objective, whatever the kind); the Example button loads the example whole."""
+    open_page(browser, web_server, "#/plan")
+    wait_for(browser, lambda d: d.find_element(By.ID, "p-json").get_attribute("value"), what="the form")
+    shown = lambda: json.loads(browser.find_element(By.ID, "p-json").get_attribute("value"))
+    assert shown()["constraints"] == {"objective": "cost"}
+    assert browser.find_element(By.ID, "p-deadline_hours").get_attribute("value") == ""
+    assert browser.find_element(By.ID, "p-max_nodes").get_attribute("value") == ""
+    assert browser.find_element(By.ID, "p-objective").get_attribute("value") == "cost"
+    browser.find_element(By.ID, "p-kind").send_keys("inference")
+    assert shown()["job"]["kind"] == "inference" and shown()["constraints"] == {"objective": "cost"}
+    browser.find_element(By.XPATH, "//button[normalize-space()='Example']").click()
+    example = json.loads((REPO / "data" / "examples" / "recommend-llama3.1-70b.json").read_text())
+    assert shown()["constraints"] == example["constraints"] == {"max_nodes": 64, "deadline_hours": 720,
+                                                                 "objective": "cost_within_deadline"}
+    wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr"), timeout=60, what="the example's plans")
 
 
 def test_plan_form_keeps_fields_it_has_no_control_for(browser, web_server):
