@@ -350,8 +350,9 @@
       const unpriced = (answer.rejected || []).length && answer.rejected.every(r => (r.reasons || []).every(x => x.reason === 'unpriced'));
       results.replaceChildren(h('section', {class: 'panel'}, h('h2', {}, unpriced ? 'Nothing to rank by cost' : 'No plan fits'), summary,
         unpriced ? h('p', {}, 'The hardware has no price: set the objective to "shortest time", or give hardware.custom.price_usd_per_hour.') : null,
-        h('p', {}, answer.why_no_results || 'Nothing fits these constraints. Loosen them (more nodes, a larger budget or deadline, other GPUs).'),
-        skippedList(answer)));
+        h('p', {id: 'plan-why-none'}, answer.why_no_results ? whyNoResults(answer.why_no_results, (answer.rejected || []).length)
+                                                            : 'Nothing fits these constraints. Loosen them (more nodes, a larger budget or deadline, other GPUs).'),
+        rejectedList(answer), skippedList(answer)));
       return;
     }
     const training = plans[0].job_kind !== 'inference';
@@ -439,9 +440,36 @@
     return h('span', {title: text}, first.length > 60 ? first.slice(0, 58) + '…' : first);
   }
 
+  // The API's sentence in the page's words: its field name ("rejected") becomes the list below it,
+  // and one instance type is not "types".
+  function whyNoResults(text, listed) {
+    const t = text.charAt(0).toUpperCase() + text.slice(1).replace(/\b1 instance types\b/g, '1 instance type');
+    return listed ? t.replace(/[;,.]?\s*each one's reasons are in rejected\.?\s*$/, '. Each one\'s reasons:') : t;
+  }
+
+  // Why each instance type gave no plan, the most common main reason first: ten, then the rest folded.
+  const REJECTED_SHOWN = 10;
+  function rejectedList(answer) {
+    const rejected = answer.rejected || [];
+    if (!rejected.length) return null;
+    const often = {};
+    for (const r of rejected) often[r.reason] = (often[r.reason] || 0) + 1;
+    const sorted = rejected.slice().sort((a, b) => (often[b.reason] || 0) - (often[a.reason] || 0));
+    const item = r => {
+      const reasons = r.reasons && r.reasons.length ? r.reasons : [{reason: r.reason}];
+      return h('li', {}, h('span', {class: 'mono'}, r.instance), ': ',
+        reasons.map(x => (x.detail || x.reason) + (reasons.length > 1 && x.count > 1 ? ` (${num(x.count, 0)} layouts)` : '')).join('; '));
+    };
+    const rest = sorted.length - REJECTED_SHOWN;
+    return h('div', {id: 'plan-rejected'},
+      h('ul', {class: 'plain'}, sorted.slice(0, REJECTED_SHOWN).map(item)),
+      rest > 0 ? h('details', {}, h('summary', {}, `${rest} more`), h('ul', {class: 'plain'}, sorted.slice(REJECTED_SHOWN).map(item))) : null);
+  }
+
   function skippedList(answer) {
     if (!answer.skipped || !answer.skipped.length) return null;
-    return h('details', {}, h('summary', {}, answer.skipped.length + ' hardware choices skipped'),
+    const n = answer.skipped.length;
+    return h('details', {}, h('summary', {}, n + (n === 1 ? ' hardware choice skipped' : ' hardware choices skipped')),
       h('ul', {class: 'plain'}, answer.skipped.slice(0, 200).map(s => h('li', {}, typeof s === 'string' ? s : (s.instance ? s.instance + ': ' + (s.reason || '') : JSON.stringify(s))))));
   }
 

@@ -307,6 +307,45 @@ def test_fresh_plan_form_has_no_deadline_and_the_example_loads_its_own(browser, 
     wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr"), timeout=60, what="the example's plans")
 
 
+def test_no_plan_fits_lists_each_instance_types_reasons(browser, web_server, artifacts):
+    """Nothing fits: the page lists why each instance type gave no plan (the API's `rejected`), ten
+    and then "N more", in words, not the API's field name."""
+    def open_no_fit(workload):
+        fragment = "#/plan?" + urllib.parse.urlencode({"w": json.dumps(workload), "top": "50", "per": "instance"})
+        open_page(browser, web_server, fragment)
+        wait_for(browser, lambda d: d.find_elements(By.ID, "plan-rejected"), timeout=60, what="the rejected list")
+        return requests.post(web_server.url + "/v1/recommendations", params={"top": 50, "per": "instance"}, json=workload,
+                             timeout=60).json()
+
+    many = {"model": {"preset": "llama3.1-405b"},
+            "job": {"kind": "finetune", "seq_len": 4096, "global_batch": 64, "tokens": 1e9, "precision": "bf16"},
+            "constraints": {"objective": "cost", "max_nodes": 1, "providers": ["aws"]}}
+    answer = open_no_fit(many)
+    assert answer["results"] == [] and len(answer["rejected"]) > 10
+    panel = browser.find_element(By.ID, "plan-results").text
+    assert "No plan fits" in panel and "in rejected" not in panel, panel
+    every = {f"{r['instance']}: " + "; ".join(x["detail"] for x in r["reasons"]) for r in answer["rejected"]}
+    shown = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#plan-rejected > ul > li")]
+    assert len(shown) == 10 and set(shown) <= every, shown
+    assert any("GB per GPU" in t and "GB available" in t for t in shown), shown
+    more = browser.find_element(By.CSS_SELECTOR, "#plan-rejected details summary").text
+    assert more == f"{len(answer['rejected']) - 10} more"
+    folded = [li.get_attribute("textContent") for li in browser.find_elements(By.CSS_SELECTOR, "#plan-rejected details li")]
+    assert set(shown) | set(folded) == every
+    browser.execute_script("document.getElementById('plan-results').scrollIntoView()")
+    browser.save_screenshot(str(artifacts / "plan-no-fit.png"))
+    # One instance type: one reason, and "1 instance type", not "types".
+    one = {"model": {"preset": "llama3.1-405b"},
+           "job": {"kind": "inference", "prompt_len": 1000, "output_len": 100, "concurrent": 1, "tokens": 1e9, "precision": "bf16"},
+           "hardware": {"instance": "aws:g5.xlarge", "nodes": 1}}
+    answer = open_no_fit(one)
+    why = browser.find_element(By.ID, "plan-why-none").text
+    assert "1 instance type " in why and "1 instance types" not in why and "in rejected" not in why, why
+    shown = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#plan-rejected li")]
+    assert shown == ["aws:g5.xlarge: " + answer["rejected"][0]["reasons"][0]["detail"]], shown
+    assert re.fullmatch(r"aws:g5\.xlarge: needs at least [\d.]+ GB per GPU, 25\.3 GB available", shown[0]), shown
+
+
 def test_plan_form_keeps_fields_it_has_no_control_for(browser, web_server):
     """A workload opened in the form comes back whole: job.framework, torch_compile, kv_cache_precision
     and a model's extra objects travel unchanged; engine and "concurrent": "max" have controls."""
