@@ -48,6 +48,9 @@
     {key: 'region', label: 'Region', type: 'text', list: 'lw-region-list', placeholder: 'e.g. us-east-1'},
   ];
 
+  // Fabrics without a direct GPU-to-GPU link, and what the page says instead of a link figure.
+  const NO_LINK = {pcie: 'no direct GPU-to-GPU link: the GPUs talk over PCIe', none: 'no direct GPU-to-GPU link: one GPU'};
+
   const section = document.getElementById('view-instances');
   let built = false;
   let form, tableWrap, countEl, hiddenEl, picker;
@@ -230,9 +233,23 @@
     return null;
   }
 
+  // "–" is unknown (the footer says so). A feature the machine does not have is not unknown: a PCIe or
+  // single-GPU machine has no direct GPU-to-GPU link, and an instance type may list no region.
+  function absent(obj, key) {
+    const v = obj[key];
+    if ((key === 'nvlink_gbytes_per_s' || key === 'nvlink_domain_gpus') && (v === null || v === undefined) &&
+        NO_LINK[obj.intra_node_fabric])
+      return h('span', {class: 'none', title: NO_LINK[obj.intra_node_fabric]}, 'none');
+    if (key === 'regions' && Array.isArray(v) && !v.length)
+      return h('span', {class: 'none', title: 'the catalog lists no region for this instance type'}, 'none listed');
+    return null;
+  }
+
   function cell(inst, col) {
     const v = inst[col.key];
     if (col.key === 'id') return h('a', {href: LW.hashFor('instances', null, inst.id)}, inst.id);
+    const none = absent(inst, col.key);
+    if (none) return none;
     if (col.key === 'regions') {
       if (!v || !v.length) return fmt(null);
       return h('span', {title: v.join(', ')}, v.slice(0, 2).join(', ') + (v.length > 2 ? ' +' + (v.length - 2) : ''));
@@ -324,9 +341,8 @@
   function factValue(obj, key) {
     const v = obj[key];
     if (MONEY.has(key) && typeof v === 'number') return usd(v);
-    // No direct link is a fact of a PCIe or single-GPU machine, not an unknown.
-    if (key === 'nvlink_gbytes_per_s' && v === null && !LINK_NAMES[obj.intra_node_fabric] && obj.intra_node_fabric) return 'none';
-    return fmt(v);
+    // No direct link is a fact of a PCIe or single-GPU machine, not an unknown; nor is an empty region list.
+    return absent(obj, key) || fmt(v);
   }
 
   function factList(obj, info) {

@@ -668,6 +668,37 @@ def test_instance_detail_names_the_link_and_shows_money(browser, web_server):
         assert instance[key] and re.fullmatch(money, fact(browser, "Instance", label)), label
 
 
+def test_a_missing_feature_reads_none_not_unknown(browser, web_server):
+    """"–" is unknown (the footer says so): a PCIe or single-GPU machine's missing GPU-to-GPU link
+    reads "none", an instance type with no region "none listed"; a known figure stays a figure."""
+    _, body = api_ids(web_server)
+    items = body["items"]
+    pcie = next(i for i in items if i["intra_node_fabric"] == "pcie" and i["nvlink_gbytes_per_s"] is None)
+    single = next(i for i in items if i["intra_node_fabric"] == "none" and i["nvlink_gbytes_per_s"] is None)
+    no_region = next(i for i in items if i["regions"] == [])
+    open_page(browser, web_server, "#/instances")
+    wait_for(browser, lambda d: len(rows(d)) == len(items), what="the table")
+    cells = browser.execute_script("""
+      const heads = [...document.querySelectorAll('#instances-table thead th')].map(th => th.textContent);
+      const at = label => heads.findIndex(t => t.startsWith(label));
+      return Object.fromEntries(arguments[0].map(id => {
+        const cells = document.querySelector(`#instances-table tbody tr[data-id="${id}"]`).querySelectorAll('th, td');
+        return [id, {nvlink: cells[at('NVLink GB/s')].textContent, regions: cells[at('Regions')].textContent}];
+      }));""", [pcie["id"], single["id"], no_region["id"], P5])
+    assert cells[pcie["id"]]["nvlink"] == "none" and cells[single["id"]]["nvlink"] == "none", cells
+    assert cells[no_region["id"]]["regions"] == "none listed", cells
+    assert cells[P5]["nvlink"] == "900" and cells[P5]["regions"] not in ("", "–", "none listed"), cells
+    # The detail says the same.
+    open_page(browser, web_server, "#/instances/" + pcie["id"])
+    wait_for(browser, lambda d: d.find_element(By.ID, "h-instance").text == pcie["id"] and d.find_elements(By.CSS_SELECTOR, "dl.facts"),
+             what="the PCIe machine's detail")
+    assert fact(browser, "Instance", "Direct GPU-to-GPU link") == "none"
+    open_page(browser, web_server, "#/instances/" + no_region["id"])
+    wait_for(browser, lambda d: d.find_element(By.ID, "h-instance").text == no_region["id"] and d.find_elements(By.CSS_SELECTOR, "dl.facts"),
+             what="the detail of an instance type with no region")
+    assert fact(browser, "Instance", "Regions") == "none listed"
+
+
 def test_phone_screen_has_no_page_scrollbar(browser, web_server, artifacts):
     """At 500 px (and 360) the page never scrolls sideways: wide tables scroll in their own box, an
     instance's detail stacks (its sources table too: one block per source), a long instance id wraps."""
