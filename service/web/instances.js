@@ -317,7 +317,7 @@
     price_region: ['Price region'], price_as_of: ['Price as of'], regions: ['Regions'],
   };
   const GPU_INFO = {
-    vendor: ['Vendor'], architecture: ['Architecture'], memory_gb: ['Memory', 'GB'], hbm_gbytes_per_s: ['HBM bandwidth', 'GB/s'],
+    vendor: ['Vendor'], architecture: ['Architecture'], memory_gb: ['Memory', 'GB'], hbm_gbytes_per_s: ['Memory bandwidth', 'GB/s'],
     bf16_dense_tflops: ['BF16 dense', 'TFLOPS'], fp16_dense_tflops: ['FP16 dense', 'TFLOPS'], fp8_dense_tflops: ['FP8 dense', 'TFLOPS'],
     fp4_dense_tflops: ['FP4 dense', 'TFLOPS'], nvlink_gbytes_per_s: ['NVLink', 'GB/s'], nvlink_generation: ['NVLink generation'],
     nvlink_domain_max_gpus: ['Largest NVLink domain', 'GPUs'], pcie_gen: ['PCIe generation'], tdp_w: ['TDP', 'W'],

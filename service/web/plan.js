@@ -40,7 +40,7 @@
           'checked against it, and the plan ranks after those that were',
     rankedAfter: 'the planner ranks the plans it can fully check first, whatever they cost; after them come the tight ones ' +
                  'and those whose CPU-offload host it could not check, so a cheaper plan can sit below a dearer one',
-    bottleneck: 'the largest term of the step: compute, or the link (NVLink, network, HBM, PCIe) that holds it back',
+    bottleneck: 'the largest term of the step: compute, or the link (NVLink, network, GPU memory (HBM or GDDR), PCIe) that holds it back',
     interval: 'the range in which 8 of 10 published runs like this one landed, measured against the prediction',
   };
   // GPU memory is binary: a card sold as "80 GB" holds 80 GiB (core/include/linkwise/units.hpp). The

@@ -699,6 +699,17 @@ def test_a_missing_feature_reads_none_not_unknown(browser, web_server):
     assert fact(browser, "Instance", "Regions") == "none listed"
 
 
+def test_gddr_card_memory_bandwidth_is_not_called_hbm(browser, web_server):
+    """An A10G has GDDR6, not HBM: the GPU panel says "Memory bandwidth" (the field stays hbm_gbytes_per_s)."""
+    g5 = "aws:g5.xlarge"
+    gpu = next(g for g in requests.get(web_server.url + "/v1/gpus", timeout=10).json()["items"] if g["id"] == "A10G")
+    open_page(browser, web_server, "#/instances/" + g5)
+    wait_for(browser, lambda d: d.find_element(By.ID, "h-instance").text == g5 and d.find_elements(By.CSS_SELECTOR, "dl.facts"),
+             what="the g5 detail")
+    assert fact(browser, "GPU", "Memory bandwidth") == f"{gpu['hbm_gbytes_per_s']:,.0f}"
+    assert "HBM" not in browser.find_element(By.ID, "view-instance").text
+
+
 def test_phone_screen_has_no_page_scrollbar(browser, web_server, artifacts):
     """At 500 px (and 360) the page never scrolls sideways: wide tables scroll in their own box, an
     instance's detail stacks (its sources table too: one block per source), a long instance id wraps."""
