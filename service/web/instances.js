@@ -245,9 +245,14 @@
     return null;
   }
 
+  // An id wraps after its separators (provider:, dots, dashes, underscores), not mid-word.
+  function breakable(id) {
+    return id.split(/(?<=[:._-])/).flatMap((part, i) => i ? [h('wbr'), part] : [part]);
+  }
+
   function cell(inst, col) {
     const v = inst[col.key];
-    if (col.key === 'id') return h('a', {href: LW.hashFor('instances', null, inst.id)}, inst.id);
+    if (col.key === 'id') return h('a', {href: LW.hashFor('instances', null, inst.id)}, breakable(inst.id));
     const none = absent(inst, col.key);
     if (none) return none;
     if (col.key === 'regions') {

@@ -710,6 +710,27 @@ def test_gddr_card_memory_bandwidth_is_not_called_hbm(browser, web_server):
     assert "HBM" not in browser.find_element(By.ID, "view-instance").text
 
 
+def test_instance_column_leaves_room_for_the_others(browser, web_server, artifacts):
+    """Long ids wrap inside the first column (at most ~220 px on a desktop), and on a phone the sticky
+    column stays within 40% of the screen, never covering the columns scrolled under it."""
+    long_id = "azure:Standard_NC288lds_xl_RTXPRO6000BSE_v6"
+    try:
+        for width, most in ((1440, 220), (500, 0.4 * 500), (360, 0.4 * 360)):
+            browser.set_window_size(width, 900)
+            open_page(browser, web_server, "#/instances")
+            wait_for(browser, lambda d: len(rows(d)) > 100, what="the table")
+            first = browser.execute_script(
+                "return [document.querySelector('#instances-table thead th').offsetWidth,"
+                " document.querySelector(`#instances-table tbody tr[data-id='${arguments[0]}'] th`).offsetWidth,"
+                " document.documentElement.clientWidth]", long_id)
+            # Chromium's --window-size is the outer size: 40% of the window the page lays out in.
+            most = 220 if width == 1440 else 0.4 * first[2]
+            assert first[0] <= most + 1 and first[1] <= most + 1, (width, first)
+            browser.save_screenshot(str(artifacts / f"instances-first-column-{width}.png"))
+    finally:
+        browser.set_window_size(1440, 900)
+
+
 def test_phone_screen_has_no_page_scrollbar(browser, web_server, artifacts):
     """At 500 px (and 360) the page never scrolls sideways: wide tables scroll in their own box, an
     instance's detail stacks (its sources table too: one block per source), a long instance id wraps."""
