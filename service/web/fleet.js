@@ -61,6 +61,38 @@
            `(${counted + synthetic} stored).`;
   }
 
+  // What each column of a claims table means (its header's tooltip).
+  const EXPECTED = 'what a probe should measure if the claim holds, in the probe\'s own terms: for NVLink, the per-direction ' +
+                   'bus bandwidth (NCCL all-reduce busbw) the claimed both-directions figure implies, half of it; for the network ' +
+                   'and PCIe, the one-direction rate the claim implies; for HBM, the claimed peak. – where no counted report ' +
+                   'measures the claim, so there is nothing to compare.';
+  const HEADS = {
+    Claim: 'the catalog\'s claim, and how the catalog counts it', Claimed: 'the figure the catalog publishes, in its own unit',
+    Expected: EXPECTED, Measured: 'what the report\'s probe measured', Share: 'measured ÷ expected',
+    Median: 'the median of the counted reports\' measurements', Min: 'the lowest counted report', Max: 'the highest counted report',
+    'Median share': 'the median report\'s measurement ÷ expected', Required: 'the least share of the expected figure a healthy system reaches',
+    Verdict: 'meets: the share reaches the required one; below: it does not; cannot-check: no counted report measures the claim',
+  };
+  const headCell = (t, numeric) => h('th', {scope: 'col', class: numeric ? 'num' : null, title: HEADS[t] || null}, t);
+  const expectedTitle = c => c.expected === null || c.expected === undefined ? 'no counted report measures this claim'
+    : `${num(c.claimed)} ${c.claimed_unit} claimed (${c.claim_convention}): a probe should measure ${num(c.expected)} ${c.unit}`;
+
+  // Why a claim cannot be checked: the reports' own reason (the probe they lack), else a hint.
+  function cannotCheckReason(c, validation, reports, includeSynthetic) {
+    if (!c.reports) return validation.synthetic_reports && !validation.synthetic_included
+      ? 'no counted report: synthetic test reports are not counted unless ticked above' : 'no report for this instance type';
+    const reasons = {};
+    for (const r of reports) {
+      if (r.synthetic && !includeSynthetic) continue;
+      for (const x of (r.validation && r.validation.verdicts) || [])
+        if (x.claim === c.claim && x.verdict === 'cannot-check' && x.reason) reasons[x.reason] = (reasons[x.reason] || 0) + 1;
+    }
+    const common = Object.entries(reasons).sort((a, b) => b[1] - a[1]);
+    return common.length ? common[0][0] : 'needs a report with the probe that measures this claim';
+  }
+  // `code` in a reason (a command to run) reads as code.
+  const withCode = text => text.split('`').map((part, i) => i % 2 ? h('code', {}, part) : part);
+
   function share(v, expected) { return v === null || expected === null || !expected ? null : v / expected; }
 
   // One stored report, readable: where it came from, each claim's verdict on it, and every result
@@ -83,15 +115,15 @@
                    ['host', env.hostname], ['driver / CUDA / NCCL', [env.driver_version, env.cuda_runtime_version, env.nccl_version].map(x => x || '–').join(' / ')]];
     const verdicts = h('table', {id: 'report-verdicts'}, h('caption', {class: 'sr-only'}, 'Claims checked against report #' + reportId),
       h('thead', {}, h('tr', {}, ['Claim', 'Measured', 'Expected', 'Share', 'Required', 'Verdict', 'What was measured']
-        .map((t, i) => h('th', {scope: 'col', class: i >= 1 && i <= 4 ? 'num' : null}, t)))),
+        .map((t, i) => headCell(t, i >= 1 && i <= 4)))),
       h('tbody', {}, (v.verdicts || []).map(x => h('tr', {},
         h('th', {scope: 'row'}, x.claim),
         h('td', {class: 'num'}, fmt(x.measured), x.measured === null || x.measured === undefined ? null : [' ', h('small', {}, x.unit)]),
-        h('td', {class: 'num'}, fmt(x.expected), x.expected === null || x.expected === undefined ? null : [' ', h('small', {}, x.unit)]),
+        h('td', {class: 'num', title: expectedTitle(x)}, fmt(x.expected), x.expected === null || x.expected === undefined ? null : [' ', h('small', {}, x.unit)]),
         h('td', {class: 'num'}, x.efficiency === null || x.efficiency === undefined ? fmt(null) : num(x.efficiency * 100, 1) + '%'),
         h('td', {class: 'num'}, num(x.min_efficiency * 100, 0) + '%'),
         h('td', {}, h('span', {class: 'badge ' + x.verdict}, x.verdict)),
-        h('td', {class: 'note'}, x.measurement || x.reason || '')))));
+        h('td', {class: 'note'}, withCode(x.measurement || x.reason || ''))))));
     const rows = [];
     for (const probe of (stored.report && stored.report.probes) || []) {
       if (!probe.results || !probe.results.length) {
@@ -138,16 +170,17 @@
     }
     const table = h('table', {id: 'claims-table'}, h('caption', {class: 'sr-only'}, 'Claims of ' + id + ' against the reports'),
       h('thead', {}, h('tr', {}, ['Claim', 'Claimed', 'Expected', 'Median', 'Min', 'Max', 'Median share', 'Required', 'Reports (meets / below / cannot check)', 'Verdict']
-        .map((t, i) => h('th', {scope: 'col', class: i >= 1 && i <= 7 ? 'num' : null}, t)))),
+        .map((t, i) => headCell(t, i >= 1 && i <= 7)))),
       h('tbody', {}, claims.map(c => h('tr', {},
         h('th', {scope: 'row'}, c.claim, h('div', {class: 'note'}, c.claim_convention)),
         h('td', {class: 'num'}, fmt(c.claimed), ' ', h('small', {}, c.claimed_unit)),
-        h('td', {class: 'num'}, fmt(c.expected), c.expected === null ? null : [' ', h('small', {}, c.unit)]),
+        h('td', {class: 'num', title: expectedTitle(c)}, fmt(c.expected), c.expected === null ? null : [' ', h('small', {}, c.unit)]),
         ...[c.median, c.min, c.max].map(v => h('td', {class: 'num'}, fmt(v), v === null || v === undefined ? null : [' ', h('small', {}, c.unit)])),
         h('td', {class: 'num'}, c.median_share_of_claim === null ? fmt(null) : num(c.median_share_of_claim * 100, 1) + '%'),
         h('td', {class: 'num'}, num(c.min_efficiency * 100, 0) + '%'),
         h('td', {}, `${c.count} of ${c.reports}: ${c.verdicts.meets} / ${c.verdicts.below} / ${c.verdicts['cannot-check']}`),
-        h('td', {}, h('span', {class: 'badge ' + c.verdict}, c.verdict))))));
+        h('td', {}, h('span', {class: 'badge ' + c.verdict}, c.verdict),
+          c.verdict === 'cannot-check' ? h('div', {class: 'note reason'}, withCode(cannotCheckReason(c, validation, reports.items || [], includeSynthetic))) : null)))));
     const reportRows = (reports.items || []).map(r => {
       const v = r.validation || {verdicts: []};
       const counts = {meets: 0, below: 0, 'cannot-check': 0};

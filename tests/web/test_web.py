@@ -412,6 +412,12 @@ def test_fleet_view_shows_an_uploaded_report(browser, web_server, artifacts):
     counts = browser.find_element(By.ID, "fleet-counts").text
     assert "0 reports counted" in counts and "2 synthetic test reports stored and not counted" in counts
     assert browser.find_elements(By.ID, "fleet-no-chart") and not browser.find_elements(By.ID, "chart-fleet")
+    # "Expected" is explained, and a claim that cannot be checked says why: none of the reports counts.
+    expected = browser.find_element(By.XPATH, "//table[@id='claims-table']//thead/tr/th[3]")
+    assert expected.text == "Expected" and "per-direction" in expected.get_attribute("title")
+    reasons = [row.find_element(By.CSS_SELECTOR, ".reason").text for row in browser.find_elements(By.CSS_SELECTOR, "#claims-table tbody tr")
+               if "cannot-check" in row.text]
+    assert len(reasons) == len(validation["claims"]) and all("synthetic test reports are not counted" in r for r in reasons), reasons
     # Nothing but the view's own parts: no stray "null" where no report is selected.
     assert "null" not in browser.find_element(By.ID, "fleet-content").text.split()
     # Counted on request (the API's include_synthetic, kept in the URL): the chart draws every claim
@@ -429,6 +435,20 @@ def test_fleet_view_shows_an_uploaded_report(browser, web_server, artifacts):
     assert verdicts == [c["verdict"] for c in counted["claims"]]
     axis = browser.execute_script("return Chart.getChart('chart-fleet').options.scales.y.title.text")
     assert axis == "% of the expected figure"
+    # Each claim the reports cannot check gives the reports' reason (the probe they lack); the expected
+    # figure says what it derives from.
+    listed = requests.get(web_server.url + "/v1/probe-reports", params={"instance": P5}, timeout=10).json()["items"]
+    rows_by_claim = {row.find_element(By.TAG_NAME, "th").text.split("\n")[0]: row
+                     for row in browser.find_elements(By.CSS_SELECTOR, "#claims-table tbody tr")}
+    unchecked = [c["claim"] for c in counted["claims"] if c["verdict"] == "cannot-check"]
+    assert unchecked
+    for claim in unchecked:
+        why = {v["reason"] for r in listed for v in r["validation"]["verdicts"] if v["claim"] == claim and v["verdict"] == "cannot-check"}
+        shown = rows_by_claim[claim].find_element(By.CSS_SELECTOR, ".reason").text
+        assert shown.replace("`", "") in {w.replace("`", "") for w in why}, (claim, shown, why)
+    nvlink = next(c for c in counted["claims"] if c["claim"] == "nvlink")
+    title = rows_by_claim["nvlink"].find_elements(By.TAG_NAME, "td")[1].get_attribute("title")
+    assert f"{nvlink['claimed']:.0f} GB/s claimed" in title and f"{nvlink['expected']:.0f} GB/s" in title, title
     # The stored reports' links keep the choice.
     assert "synthetic=1" in browser.find_element(By.CSS_SELECTOR, "#fleet-reported a").get_attribute("href")
     # A report opens readable in the page: its facts, each claim's verdict on it, every result.
