@@ -444,14 +444,16 @@
   // and one instance type is not "types".
   function whyNoResults(text, listed) {
     const t = text.charAt(0).toUpperCase() + text.slice(1).replace(/\b1 instance types\b/g, '1 instance type');
-    return listed ? t.replace(/[;,.]?\s*each one's reasons are in rejected\.?\s*$/, '. Each one\'s reasons:') : t;
+    return listed ? t.replace(/[;,.]?\s*each one's reasons are (?:in|listed under) rejected\.?\s*$/, '. Each one\'s reasons:') : t;
   }
 
   // Why each instance type gave no plan, the most common main reason first: ten, then the rest folded.
   const REJECTED_SHOWN = 10;
   function rejectedList(answer) {
     const rejected = answer.rejected || [];
-    if (!rejected.length) return null;
+    // One machine whose reason the sentence above already gives: no list repeating it.
+    const said = answer.why_no_results || '';
+    if (!rejected.length || (rejected.length === 1 && (rejected[0].reasons || []).every(x => said.includes(x.detail)))) return null;
     const often = {};
     for (const r of rejected) often[r.reason] = (often[r.reason] || 0) + 1;
     const sorted = rejected.slice().sort((a, b) => (often[b.reason] || 0) - (often[a.reason] || 0));
