@@ -568,8 +568,10 @@
     const m = Object.fromEntries(Object.entries(p.memory_gb).map(([k, v]) => [k, gib(v)])), t = p.time_s;
     const parts = timeParts(p), stepName = p.job_kind === 'inference' ? 'Decode step' : 'Step';
     const bw = Object.entries(p.bandwidth_source || {});
-    const links = Object.entries(p.links || {}).map(([k, v]) => k.replace(/_gbytes_per_s.*$/, '').replace(/_/g, ' ') + ' ' + num(v) + ' GB/s' +
-                                                     (k.endsWith('_per_gpu') ? ' per GPU' : ''));
+    // A null link (no network stated in the catalog) is unknown, not 0 GB/s.
+    const links = Object.entries(p.links || {}).map(([k, v]) => k.replace(/_gbytes_per_s.*$/, '').replace(/_/g, ' ') + ' ' +
+                                                     (v === null ? 'unknown (the catalog states no network)'
+                                                                 : num(v) + ' GB/s' + (k.endsWith('_per_gpu') ? ' per GPU' : '')));
     detail.replaceChildren(h('section', {class: 'panel', 'aria-labelledby': 'h-detail'},
       h('h2', {id: 'h-detail'}, `Plan #${i + 1}: ${p.instance} × ${p.nodes} (${p.gpus} ${p.gpu_model})`),
       h('p', {class: 'bottleneck', id: 'plan-bottleneck'}, h('strong', {}, 'Bottleneck: '), p.bottleneck),

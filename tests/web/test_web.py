@@ -854,3 +854,15 @@ def test_plans_ranked_after_for_an_unchecked_host_say_why(browser, web_server, a
     assert "ranked after" in why.lower(), why
     browser.execute_script("document.getElementById('plans-table').rows[arguments[0]].scrollIntoView()", first - 2)
     browser.save_screenshot(str(artifacts / "plan-ranked-after.png"))
+
+
+def test_an_unknown_network_reads_unknown_not_zero(browser, web_server):
+    # lambda:gpu_1x_a10 states no network: the plan's links say null, the page says unknown.
+    workload = {"model": {"preset": "llama3.1-8b"},
+                "job": {"kind": "lora", "seq_len": 2048, "global_batch": 8, "tokens": 1e7, "lora_base": "4bit"},
+                "hardware": {"instance": "lambda:gpu_1x_a10", "nodes": 1}}
+    plan = plan_page(browser, web_server, workload, 3)["results"][0]
+    assert plan["links"]["inter_node_gbytes_per_s_per_gpu"] is None
+    detail = browser.find_element(By.ID, "plan-detail").text
+    assert "inter node unknown (the catalog states no network)" in detail, detail
+    assert "inter node 0 GB/s" not in detail
