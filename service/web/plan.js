@@ -553,11 +553,12 @@
   }
 
   // The step's terms that this plan has (no offload or EP bar where it has none). A decode step's
-  // first term is its layers streaming weights and KV cache from HBM, as its bottleneck says; only a
-  // training step's is compute.
+  // first term is its layers streaming weights and KV cache from GPU memory (HBM or GDDR), as its
+  // bottleneck says; only a training step's is compute.
   function timeParts(p) {
     const first = p.job_kind !== 'inference' ? 'Compute'
-      : /^HBM/.test(p.bottleneck || '') ? 'Weights + KV read (HBM)' : 'Decode layers (HBM reads, GEMMs)';
+      : /^GPU memory bandwidth/.test(p.bottleneck || '') ? 'Weights + KV read (GPU memory)'
+      : 'Decode layers (memory reads, GEMMs)';
     return TIME_PARTS.filter(([k]) => p.time_s[k]).map(([k, label, color]) => [k, k === 'compute' ? first : label, color]);
   }
 

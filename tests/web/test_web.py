@@ -595,10 +595,10 @@ def test_serving_plan_shows_ttft_idle_and_under_load_and_its_replicas(browser, w
 
 def test_decode_step_chart_names_what_bounds_it(browser, web_server):
     plan = plan_page(browser, web_server, SERVING_B200, 3)["results"][0]
-    # A decode step's first term is the HBM read the bottleneck names, not "Compute".
-    assert plan["bottleneck"].startswith("HBM bandwidth")
+    # A decode step's first term is the GPU memory read the bottleneck names, not "Compute".
+    assert plan["bottleneck"].startswith("GPU memory bandwidth")
     labels = browser.execute_script("return Chart.getChart('chart-time').data.labels")
-    assert "Weights + KV read (HBM)" in labels and "Compute" not in labels, labels
+    assert "Weights + KV read (GPU memory)" in labels and "Compute" not in labels, labels
 
 def test_plan_detail_states_times_in_the_columns_units(browser, web_server):
     workload = {"model": {"preset": "llama3.1-8b"},

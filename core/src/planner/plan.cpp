@@ -59,7 +59,8 @@ std::string bottleneck_words(const Workload& w, HardwareRef hw, int nodes, const
     if (e.tp_exposed > 0.3 * step)
       return "tensor-parallel all-reduces over " + intra_words(hw) +
              " (latency-bound at decode): " + percent(e.tp_exposed, step) + " of each decode step";
-    return "HBM bandwidth: each decode step reads " + fmt("%.1f", units::bytes_to_gb(e.decode_weight_bytes)) +
+    // "GPU memory": HBM on data-center cards, GDDR on the A10G, L4, L40S and RTX cards.
+    return "GPU memory bandwidth: each decode step reads " + fmt("%.1f", units::bytes_to_gb(e.decode_weight_bytes)) +
            " GB of weights" + (w.model.moe.enabled() ? " (the experts its tokens route to)" : "") + " and " +
            fmt("%.1f", units::bytes_to_gb(e.decode_kv_bytes)) + " GB of KV cache per GPU";
   }
