@@ -129,8 +129,10 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
                     bytes_to_gb(e.total),       bytes_to_gb(e.capacity)};
   plan.fits = e.fits;
   plan.memory_verdict = !e.fits ? "no" : e.tight ? "tight" : "fits";
-  if (w.job.kind != JobKind::inference && w.job.kind != JobKind::lora && w.job.offload != Offload::none)
-    plan.offload_host_checked = !e.host_unchecked();
+  // CPU offload applies to full training (LoRA keeps no optimizer states worth offloading).
+  const bool offloaded =
+      w.job.kind != JobKind::inference && w.job.kind != JobKind::lora && w.job.offload != Offload::none;
+  if (offloaded) plan.offload_host_checked = !e.host_unchecked();
   plan.memory_error_band = k.memory_error_band;
   plan.memory_margin_gb = bytes_to_gb(e.capacity - e.total);
   if (e.tight && e.memory_at_risk < e.total)  // the engine's start-up KV pool is outside the band
@@ -145,7 +147,7 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
                                 plan.memory_margin_gb) +
                             fmt("(+-%.0f%% of the total): the job may run out of memory", 100 * k.memory_error_band));
   const double nominal_gib = hw.instance.gpu_memory_gb > 0 ? hw.instance.gpu_memory_gb : hw.gpu.memory_gb;
-  if (w.job.kind != JobKind::inference && w.job.kind != JobKind::lora && w.job.offload != Offload::none) {
+  if (offloaded) {
     plan.warnings.push_back(
         fmt("CPU offload adds %.3g s to the step (time_s.offload): ", e.offload) +
         fmt("the host's optimizer step %.3g s (DeepSpeed CPU-Adam's published rate, ZeRO-Offload Table 4, ",
