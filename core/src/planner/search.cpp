@@ -723,7 +723,8 @@ std::string rejected_words(const std::vector<Rejection>& rejected) {
   std::string out;
   for (const auto& [name, n] : counts) out += (out.empty() ? "" : ", ") + name + " " + std::to_string(n);
   return "no plan qualifies on any of the " + std::to_string(rejected.size()) +
-         " instance types considered (by main reason: " + out + "); each one's reasons are listed under rejected";
+         " instance types the constraints allow (by main reason: " + out +
+         "); each one's reasons are listed under rejected";
 }
 
 }  // namespace
