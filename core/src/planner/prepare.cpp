@@ -259,8 +259,7 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
   }
 
   // Price per node-hour.
-  if (spot && in.spot_price_usd_per_hour) p.price_per_node_hour = *in.spot_price_usd_per_hour;
-  else if (!spot && in.price_usd_per_hour) p.price_per_node_hour = *in.price_usd_per_hour;
+  if (const auto price = node_price_usd_per_hour(in, spot)) p.price_per_node_hour = *price;
 
   if (!info) return p;
 

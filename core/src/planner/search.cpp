@@ -765,8 +765,7 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
   // never a dead end). A budget still needs a price: that search is left to refuse it.
   if (w.hardware && w.constraints.objective != Objective::time && !w.constraints.budget_usd) {
     const Instance& in = w.hardware->instance;
-    const bool priced = w.constraints.spot ? in.spot_price_usd_per_hour.has_value() : in.price_usd_per_hour.has_value();
-    if (!priced) {
+    if (!node_price_usd_per_hour(in, w.constraints.spot)) {
       Workload by_time = w;
       by_time.constraints.objective = Objective::time;
       SearchResult r = search(by_time, catalog, top_k, measured, options);

@@ -196,6 +196,12 @@ std::string measured_mismatch(HardwareRef hw, const MeasuredLinks& measured);
 PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerConstants& k,
                                   const MeasuredLinks* measured, bool spot, PreparedLinksInfo* info = nullptr);
 
+// A node-hour's price: the spot rate when `spot` (no fallback to on-demand), else on-demand; none
+// when the catalog has no such price.
+inline std::optional<double> node_price_usd_per_hour(const Instance& in, bool spot) noexcept {
+  return spot ? in.spot_price_usd_per_hour : in.price_usd_per_hour;
+}
+
 // Whether the catalog gives the dense tensor-core peaks a job at `precision` needs. A null peak is
 // `absent` where the architecture's tensor cores lack the precision (bf16 on Volta and Turing, fp8
 // on Ampere) and `unknown` where they have it but no figure is published (the A10G). An fp8 job needs the 16-bit peak
