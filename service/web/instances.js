@@ -240,6 +240,10 @@
     if ((key === 'nvlink_gbytes_per_s' || key === 'nvlink_domain_gpus') && (v === null || v === undefined) &&
         NO_LINK[obj.intra_node_fabric])
       return h('span', {class: 'none', title: NO_LINK[obj.intra_node_fabric]}, 'none');
+    // A GPU model (no fabric of its own): the contract's null NVLink figure means the card has none.
+    if (!('intra_node_fabric' in obj) && (key === 'nvlink_gbytes_per_s' || key === 'nvlink_generation') &&
+        (v === null || v === undefined))
+      return h('span', {class: 'none', title: 'this GPU model has no NVLink: its GPUs talk over PCIe'}, 'none');
     if (key === 'regions' && Array.isArray(v) && !v.length)
       return h('span', {class: 'none', title: 'the catalog lists no region for this instance type'}, 'none listed');
     return null;

@@ -716,6 +716,10 @@ def test_a_missing_feature_reads_none_not_unknown(browser, web_server):
     wait_for(browser, lambda d: d.find_element(By.ID, "h-instance").text == pcie["id"] and d.find_elements(By.CSS_SELECTOR, "dl.facts"),
              what="the PCIe machine's detail")
     assert fact(browser, "Instance", "Direct GPU-to-GPU link") == "none"
+    # Its GPU model has no NVLink either (the contract's null): "none", not unknown; a known GPU figure
+    # (memory bandwidth) stays a figure.
+    assert fact(browser, "GPU", "NVLink") == "none" and fact(browser, "GPU", "NVLink generation") == "none"
+    assert fact(browser, "GPU", "Memory bandwidth") not in ("", "–", "none")
     open_page(browser, web_server, "#/instances/" + no_region["id"])
     wait_for(browser, lambda d: d.find_element(By.ID, "h-instance").text == no_region["id"] and d.find_elements(By.CSS_SELECTOR, "dl.facts"),
              what="the detail of an instance type with no region")
