@@ -749,15 +749,30 @@ bool scale_report(const Catalog& catalog, const planner::PlannerConstants& k, do
   return ok;
 }
 
-// One generation's GEMM ceiling alone, on that generation's fit set, every other constant held at
-// its shipped value: no other generation's run depends on it, and no other constant is fit on these
-// runs. The bounds (0.3 to 0.9 of the dense peak) leave the fit room on both sides: hipBLASLt's large
-// BF16 GEMMs reach 0.3 to 0.9 of the MI300X/MI325X peak in published microbenchmarks, and the NVIDIA
-// generations' fit values are 0.71 (Hopper) and 0.83 (Ampere).
+// One generation's GEMM ceiling alone (and, for AMD Instinct, the FP8 share of it of CDNA 3 and of
+// CDNA 4), on that generation's fit set, every other constant held at its shipped value: no other
+// generation's run depends on them, and no other constant is fit on these runs. The ceiling's
+// bounds (0.3 to 0.9 of the dense peak) leave the fit room on both sides: hipBLASLt's large BF16
+// GEMMs reach 0.3 to 0.9 of the MI300X/MI325X peak in published microbenchmarks, and the NVIDIA
+// generations' fit values are 0.71 (Hopper) and 0.83 (Ampere). An FP8 ratio (0.4 to 1.2 of the
+// 16-bit share) is fit only where the set holds FP8 runs of its architecture.
+struct Fp8Ratio {
+  Architecture architecture;
+  double planner::PlannerConstants::*ratio;
+  const char* name;
+};
+
 void fit_generation(const std::vector<Run>& runs, const std::string& generation,
-                    double planner::PlannerConstants::*constant, const char* constant_name,
-                    planner::PlannerConstants& k) {
-  std::vector<FitParam> params = {{constant_name, &(k.*constant), 0.3, 0.9}};
+                    double planner::PlannerConstants::*ceiling, const char* ceiling_name,
+                    const std::vector<Fp8Ratio>& fp8_ratios, planner::PlannerConstants& k) {
+  std::vector<FitParam> params = {{ceiling_name, &(k.*ceiling), 0.3, 0.9}};
+  for (const Fp8Ratio& f : fp8_ratios) {
+    const bool has_fp8 = std::any_of(runs.begin(), runs.end(), [&](const Run& r) {
+      return r.generation_fit == generation && r.workload.job.precision == planner::Precision::fp8 &&
+             r.workload.hardware->gpu.architecture == f.architecture;
+    });
+    if (has_fp8) params.push_back({f.name, &(k.*f.ratio), 0.4, 1.2});
+  }
   auto generation_loss = [&] {
     double total = 0;
     int n = 0;
@@ -769,7 +784,8 @@ void fit_generation(const std::vector<Run>& runs, const std::string& generation,
     return n ? total / n : 0.0;
   };
   const double final_loss = coordinate_descent(params, generation_loss);
-  std::printf("%s fit: loss %.4f\n    c.%s = %.4g;\n", generation.c_str(), final_loss, constant_name, k.*constant);
+  std::printf("%s fit: loss %.4f\n", generation.c_str(), final_loss);
+  for (const FitParam& p : params) std::printf("    c.%s = %.4g;\n", p.name, *p.value);
 }
 
 }  // namespace
@@ -933,10 +949,15 @@ int main(int argc, char** argv) {
   if (do_fit) fit(runs, k);
   if (do_fit_moe) fit_moe(runs, k);
   if (do_fit_cdna)
-    fit_generation(runs, "cdna", &planner::PlannerConstants::gemm_efficiency_cdna, "gemm_efficiency_cdna", k);
+    fit_generation(runs, "cdna", &planner::PlannerConstants::gemm_efficiency_cdna, "gemm_efficiency_cdna",
+                   {{Architecture::cdna3, &planner::PlannerConstants::fp8_gemm_efficiency_ratio_cdna3,
+                     "fp8_gemm_efficiency_ratio_cdna3"},
+                    {Architecture::cdna4, &planner::PlannerConstants::fp8_gemm_efficiency_ratio_cdna4,
+                     "fp8_gemm_efficiency_ratio_cdna4"}},
+                   k);
   if (do_fit_blackwell)
     fit_generation(runs, "blackwell", &planner::PlannerConstants::gemm_efficiency_blackwell,
-                   "gemm_efficiency_blackwell", k);
+                   "gemm_efficiency_blackwell", {}, k);
 
   std::map<std::string, std::vector<double>> abs_err, signed_err;
   int not_fitting = 0;

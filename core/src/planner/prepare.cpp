@@ -195,7 +195,10 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
   // fp8 runs only the transformer's linear layers in fp8 (Transformer Engine, torchao float8); the
   // output layer, attention, norms and activations stay 16-bit.
   p.logits_flops = p.attention_peak_flops * eta;
-  if (job.precision == Precision::fp8 || job.precision == Precision::fp4) eta *= k.fp8_gemm_efficiency_ratio;
+  if (job.precision == Precision::fp8 || job.precision == Precision::fp4)
+    eta *= gpu.architecture == Architecture::cdna3   ? k.fp8_gemm_efficiency_ratio_cdna3
+           : gpu.architecture == Architecture::cdna4 ? k.fp8_gemm_efficiency_ratio_cdna4
+                                                     : k.fp8_gemm_efficiency_ratio;
   p.gemm_efficiency = eta;
 
   // Memory.

@@ -19,10 +19,12 @@ struct PlannerConstants {
   // --- compute (GEMM roofline with shape-dependent terms) ---
   double gemm_efficiency_ampere = 0;  // achievable fraction of dense peak for large 16-bit GEMMs
   double gemm_efficiency_hopper = 0;
-  double gemm_efficiency_other = 0;        // generations without calibration data
-  double gemm_efficiency_cdna = 0;         // AMD Instinct (CDNA 3/4): fit on AMD's published runs (--fit-cdna)
-  double gemm_efficiency_blackwell = 0;    // Blackwell (B200, B300, GB200, GB300): fit on its own set (--fit-blackwell)
-  double fp8_gemm_efficiency_ratio = 0;    // fp8 GEMM efficiency relative to 16-bit, same generation
+  double gemm_efficiency_other = 0;      // generations without calibration data
+  double gemm_efficiency_cdna = 0;       // AMD Instinct (CDNA 3/4): fit on AMD's published runs (--fit-cdna)
+  double gemm_efficiency_blackwell = 0;  // Blackwell (B200, B300, GB200, GB300): fit on its own set (--fit-blackwell)
+  double fp8_gemm_efficiency_ratio = 0;  // fp8 GEMM efficiency relative to 16-bit, same generation
+  // ... on AMD Instinct, by generation (hipBLASLt's FP8 GEMMs): fit with gemm_efficiency_cdna (--fit-cdna)
+  double fp8_gemm_efficiency_ratio_cdna3 = 0, fp8_gemm_efficiency_ratio_cdna4 = 0;
   double attention_efficiency_ampere = 0;  // FlashAttention forward+backward, fraction of 16-bit dense peak
   double attention_efficiency_hopper = 0;  // (FlashAttention-2 does not use Hopper's wgmma/TMA: lower)
   double attention_efficiency_other = 0;
