@@ -279,11 +279,9 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
                               " generation in the engine profiles' fit set: its decode and GEMM fractions are "
                               "those fit on Ampere, Hopper and Blackwell");
   } else if (arch == Architecture::cdna3 || arch == Architecture::cdna4) {
-    const double fp8_ratio =
-        arch == Architecture::cdna3 ? k.fp8_gemm_efficiency_ratio_cdna3 : k.fp8_gemm_efficiency_ratio_cdna4;
     plan.warnings.push_back(
         "AMD Instinct (" + architecture + fmt("): its GEMM efficiency %.2f (", k.gemm_efficiency_cdna) +
-        fmt("x %.2f in FP8) is fit on 24 published AMD runs ", fp8_ratio) +
+        fmt("x %.2f in FP8) is fit on 24 published AMD runs ", fp8_gemm_efficiency_ratio(arch, k)) +
         "(MI325X Llama 3.1 70B BF16; MLPerf Training's Llama 2 70B LoRA on MI300X, MI325X and MI355X) and "
         "checked on five (MI325X and MI355X FP8 pre-training); MI300X FP8 ran 17% slower than that fit");
   } else if (arch == Architecture::blackwell) {

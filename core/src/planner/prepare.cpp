@@ -153,6 +153,12 @@ std::string measured_mismatch(HardwareRef hw, const MeasuredLinks& measured) {
   return {};
 }
 
+double fp8_gemm_efficiency_ratio(Architecture architecture, const PlannerConstants& k) noexcept {
+  if (architecture == Architecture::cdna3) return k.fp8_gemm_efficiency_ratio_cdna3;
+  if (architecture == Architecture::cdna4) return k.fp8_gemm_efficiency_ratio_cdna4;
+  return k.fp8_gemm_efficiency_ratio;
+}
+
 PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerConstants& k,
                                   const MeasuredLinks* measured, bool spot, PreparedLinksInfo* info) {
   if (measured) {
@@ -196,9 +202,7 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
   // output layer, attention, norms and activations stay 16-bit.
   p.logits_flops = p.attention_peak_flops * eta;
   if (job.precision == Precision::fp8 || job.precision == Precision::fp4)
-    eta *= gpu.architecture == Architecture::cdna3   ? k.fp8_gemm_efficiency_ratio_cdna3
-           : gpu.architecture == Architecture::cdna4 ? k.fp8_gemm_efficiency_ratio_cdna4
-                                                     : k.fp8_gemm_efficiency_ratio;
+    eta *= fp8_gemm_efficiency_ratio(gpu.architecture, k);
   p.gemm_efficiency = eta;
 
   // Memory.

@@ -196,6 +196,10 @@ std::string measured_mismatch(HardwareRef hw, const MeasuredLinks& measured);
 PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerConstants& k,
                                   const MeasuredLinks* measured, bool spot, PreparedLinksInfo* info = nullptr);
 
+// The FP8 (and FP4) GEMM efficiency relative to the same GPU's 16-bit one: AMD's CDNA 3 and CDNA 4
+// have their own fit ratios, every NVIDIA generation shares one.
+double fp8_gemm_efficiency_ratio(Architecture architecture, const PlannerConstants& k) noexcept;
+
 // A node-hour's price: the spot rate when `spot` (no fallback to on-demand), else on-demand; none
 // when the catalog has no such price.
 inline std::optional<double> node_price_usd_per_hour(const Instance& in, bool spot) noexcept {
