@@ -156,18 +156,18 @@ const PlannerConstants& default_constants() {
     // on the MoE fit set (36 runs: 22 Megatron-Bridge 25.11/25.09 performance-summary rows and 14 of
     // Megatron-Core's own published recipes, Megatron-MoE-ModelZoo and the DeepSeek-V3 GB200 guide:
     // DeepSeek-V3, Qwen3-30B-A3B, Qwen3-235B-A22B, Mixtral-8x22B, gpt-oss-120b on H100/B200/GB200/
-    // GB300; tests/calibration/DATA.md), the dense constants above held fixed; loss 0.188, median
-    // |error| 13.5% on that set (refit after Blackwell's GEMM efficiency was fit, which these
+    // GB300; tests/calibration/DATA.md), the dense constants above held fixed; loss 0.187, median
+    // |error| 12.9% on that set (refit after Blackwell's GEMM efficiency was fit, which these
     // constants had absorbed on the Blackwell rows). Checked, never fit, on moe_check_runs.json
-    // (Megatron-Bridge 26.02, NeMo, NeMo AutoModel): 24.6% -> 17.6% -> 16.5% -> 16.1% over its 30
-    // runs (docs/calibration.md "Blackwell's GEMM efficiency").
+    // (Megatron-Bridge 26.02 and its 26.02.01 patch release, NeMo, NeMo AutoModel): 14.2% over its
+    // 48 runs (docs/calibration.md "Blackwell's GEMM efficiency").
     // moe_gemm_half_dim: a grouped GEMM whose smallest dimension n (rows per local expert, expert
-    // width, hidden) is n runs at n / (n + 1328) of the dense ceiling: 0.37 for Qwen3-30B-A3B's
-    // 768-wide experts, 0.61 for DeepSeek-V3's 2048, 0.76 for Mixtral's 4096.
-    // moe_layer_overhead_s: 0.55 ms of host time per MoE layer per pass per micro-batch (router,
+    // width, hidden) is n runs at n / (n + 1236) of the dense ceiling: 0.38 for Qwen3-30B-A3B's
+    // 768-wide experts, 0.62 for DeepSeek-V3's 2048, 0.77 for Mixtral's 4096.
+    // moe_layer_overhead_s: 0.70 ms of host time per MoE layer per pass per micro-batch (router,
     // permute and dispatcher kernels, the dropless dispatcher's host sync), of which a pass with
     // moe_host_hide_s = 2.6 ms of GPU work hides half (time_model.cpp moe_host_exposed_s; Megatron-
-    // LM's DeepSeek-V3 GB200 guide names this host overhead and the sync). moe_permute_passes: 4.8
+    // LM's DeepSeek-V3 GB200 guide names this host overhead and the sync). moe_permute_passes: 5.2
     // memory passes over the routed rows, about permute and unpermute's own 4.
     c.moe_permute_passes = 5.2;
     c.moe_gemm_half_dim = 1236;
