@@ -58,6 +58,7 @@
   let built = false;
   let form, results, jsonArea, reopenLink, runButton;
   let extras = {};          // parts of a loaded workload the form has no field for (layout, custom hardware ...)
+  let explicitJob = new Set();  // the job fields a loaded workload stated, defaults included: they stay stated
   let lastAnswer = null, selected = 0, charts = {};
   let lastOffload = null;   // the answered workload's job.offload: a plan's layout does not carry it
   let timeColumns = {};     // the plan table's time columns ({unit, of}): the detail states its times in their units
@@ -99,6 +100,12 @@
             field('concurrent', 'Concurrent', {min: 1, step: 1}, 'sequences'), field('latency_target_ms', 'Latency target', {min: 0}, 'ms/token'),
             field('engine', 'Engine', {options: [['auto', 'auto (TensorRT-LLM)'], ['vllm', 'vLLM'], ['sglang', 'SGLang'], ['tensorrt-llm', 'TensorRT-LLM']]}),
             check('concurrent_max', 'Max throughput (as many sequences as the KV cache and the engine\'s sequence cap allow)', false)),
+          h('div', {'data-kind': 'train', class: 'grid2'},
+            field('framework', 'Framework', {options: [['auto', 'auto (Megatron-Core; FSDP at ZeRO-3)'], ['megatron-core', 'Megatron-Core'], ['nemo', 'NeMo'],
+              ['torchtitan', 'torchtitan'], ['deepspeed', 'DeepSpeed'], ['fsdp', 'PyTorch FSDP'], ['hf-accelerate', 'HF Accelerate'], ['hai-llm', 'HAI-LLM (DeepSeek)']]}),
+            field('optimizer', 'Optimizer', {options: [['adamw', 'AdamW'], ['adam8bit', '8-bit Adam'], ['adafactor', 'Adafactor'], ['sgd', 'SGD']]})),
+          h('div', {'data-kind': 'full'}, field('offload', 'CPU offload', {options: [['none', 'none'], ['optimizer', 'optimizer states (ZeRO 1-3)'],
+            ['optimizer_and_params', 'optimizer states + params (ZeRO-3)']]})),
           h('div', {'data-kind': 'train'}, check('flash_attention', 'FlashAttention', true)))),
       h('fieldset', {}, h('legend', {}, 'Hardware (optional)'),
         h('div', {class: 'grid2'},
@@ -173,7 +180,8 @@
     const kind = form.elements.kind.value;
     for (const el of form.querySelectorAll('[data-kind]')) {
       const k = el.dataset.kind;
-      el.hidden = !(k === 'train' ? kind !== 'inference' : k === kind);
+      // train: every training kind; full: the kinds that train every weight (pre-train, full fine-tune).
+      el.hidden = !(k === 'train' ? kind !== 'inference' : k === 'full' ? kind === 'pretrain' || kind === 'finetune' : k === kind);
     }
   }
 
@@ -202,6 +210,15 @@
     else {
       Object.assign(job, {seq_len: numberOf('seq_len'), global_batch: numberOf('global_batch')});
       if (kind === 'lora') Object.assign(job, {lora_rank: numberOf('lora_rank'), lora_base: e.lora_base.value});
+      // The defaults (auto, AdamW, no offload) stay out of the JSON unless the loaded workload stated
+      // them; a select showing nothing (a loaded value it has no option for) leaves that value be.
+      const choose = (name, byDefault) => {
+        const v = e[name].value;
+        if (v !== '' && (v !== byDefault || explicitJob.has(name))) job[name] = v;
+      };
+      choose('framework', 'auto');
+      choose('optimizer', 'adamw');
+      if (kind !== 'lora') choose('offload', 'none');
     }
     job.tokens = numberOf('tokens');
     job.precision = e.precision.value;
@@ -241,7 +258,8 @@
       form.elements.gated_mlp.checked = m.gated_mlp !== false; form.elements.tied_embeddings.checked = !!m.tied_embeddings;
       form.elements.dropout.checked = !!m.dropout;
     }
-    const jobFields = ['kind', 'precision', 'tokens', 'seq_len', 'global_batch', 'lora_rank', 'lora_base', 'prompt_len', 'output_len', 'concurrent', 'latency_target_ms', 'engine'];
+    const jobFields = ['kind', 'precision', 'tokens', 'seq_len', 'global_batch', 'lora_rank', 'lora_base', 'prompt_len', 'output_len', 'concurrent', 'latency_target_ms', 'engine',
+                       'framework', 'optimizer', 'offload'];
     for (const k of jobFields) {
       if (j[k] !== undefined && !(k === 'concurrent' && j[k] === 'max'))
         setValue(k, typeof j[k] === 'number' && j[k] >= 1e7 ? j[k].toExponential().replace('e+', 'e') : j[k]);
@@ -259,8 +277,12 @@
     const known = new Set(['providers', 'gpu_models', 'max_gpus', 'max_nodes', 'min_nodes', 'budget_usd', 'deadline_hours', 'objective', 'spot', 'tp_across_nodes']);
     const otherConstraints = Object.fromEntries(Object.entries(c).filter(([k]) => !known.has(k)));
     const otherHardware = Object.fromEntries(Object.entries(hw).filter(([k]) => k !== 'instance' && k !== 'nodes'));
+    explicitJob = new Set(Object.keys(j));
     const knownJob = new Set([...jobFields, 'flash_attention']);
-    const otherJob = Object.fromEntries(Object.entries(j).filter(([k]) => !knownJob.has(k)));
+    // A choice the form's list does not hold (a misspelt framework, the alias "adam") travels as
+    // written, so the planner answers it (an error naming the field) instead of the page dropping it.
+    const unshown = k => form.elements[k] instanceof HTMLSelectElement && j[k] !== undefined && form.elements[k].value !== String(j[k]);
+    const otherJob = Object.fromEntries(Object.entries(j).filter(([k]) => !knownJob.has(k) || unshown(k)));
     const knownModel = new Set({preset: ['preset'], params: ['params_b', 'vocab'],
                                 shape: ['layers', 'hidden', 'heads', 'kv_heads', 'ffn_hidden', 'vocab', 'gated_mlp', 'tied_embeddings', 'dropout']}[mode]);
     const otherModel = Object.fromEntries(Object.entries(m).filter(([k]) => !knownModel.has(k)));

@@ -111,3 +111,17 @@ def test_every_example_workload_validates_against_the_json_schema():
     bad = json.loads(examples[0].read_text())
     bad["job"]["kind"] = "train"
     assert list(validator.iter_errors(bad))
+    # The training profile fields the core reads are in the schema, with the core's values and rules:
+    # an unknown framework, and CPU offload on a LoRA job, are refused by both.
+    offload = json.loads((repo / "data" / "examples" / "finetune-llama3.1-70b-deepspeed-offload.json").read_text())
+    assert {"framework", "optimizer", "offload"} <= offload["job"].keys()
+    unknown = json.loads(json.dumps(offload))
+    unknown["job"]["framework"] = "megatron"
+    assert list(validator.iter_errors(unknown))
+    with pytest.raises(ValueError, match="job.framework"):
+        linkwise.Workload.from_json(unknown)
+    lora = json.loads((repo / "data" / "examples" / "lora-llama2-70b-qlora.json").read_text())
+    lora["job"]["offload"] = "optimizer"
+    assert list(validator.iter_errors(lora))
+    with pytest.raises(ValueError, match="job.offload"):
+        linkwise.Workload.from_json(lora)

@@ -12,6 +12,7 @@ from pathlib import Path
 import requests
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select
 
 from browser_util import save_json, wait_for
 from reports import h100_node_report
@@ -285,6 +286,46 @@ def test_plan_form_edits_reach_the_workload(browser, web_server):
     alert = wait_for(browser, lambda d: d.find_element(By.ID, "alert").is_displayed() and d.find_element(By.ID, "alert"),
                      timeout=30, what="the error")
     assert "unknown instance 'aws:p5.48xlarg'" in alert.text and "hardware.instance" in alert.text
+    browser.get_log("browser")  # the 400 is expected
+
+
+def test_plan_form_sets_the_training_profile(browser, web_server):
+    """The form has the job's training profile: framework, optimizer and CPU offload (pre-train and
+    full fine-tune only); they reach the workload, leave it with a kind that does not take them, load
+    back from a workload, and a value the form cannot show travels as written, for the API to name."""
+    open_page(browser, web_server, "#/plan")
+    wait_for(browser, lambda d: d.find_element(By.ID, "p-kind"), what="the form")
+    job = lambda: json.loads(browser.find_element(By.ID, "p-json").get_attribute("value"))["job"]
+    Select(browser.find_element(By.ID, "p-kind")).select_by_value("finetune")
+    assert "framework" not in job() and "optimizer" not in job() and "offload" not in job()  # the defaults
+    Select(browser.find_element(By.ID, "p-framework")).select_by_value("deepspeed")
+    Select(browser.find_element(By.ID, "p-optimizer")).select_by_value("adam8bit")
+    Select(browser.find_element(By.ID, "p-offload")).select_by_value("optimizer")
+    assert {k: job()[k] for k in ("framework", "optimizer", "offload")} == \
+        {"framework": "deepspeed", "optimizer": "adam8bit", "offload": "optimizer"}
+    # LoRA keeps its adapters' states on the GPU: no offload control, none in the workload.
+    Select(browser.find_element(By.ID, "p-kind")).select_by_value("lora")
+    assert not browser.find_element(By.ID, "p-offload").is_displayed() and "offload" not in job()
+    assert job()["framework"] == "deepspeed"
+    # A serving job takes none of them.
+    Select(browser.find_element(By.ID, "p-kind")).select_by_value("inference")
+    assert not browser.find_element(By.ID, "p-framework").is_displayed()
+    assert not {"framework", "optimizer", "offload"} & job().keys()
+    # A workload loads into the controls, its stated default included.
+    example = json.loads((Path(__file__).resolve().parents[2] / "data/examples/finetune-llama3.1-70b-deepspeed-offload.json").read_text())
+    open_page(browser, web_server, "#/plan?" + urllib.parse.urlencode({"w": json.dumps(example), "top": "3"}))
+    wait_for(browser, lambda d: d.find_element(By.ID, "p-json").get_attribute("value"), what="the loaded workload")
+    assert [browser.find_element(By.ID, "p-" + k).get_attribute("value") for k in ("framework", "optimizer", "offload")] == \
+        ["deepspeed", "adamw", "optimizer"]
+    assert job() == example["job"]
+    # A framework the list does not hold is not dropped: the planner's answer names the field.
+    wrong = dict(example, job=dict(example["job"], framework="megatron"))
+    open_page(browser, web_server, "#/plan?" + urllib.parse.urlencode({"w": json.dumps(wrong), "top": "3"}))
+    wait_for(browser, lambda d: d.find_element(By.ID, "p-json").get_attribute("value"), what="the loaded workload")
+    assert job()["framework"] == "megatron"
+    alert = wait_for(browser, lambda d: d.find_element(By.ID, "alert").is_displayed() and d.find_element(By.ID, "alert"),
+                     timeout=30, what="the framework error")
+    assert "job.framework" in alert.text
     browser.get_log("browser")  # the 400 is expected
 
 
