@@ -298,6 +298,12 @@ def test_plan_form_sets_the_training_profile(browser, web_server):
     job = lambda: json.loads(browser.find_element(By.ID, "p-json").get_attribute("value"))["job"]
     Select(browser.find_element(By.ID, "p-kind")).select_by_value("finetune")
     assert "framework" not in job() and "optimizer" not in job() and "offload" not in job()  # the defaults
+    # The lists are the contract's: every value the workload schema allows (the alias "adam" aside), no other.
+    schema = requests.get(web_server.url + "/openapi.json", timeout=10).json()["components"]["schemas"]["Workload"]
+    allowed = schema["properties"]["job"]["properties"]
+    for name in ("framework", "optimizer", "offload", "engine", "precision", "kind"):
+        options = [o.get_attribute("value") for o in browser.find_elements(By.CSS_SELECTOR, f"#p-{name} option")]
+        assert sorted(options) == sorted(v for v in allowed[name]["enum"] if v != "adam"), name
     Select(browser.find_element(By.ID, "p-framework")).select_by_value("deepspeed")
     Select(browser.find_element(By.ID, "p-optimizer")).select_by_value("adam8bit")
     Select(browser.find_element(By.ID, "p-offload")).select_by_value("optimizer")
