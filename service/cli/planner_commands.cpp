@@ -69,6 +69,8 @@ std::string interval_words(const planner::Plan& p) {
   if (p.usd_per_million_tokens_interval)
     s += fmt(", $%.4g", p.usd_per_million_tokens_interval->p10) +
          fmt("-%.4g per million tokens", p.usd_per_million_tokens_interval->p90);
+  if (p.job_hours_interval)
+    s += fmt(", job %.1f", p.job_hours_interval->p10) + fmt("-%.1f h", p.job_hours_interval->p90);
   if (p.cost_usd_interval)
     s += ", job " + text::dollars(p.cost_usd_interval->p10) + "-" + text::dollars(p.cost_usd_interval->p90);
   return s + (p.interval_widened ? " (widened: see the warnings)" : "") + "; " + p.interval_basis;

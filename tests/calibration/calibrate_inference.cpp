@@ -117,9 +117,9 @@ double predict(const Run& run, const planner::EngineProfile& profile, const plan
   const planner::Hardware& hw = *w.hardware;
   const int nodes = *w.nodes;
   const planner::Layout l = planner::complete_layout(w, nodes * hw.instance.gpu_count);
-  const auto prepared = planner::prepare_hardware(hw, w.job, k, nullptr, false);
-  planner::PreparedModel m = planner::prepare_model(w.model, w.job);
-  m.engine = profile;
+  auto prepared = planner::prepare_hardware(hw, w.job, k, nullptr, false);
+  prepared.engine_profile = profile;
+  const planner::PreparedModel m = planner::prepare_model(w.model, w.job);
   const planner::Estimate e = planner::estimate(m, prepared, nodes, l, k);
   if (detail) *detail = e;
   return e.fits ? e.tokens_per_s : 0.0;
@@ -223,7 +223,7 @@ double moe_loss(const std::vector<Run>& runs, Profiles& profiles, const planner:
   int n = 0;
   for (const Run& r : runs) {
     if (r.set != "fit" || !r.moe) continue;
-    const double pred = predict(r, profiles[planner::resolve(r.engine)], k);
+    const double pred = predict(r, profiles[planner::resolve(r.engine, r.workload.hardware->gpu.architecture)], k);
     sum += pred > 0 ? std::fabs(std::log(pred / r.measured)) : 5.0;
     ++n;
   }
@@ -324,7 +324,8 @@ int main(int argc, char** argv) {
     std::map<std::pair<planner::Engine, bool>, std::vector<double>> ratios;
     for (const Run& r : runs) {
       planner::Estimate e;
-      const double pred = predict(r, profiles[planner::resolve(r.engine)], k, &e);
+      const double pred =
+          predict(r, profiles[planner::resolve(r.engine, r.workload.hardware->gpu.architecture)], k, &e);
       const double err = pred > 0 ? pred / r.measured - 1.0 : -1.0;
       // The batch each replica decodes and its time per output token say which term sets the pace.
       if (table)
@@ -338,7 +339,8 @@ int main(int argc, char** argv) {
         x->abs_err.push_back(std::fabs(err));
         x->signed_err.push_back(err);
       }
-      if (r.set != "fit" && pred > 0) ratios[{planner::resolve(r.engine), r.moe}].push_back(r.measured / pred);
+      if (r.set != "fit" && pred > 0)
+        ratios[{planner::resolve(r.engine, r.workload.hardware->gpu.architecture), r.moe}].push_back(r.measured / pred);
     }
     // Sources are gated apart: dense ones against DENSE_GROUP, mixture-of-experts ones against
     // MOE_GROUP (the planner is far from the MoE serving rows today, docs/calibration.md).

@@ -45,6 +45,26 @@ inline linkwise::Gpu h100_80() {
   return g;
 }
 
+// AMD Instinct MI300X (AMD's MI300X data sheet: 1307.4 dense BF16 TFLOP/s, 2614.9 FP8, 5.3 TB/s HBM3,
+// 192 GB, Infinity Fabric 896 GB/s per GPU).
+inline linkwise::Gpu mi300x() {
+  linkwise::Gpu g;
+  g.id = "MI300X";
+  g.vendor = "amd";
+  g.architecture = linkwise::Architecture::cdna3;
+  g.memory_gb = 192;
+  g.hbm_gbytes_per_s = 5300;
+  g.bf16_dense_tflops = 1307.4;
+  g.fp16_dense_tflops = 1307.4;
+  g.fp8_dense_tflops = 2614.9;
+  g.nvlink_gbytes_per_s = 896;
+  g.pcie_gen = 5;
+  g.sources["gpu"] = {"https://www.amd.com/content/dam/amd/en/documents/instinct-tech-docs/data-sheets/"
+                      "amd-instinct-mi300x-data-sheet.pdf",
+                      "2024-01-01", std::nullopt};
+  return g;
+}
+
 // A node of `gpu`: 8 GPUs (1 with Fabric::none). `price` (USD/hour) and `network_gbits` are the
 // test's inputs, not catalog data: tests use them to rank and to bound, never as published figures.
 inline linkwise::Instance node(const linkwise::Gpu& gpu, std::string provider, std::string name,

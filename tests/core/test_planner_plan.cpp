@@ -180,6 +180,37 @@ TEST_CASE(
   CHECK(step("fsdp", false) == Approx(step("fsdp", true)).epsilon(1e-12));  // MPT-like blocks: what the fit's runs ran
 }
 
+TEST_CASE("a deadline met at the prediction but not at the interval's slow end is said, with the job's hours range") {
+  const Catalog catalog = Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
+  json doc = json::parse(R"({"model": {"preset": "llama3.1-70b"},
+    "job": {"kind": "pretrain", "seq_len": 8192, "global_batch": 512, "tokens": 2e12, "precision": "bf16"},
+    "hardware": {"instance": "aws:p5.48xlarge", "nodes": 16},
+    "layout": {"tp": 8, "pp": 4, "dp": 4, "micro_batch": 1, "zero": 1, "recompute": "selective", "virtual_stages": 5}})");
+  const json free = planner::plan_json(doc, catalog);
+  const double hours = free["job_hours"].get<double>();
+  const json& range = free["interval"]["job_hours"];
+  CHECK(range["p10"].get<double>() < hours);
+  CHECK(range["p90"].get<double>() > hours);
+  auto at_risk = [](const json& p) {
+    for (const json& w : p["warnings"])
+      if (w.get<std::string>().find("slow end of its p10-p90 interval") != std::string::npos) return true;
+    return false;
+  };
+  CHECK_FALSE(at_risk(free));
+  // Between the prediction and the slow end: meets it, and says it may not.
+  doc["constraints"]["deadline_hours"] = 0.5 * (hours + range["p90"].get<double>());
+  const json risky = planner::plan_json(doc, catalog);
+  CHECK(risky["meets_deadline"] == true);
+  CHECK(at_risk(risky));
+  // Past the slow end: no warning.
+  doc["constraints"]["deadline_hours"] = 1.01 * range["p90"].get<double>();
+  CHECK_FALSE(at_risk(planner::plan_json(doc, catalog)));
+  // Without job.tokens there are no hours and no range.
+  doc["job"].erase("tokens");
+  doc["constraints"].erase("deadline_hours");
+  CHECK(planner::plan_json(doc, catalog)["interval"]["job_hours"].is_null());
+}
+
 TEST_CASE("a predicted MFU above every published run of its generation widens the interval downward only") {
   planner::Layout l;
   l.tp = 2;

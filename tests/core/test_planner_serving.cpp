@@ -230,6 +230,44 @@ TEST_CASE("QLoRA pays the NF4 dequantisation of every base weight per GEMM pass"
   CHECK(planner::plan_json(doc, catalog)["time_s"]["dequant"].get<double>() == Approx(1.5 * dequant).epsilon(1e-6));
 }
 
+TEST_CASE("serving engines: auto runs what the GPU can run, and TensorRT-LLM is refused on AMD", "[planner][serving]") {
+  // TensorRT-LLM is CUDA-only: on AMD Instinct `auto` is vLLM (the engine AMD ships for ROCm), an
+  // explicit tensorrt-llm is an error naming job.engine, and a search leaves AMD machines out with
+  // the reason, never planning an engine the machine cannot run.
+  const Gpu h100 = planner_test::h100_80(), mi300x = planner_test::mi300x();
+  const Catalog catalog(
+      {h100, mi300x}, {planner_test::node(h100, "aws", "p5.48xlarge", Fabric::nvswitch, 3200, 98.3),
+                       planner_test::node(mi300x, "azure", "ND96isr_MI300X_v5", Fabric::infinity_fabric, 3200, 48.0)});
+  json amd = serve(64);
+  amd["hardware"]["instance"] = "azure:ND96isr_MI300X_v5";
+  CHECK(planner::plan_json(amd, catalog)["engine"] == "vllm");
+  CHECK(planner::plan_json(serve(64), catalog)["engine"] == "tensorrt-llm");
+  amd["job"]["engine"] = "tensorrt-llm";
+  try {
+    planner::plan_json(amd, catalog);
+    FAIL("TensorRT-LLM planned on an AMD GPU");
+  } catch (const Error& e) {
+    CHECK(e.field() == "job.engine");
+    CHECK_THAT(e.what(), Catch::Contains("NVIDIA GPUs only"));
+  }
+  json search = serve(64, "tensorrt-llm");
+  search.erase("hardware");
+  search.erase("layout");
+  const json answer = planner::recommend_json(search, catalog, 5);
+  REQUIRE(!answer["results"].empty());
+  for (const json& p : answer["results"]) CHECK(p["gpu_model"] == "H100-SXM5-80GB");
+  bool amd_rejected = false;
+  for (const json& r : answer["rejected"])
+    amd_rejected |= r["gpu_model"] == "MI300X" && r["reason"] == "constraint" &&
+                    r["reasons"].dump().find("NVIDIA GPUs only") != std::string::npos;
+  CHECK(amd_rejected);
+  // auto over the same catalog plans both, each with the engine its GPU runs.
+  search["job"].erase("engine");
+  const json both = planner::recommend_json(search, catalog, 50, nullptr, planner::Grouping::instance);
+  REQUIRE(both["results"].size() == 2);
+  for (const json& p : both["results"]) CHECK(p["engine"] == (p["gpu_model"] == "MI300X" ? "vllm" : "tensorrt-llm"));
+}
+
 TEST_CASE("bad serving fields name the field", "[planner][serving]") {
   CHECK(failing_field(serve(8, "triton")) == "job.engine");
   CHECK(failing_field(serve("many")) == "job.concurrent");

@@ -254,3 +254,24 @@ def test_regions_match_case_insensitively_and_an_unknown_one_is_a_400(server):
     assert lower["total"] > 0 and upper == lower
     r = requests.get(server.url + "/v1/instances", params={"region": "us-east-9"}, timeout=10)
     assert_problem(r, 400, field="region", detail_has="did you mean")
+
+
+def test_an_engine_the_gpu_cannot_run_is_refused_naming_the_field(server):
+    """TensorRT-LLM is CUDA-only: planning it on an AMD machine is a 400 naming job.engine; a search
+    leaves the AMD machines out with that reason, and `auto` serves them with vLLM."""
+    job = {"kind": "inference", "prompt_len": 1024, "output_len": 256, "concurrent": 32, "precision": "fp8"}
+    workload = {"model": {"preset": "llama3.1-8b"}, "job": dict(job, engine="tensorrt-llm"),
+                "hardware": {"instance": "azure:Standard_ND96isr_MI300X_v5", "nodes": 1},
+                "layout": {"tp": 1, "pp": 1, "dp": 8}}
+    assert_problem(post(server, "/v1/plans", workload), 400, "job.engine", "NVIDIA GPUs only")
+    search = {"model": workload["model"], "job": workload["job"], "constraints": {"gpu_models": ["MI300X", "H100"]}}
+    r = post(server, "/v1/recommendations", search, params={"top": 20, "per": "instance"})
+    assert r.status_code == 200, r.text
+    answer = r.json()
+    assert answer["results"] and all("MI3" not in p["gpu_model"] for p in answer["results"])
+    assert any("MI300X" in x["gpu_model"] and "NVIDIA GPUs only" in json.dumps(x["reasons"]) for x in answer["rejected"])
+    search["job"] = job
+    plans = post(server, "/v1/recommendations", search, params={"top": 50, "per": "instance"}).json()["results"]
+    assert {p["engine"] for p in plans if p["gpu_model"] == "MI300X"} == {"vllm"}
+    assert {p["engine"] for p in plans if p["gpu_model"].startswith("H100")} == {"tensorrt-llm"}
+    assert requests.get(server.url + "/healthz", timeout=10).status_code == 200

@@ -222,7 +222,7 @@ class Plan(Record):
     time_s = Field[TimeBreakdown]("The step's time by part, s.", TimeBreakdown)
     tokens_per_s = Field[float]("Tokens per second, whole job.")
     interval = Field[Dict[str, Any]](
-        "p10-p90 interval: {'level', 'step_time_s': {'p10', 'p90'}, 'tokens_per_s', 'cost_usd' (or None), "
+        "p10-p90 interval: {'level', 'step_time_s': {'p10', 'p90'}, 'job_hours' (or None), 'tokens_per_s', 'cost_usd' (or None), "
         "'usd_per_million_tokens' (or None), 'basis', 'widened'} from calibration residuals of comparable runs.")
     model_tflops_per_gpu = Field[float]("Model FLOPs achieved per GPU, TFLOP/s.")
     hardware_tflops_per_gpu = Field[float]("Hardware FLOPs (with recompute) per GPU, TFLOP/s.")
@@ -247,7 +247,8 @@ class Plan(Record):
     ttft_under_load_s = Field[Optional[float]]("Inference: mean time to first token when one replica's "
                                                "concurrent / dp requests arrive together (queued, chunked "
                                                "prefill), s.")
-    engine = Field[Optional[str]]("Inference: the serving engine profile ('vllm', 'sglang', 'tensorrt-llm').")
+    engine = Field[Optional[str]]("Inference: the serving engine profile used ('vllm', 'sglang', 'tensorrt-llm'; job.engine auto: "
+                                  "'tensorrt-llm' on NVIDIA GPUs, 'vllm' on AMD).")
     concurrent = Field[Optional[int]]("Inference: sequences decoded together, whole job.")
     max_concurrent = Field[Optional[int]]("Inference: the most sequences the engines run together, whole "
                                           "job: what their KV pools hold or their batch limit, whichever is "

@@ -85,6 +85,7 @@ nlohmann::json to_json(const Plan& p) {
   auto range = [](const Plan::Range& r) { return nlohmann::json{{"p10", r.p10}, {"p90", r.p90}}; };
   out["interval"] = {{"level", "p10-p90"},
                      {"step_time_s", range(p.step_time_interval)},
+                     {"job_hours", p.job_hours_interval ? range(*p.job_hours_interval) : nlohmann::json(nullptr)},
                      {"tokens_per_s", range(p.tokens_per_s_interval)},
                      {"cost_usd", p.cost_usd_interval ? range(*p.cost_usd_interval) : nlohmann::json(nullptr)},
                      {"usd_per_million_tokens", p.usd_per_million_tokens_interval

@@ -128,16 +128,17 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     const double kv_full = kv_bytes_per_token * kv_tokens(m, m.prompt_len + m.output_len);  // one sequence at its end
     // What one running sequence holds in the engine's pool: its whole length where the engine
     // reserves it at admission, else (paged, on demand) the mean over its life in a steady stream.
-    const double kv_held =
-        m.engine.reserves_full_length ? kv_full : kv_bytes_per_token * kv_tokens(m, m.prompt_len + m.output_len / 2.0);
+    const double kv_held = hw.engine_profile.reserves_full_length
+                               ? kv_full
+                               : kv_bytes_per_token * kv_tokens(m, m.prompt_len + m.output_len / 2.0);
     const double logits_per_sequence = m.vocab / tp * 4.0;  // fp32 logits of the last position
     // One engine step's working set: the prefill tokens it carries (chunked to the engine's token
     // budget; several prompts share a step), one layer at a time, nothing kept across layers.
     const LayerActivationBytes a = layer_activation_bytes(m);
     const double core_scores = m.flash ? 0.0 : a.core;  // score matrices per token, when materialised
     const double step_tokens =
-        m.concurrent_max ? m.engine.max_step_tokens
-                         : std::min(m.engine.max_step_tokens, std::max(1.0, m.concurrent / dp) * m.prompt_len);
+        m.concurrent_max ? hw.engine_profile.max_step_tokens
+                         : std::min(hw.engine_profile.max_step_tokens, std::max(1.0, m.concurrent / dp) * m.prompt_len);
     double per_token = a.replicated + (a.sharded - a.core + core_scores) / tp;
     if (m.moe) {
       const MoeRows r = moe_rows(m, step_tokens, tp, l);
@@ -149,9 +150,9 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     // activations and the framework's overhead) over one sequence's share, within its batch limit.
     const MemoryOverhead base = framework_overhead(m, hw, l, k, m.layer_params / tp, /*stage_params_local=*/0.0,
                                                    /*grads_local_bytes=*/0.0, out.weights, step_activations);
-    const double f = memory_fraction(m.engine, l.tp), card = hw.capacity_bytes;
+    const double f = memory_fraction(hw.engine_profile, l.tp), card = hw.capacity_bytes;
     double pool = 0;
-    switch (m.engine.kv_pool_rule) {
+    switch (hw.engine_profile.kv_pool_rule) {
       case KvPoolRule::card_less_weights_and_activations:
         pool = f * card - out.weights - step_activations - base.nccl;
         break;
@@ -161,8 +162,8 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     // (each sequence's logits are short-lived: the allocator's share of them counts too)
     const double per_sequence = kv_held + logits_per_sequence * (1.0 + k.allocator_dynamic_fraction);
     double max_sequences = pool > 0 ? std::floor(pool / per_sequence) : 0.0;
-    out.max_sequences_at_batch_limit = m.engine.max_batch > 0 && max_sequences > m.engine.max_batch;
-    if (out.max_sequences_at_batch_limit) max_sequences = m.engine.max_batch;
+    out.max_sequences_at_batch_limit = hw.engine_profile.max_batch > 0 && max_sequences > hw.engine_profile.max_batch;
+    if (out.max_sequences_at_batch_limit) max_sequences = hw.engine_profile.max_batch;
     out.max_sequences = max_sequences;
     out.sequences = m.concurrent_max ? max_sequences : m.concurrent / dp;
     // Explicit concurrency: every sequence at its full length (the worst moment). Max mode: the

@@ -197,21 +197,22 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
     plan.tpot_s = e.tpot;
     plan.decode_tokens_per_s = e.decode_tokens_per_s;
     plan.ttft_under_load_s = e.ttft_under_load;
-    plan.engine = std::string(to_string(resolve(w.job.engine)));
+    const Engine engine = resolve(w.job.engine, hw.gpu.architecture);
+    plan.engine = std::string(to_string(engine));
     plan.concurrent = static_cast<long long>(e.sequences) * l.dp;
     plan.max_concurrent = static_cast<long long>(e.max_sequences) * l.dp;
     plan.max_concurrent_limit = e.max_sequences_at_batch_limit ? "engine_batch_limit" : "kv_pool";
     plan.concurrent_is_max = w.job.concurrent_max;
     if (w.job.concurrent_max && e.sequences < 1) {
-      const EngineProfile& engine = engine_profile(w.job.engine);
-      plan.why_not.push_back("the engine's KV pool (" + std::string(to_string(resolve(w.job.engine))) +
-                             fmt(", %.0f%% ", 100 * memory_fraction(engine, l.tp)) +
-                             std::string(describe_kv_pool(engine.kv_pool_rule)) +
+      const EngineProfile& profile = engine_profile(engine);
+      plan.why_not.push_back("the engine's KV pool (" + plan.engine +
+                             fmt(", %.0f%% ", 100 * memory_fraction(profile, l.tp)) +
+                             std::string(describe_kv_pool(profile.kv_pool_rule)) +
                              ") cannot hold one sequence of prompt_len + output_len tokens");
       plan.why_not_reasons.push_back(Reason::memory);
     }
     if (!w.job.concurrent_max && e.sequences > e.max_sequences)
-      plan.warnings.push_back("job.concurrent exceeds what " + std::string(to_string(resolve(w.job.engine))) +
+      plan.warnings.push_back("job.concurrent exceeds what " + plan.engine +
                               "'s KV pool holds per replica at its defaults (" +
                               fmt("%.0f sequences", e.max_sequences) +
                               "): it would queue or preempt requests; \"concurrent\": \"max\" plans at that limit");
@@ -295,10 +296,10 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
                             fmt("%.2f", k.gemm_efficiency_other));
   }
   {
-    const Interval iv =
-        throughput_interval(hw.gpu.architecture, w.job.precision, w.job.kind, l, plan.gpus,
-                            w.job.kind == JobKind::inference ? double(w.job.prompt_len) : double(w.job.seq_len),
-                            plan.mfu, w.model.moe.enabled(), w.job.engine, e.step > 0 ? e.offload / e.step : 0.0);
+    const Interval iv = throughput_interval(
+        hw.gpu.architecture, w.job.precision, w.job.kind, l, plan.gpus,
+        w.job.kind == JobKind::inference ? double(w.job.prompt_len) : double(w.job.seq_len), plan.mfu,
+        w.model.moe.enabled(), resolve(w.job.engine, hw.gpu.architecture), e.step > 0 ? e.offload / e.step : 0.0);
     plan.tokens_per_s_interval = {e.tokens_per_s * iv.tokens_low, e.tokens_per_s * iv.tokens_high};
     plan.step_time_interval = {e.step / iv.tokens_high, e.step / iv.tokens_low};
     if (plan.cost_usd)
@@ -306,6 +307,15 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
     if (plan.usd_per_million_tokens)
       plan.usd_per_million_tokens_interval =
           Plan::Range{*plan.usd_per_million_tokens / iv.tokens_high, *plan.usd_per_million_tokens / iv.tokens_low};
+    if (plan.job_hours) {
+      plan.job_hours_interval = Plan::Range{*plan.job_hours / iv.tokens_high, *plan.job_hours / iv.tokens_low};
+      // A deadline met at the prediction but not at the interval's slow end is a risk, not a promise.
+      if (plan.meets_deadline && *plan.meets_deadline && plan.job_hours_interval->p90 > *w.constraints.deadline_hours)
+        plan.warnings.push_back(
+            fmt("meets the %.4g h deadline at the prediction (", *w.constraints.deadline_hours) +
+            fmt("%.1f h) but not at the slow end of its p10-p90 interval (", *plan.job_hours) +
+            fmt("%.1f h): published runs like it finish later 1 time in 10 or more", plan.job_hours_interval->p90));
+    }
     plan.interval_basis = iv.basis;
     plan.interval_widened = iv.widened;
     for (const std::string& why : iv.reasons) plan.warnings.push_back(why);

@@ -90,7 +90,6 @@ PreparedModel prepare_model(const ModelShape& s, const Job& job) {
   m.output_len = job.output_len;
   m.concurrent = job.concurrent;
   m.concurrent_max = job.concurrent_max;
-  m.engine = engine_profile(job.engine);
   m.dequant_4bit = job.kind == JobKind::lora && job.lora_base_4bit;
   m.framework = job.framework;
   // Llama-family blocks (gated MLP: RMSNorm and RoPE come with it in every such preset) run op by
@@ -174,6 +173,11 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
   const double fp16 = gpu.fp16_dense_tflops.value_or(bf16);
   if (!supports_precision(gpu, job.precision))
     throw_invalid("job.precision", "GPU " + gpu.id + ": " + missing_peak_reason(gpu, job.precision));
+  if (job.kind == JobKind::inference) {
+    if (std::string why = engine_unavailable_reason(job.engine, gpu); !why.empty()) throw_invalid("job.engine", why);
+    p.engine = resolve(job.engine, gpu.architecture);
+    p.engine_profile = engine_profile(p.engine);
+  }
   double peak_tflops = bf16;
   if (job.precision == Precision::fp16) peak_tflops = fp16;
   if (job.precision == Precision::fp8) peak_tflops = *gpu.fp8_dense_tflops;
@@ -306,10 +310,10 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
   if (job.kind == JobKind::inference) {
     // Serving streams weights and KV cache at its engine's fitted fraction of the peak (time_model.cpp),
     // not at the STREAM efficiency above: say which.
-    const EngineProfile& eng = engine_profile(job.engine);
+    const EngineProfile& eng = p.engine_profile;
     const double fraction = eng.decode_hbm_fraction * (p.blackwell ? eng.blackwell_scale : 1.0);
-    info->hbm += "; decode at " + std::string(to_string(resolve(job.engine))) + "'s fitted " + fmt(fraction) +
-                 " of the peak" + (hbm_measured ? " (the measurement over the STREAM efficiency)" : "");
+    info->hbm += "; decode at " + std::string(to_string(p.engine)) + "'s fitted " + fmt(fraction) + " of the peak" +
+                 (hbm_measured ? " (the measurement over the STREAM efficiency)" : "");
   }
   return p;
 }

@@ -829,6 +829,13 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
       rejected.emplace_back(m, single_rejection(hw, Reason::constraint, why));
       continue;
     }
+    if (w.job.kind == JobKind::inference) {
+      if (const std::string why = engine_unavailable_reason(w.job.engine, hw.gpu); !why.empty()) {
+        result.skipped.push_back(hw.instance.id + ": " + why);
+        rejected.emplace_back(m, single_rejection(hw, Reason::constraint, why));
+        continue;
+      }
+    }
     Option o{hw, {}, {}};
     o.prepared = prepare_hardware(hw, w.job, k, measured_for(hw), w.constraints.spot);
     if (w.constraints.objective != Objective::time && o.prepared.price_per_node_hour < 0) {

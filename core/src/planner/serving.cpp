@@ -30,7 +30,18 @@ std::string_view describe_kv_pool(KvPoolRule rule) noexcept {
   return "";
 }
 
-Engine resolve(Engine e) noexcept { return e == Engine::auto_ ? Engine::tensorrt_llm : e; }
+Engine resolve(Engine e, Architecture architecture) noexcept {
+  if (e != Engine::auto_) return e;
+  const bool amd = architecture == Architecture::cdna3 || architecture == Architecture::cdna4;
+  return amd ? Engine::vllm : Engine::tensorrt_llm;
+}
+
+std::string engine_unavailable_reason(Engine e, const Gpu& gpu) {
+  if (e == Engine::tensorrt_llm && gpu.vendor != "nvidia")
+    return "job.engine tensorrt-llm runs on NVIDIA GPUs only, not on " + gpu.id + " (" + gpu.vendor +
+           "): vllm, sglang or auto (vLLM on AMD) run there";
+  return "";
+}
 
 namespace {
 
@@ -102,7 +113,7 @@ int serving_default_etp(int tp, int ep) noexcept { return ep >= 1 && ep <= tp &&
 
 const EngineProfile& engine_profile(Engine e) noexcept {
   static const EngineProfile vllm = make_vllm(), sglang = make_sglang(), trtllm = make_trtllm();
-  switch (resolve(e)) {
+  switch (e) {
     case Engine::vllm: return vllm;
     case Engine::sglang: return sglang;
     default: return trtllm;

@@ -233,7 +233,7 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     // and KV cache streamed at its fraction of the HBM peak (the planner's achievable bandwidth
     // over its STREAM efficiency: the catalog's peak, or a probe's measurement scaled alike), a
     // fixed cost per engine step, prefill chunked to its token budget per step.
-    const EngineProfile& eng = m.engine;
+    const EngineProfile& eng = hw.engine_profile;
     const double scale = hw.blackwell ? eng.blackwell_scale : 1.0;
     const double hbm = hw.hbm_bytes_per_s / k.hbm_efficiency * eng.decode_hbm_fraction * scale;
     const Rates engine_rates{hw.peak_flops * eng.gemm_fraction * scale, hbm, m.gemm_element_bytes};

@@ -74,7 +74,7 @@ Interval throughput_interval(Architecture generation, Precision precision, JobKi
     // The engine's own check rows never fit (serving_bands.inc): TensorRT-LLM's tables are large and
     // close; vLLM's and SGLang's are third-party runs of newer versions than their profiles' fit rows,
     // and far wider (docs/calibration.md "vLLM and SGLang check sources").
-    const Engine resolved = resolve(engine);
+    const Engine resolved = engine;  // the caller's, resolved for the GPU (resolve)
     const std::string engine_name(to_string(resolved));
     // Serving has no ZeRO family or training precision class: the training bands below do not apply.
     // Kept around the point prediction as every band is.

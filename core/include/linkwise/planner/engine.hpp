@@ -52,7 +52,6 @@ struct PreparedModel {
   // inference
   double prompt_len = 0, output_len = 0, concurrent = 0;
   bool concurrent_max = false;  // "concurrent": "max": fill the engine's KV pool
-  EngineProfile engine;         // the job's serving engine (serving.hpp), resolved
   bool dequant_4bit = false;    // QLoRA: NF4 base weights dequantised to bf16 before every GEMM
   // training stack (framework.hpp)
   Framework framework = Framework::auto_;
@@ -80,6 +79,10 @@ inline double kv_tokens(const PreparedModel& m, double context) {
 // One node's hardware, reduced to effective rates (bytes/s, FLOP/s) and the price.
 struct PreparedHardware {
   int gpus_per_node = 1;
+  // Serving: the job's engine as this GPU runs it (resolve: auto is TensorRT-LLM on NVIDIA, vLLM on
+  // AMD) and its profile (serving.hpp).
+  Engine engine = Engine::tensorrt_llm;
+  EngineProfile engine_profile;
   double peak_flops = 0;            // dense tensor peak at the job's precision, FLOP/s
   double attention_peak_flops = 0;  // 16-bit peak: attention runs in bf16 even for fp8 jobs
   double logits_flops =

@@ -83,7 +83,7 @@ struct Plan {
     double p10 = 0, p90 = 0;
   };
   Range step_time_interval, tokens_per_s_interval;
-  std::optional<Range> cost_usd_interval, usd_per_million_tokens_interval;
+  std::optional<Range> cost_usd_interval, usd_per_million_tokens_interval, job_hours_interval;
   std::string interval_basis;
   bool interval_widened = false;
   // inference

@@ -9,16 +9,22 @@
 #include <string_view>
 #include <utility>
 
+#include "linkwise/catalog.hpp"
+
 namespace linkwise::planner {
 
-// auto_: the best published profile (TensorRT-LLM: highest output tokens/s on the shared rows of
-// vLLM's and SGLang's own comparisons, and the largest published table to fit on).
+// auto_: the best published profile the GPU can run (TensorRT-LLM on NVIDIA: highest output tokens/s
+// on the shared rows of vLLM's and SGLang's own comparisons, and the largest published table to fit
+// on; vLLM on AMD Instinct, the engine AMD ships and benchmarks for ROCm).
 enum class Engine { auto_, vllm, sglang, tensorrt_llm };
 
 std::string_view to_string(Engine e) noexcept;
 // Parse the JSON spelling; throw invalid_input naming `field` with the accepted values.
 Engine parse_engine(const std::string& text, const std::string& field = "job.engine");
-Engine resolve(Engine e) noexcept;  // auto_ -> the default engine
+// The engine a job runs on a GPU of this architecture: auto_ -> the best published one it can run.
+Engine resolve(Engine e, Architecture architecture) noexcept;
+// Why `gpu` cannot run engine `e` (TensorRT-LLM is CUDA-only); empty when it can.
+std::string engine_unavailable_reason(Engine e, const Gpu& gpu);
 
 // How an engine sizes its KV pool from its memory_fraction, each engine's own accounting at start-up.
 enum class KvPoolRule {
@@ -69,7 +75,7 @@ struct EngineProfile {
   bool reserves_full_length = false;
 };
 
-const EngineProfile& engine_profile(Engine e) noexcept;  // auto_ resolves to the default
+const EngineProfile& engine_profile(Engine e) noexcept;  // of a resolved engine (auto_: TensorRT-LLM's)
 
 // The engine's memory_fraction at a tensor-parallel size (memory_fraction_from_tp).
 double memory_fraction(const EngineProfile& engine, int tp) noexcept;
