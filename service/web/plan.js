@@ -98,7 +98,7 @@
           h('div', {'data-kind': 'lora', class: 'grid2'}, field('lora_rank', 'LoRA rank', {min: 1, step: 1}), field('lora_base', 'LoRA base', {options: ['bf16', '4bit']})),
           h('div', {'data-kind': 'inference', class: 'grid2'}, field('prompt_len', 'Prompt', {min: 1, step: 1}, 'tokens'), field('output_len', 'Output', {min: 1, step: 1}, 'tokens'),
             field('concurrent', 'Concurrent', {min: 1, step: 1}, 'sequences'), field('latency_target_ms', 'Latency target', {min: 0}, 'ms/token'),
-            field('engine', 'Engine', {options: [['auto', 'auto (TensorRT-LLM)'], ['vllm', 'vLLM'], ['sglang', 'SGLang'], ['tensorrt-llm', 'TensorRT-LLM']]}),
+            field('engine', 'Engine', {options: [['auto', 'auto (TensorRT-LLM; vLLM on AMD)'], ['vllm', 'vLLM'], ['sglang', 'SGLang'], ['tensorrt-llm', 'TensorRT-LLM']]}),
             check('concurrent_max', 'Max throughput (as many sequences as the KV cache and the engine\'s sequence cap allow)', false)),
           h('div', {'data-kind': 'train', class: 'grid2'},
             field('framework', 'Framework', {options: [['auto', 'auto (Megatron-Core; FSDP at ZeRO-3)'], ['megatron-core', 'Megatron-Core'], ['nemo', 'NeMo'],
@@ -304,7 +304,26 @@
     return {w, top, per};
   }
 
+  // The form control of a workload field the API names ("job.tokens" -> Tokens), if the form has one.
+  function controlFor(field) {
+    if (!field) return null;
+    const [part, key] = field.split('.');
+    const mode = form.querySelector('input[name=model_mode]:checked')?.value;
+    const name = part === 'model' && key === 'vocab' ? (mode === 'params' ? 'm_vocab' : 's_vocab') : key;
+    const control = ['model', 'job', 'hardware', 'constraints'].includes(part) && name ? form.elements[name] : null;
+    return control instanceof HTMLElement && !control.closest('[hidden]') ? control : null;
+  }
+  function markInvalid(field) {
+    for (const el of form.querySelectorAll('[aria-invalid]')) el.removeAttribute('aria-invalid');
+    const control = controlFor(field);
+    if (!control) return;
+    control.setAttribute('aria-invalid', 'true');
+    control.focus({preventScroll: true});
+    control.scrollIntoView({block: 'center'});
+  }
+
   async function run() {
+    markInvalid(null);
     const {w, top, per} = showJson();
     lastRunState = {w: JSON.stringify(w), top: String(top), per};
     LW.setState('plan', lastRunState);
@@ -320,9 +339,15 @@
       lastOffload = w.job.offload;
       pendingSelect = 0;
       await renderResults(answer, (performance.now() - started) / 1000);
+      // The answer where the eye is: a form scrolled past its own results (or a phone's stacked
+      // layout) brings them into view.
+      const resultsTop = results.getBoundingClientRect().top;
+      if (resultsTop < 0 || resultsTop > window.innerHeight * 0.8) results.scrollIntoView({block: 'start'});
     } catch (err) {
       results.replaceChildren();
       LW.showError(err, 'Recommendation');
+      // The field the API names is marked and focused in the form (the banner says what is wrong).
+      markInvalid(err.problem && err.problem.field);
     } finally {
       runButton.disabled = false;
       results.removeAttribute('aria-busy');
@@ -441,7 +466,7 @@
     if (!iv) return null;
     const range = (r, f) => r ? f(r.p10) + ' – ' + f(r.p90) : null;
     const parts = [['tokens/s', range(iv.tokens_per_s, v => num(v, 0))], ['$/M tokens', range(iv.usd_per_million_tokens, usd)],
-                   ['job cost', range(iv.cost_usd, usd)]].filter(([, v]) => v);
+                   ['job time', range(iv.job_hours, v => num(v, 1) + ' h')], ['job cost', range(iv.cost_usd, usd)]].filter(([, v]) => v);
     const verdict = {fits: 'fits', tight: 'tight: fits, inside the memory model\'s error band', no: 'does not fit'}[p.memory_verdict] || p.memory_verdict;
     return h('p', {id: 'plan-interval'}, h('strong', {}, 'p10–p90: '), parts.map(([k, v]) => `${k} ${v}`).join('; '),
       iv.widened ? ' (widened: see the warnings)' : '', '. ', h('span', {class: 'note'}, iv.basis + '. '),

@@ -278,6 +278,12 @@ def test_plan_form_edits_reach_the_workload(browser, web_server):
     alert = wait_for(browser, lambda d: d.find_element(By.ID, "alert").is_displayed() and d.find_element(By.ID, "alert"),
                      timeout=30, what="the nodes error")
     assert "hardware.nodes" in alert.text
+    # The field the problem names (nodes need an instance: hardware.instance) is marked in the form
+    # and has the focus.
+    named = {"hardware.instance": "p-instance", "hardware.nodes": "p-nodes"}[
+        re.search(r"field: (\S+)\)", alert.text).group(1)]
+    assert browser.find_element(By.ID, named).get_attribute("aria-invalid") == "true"
+    assert browser.switch_to.active_element.get_attribute("id") == named
     browser.find_element(By.ID, "p-nodes").clear()
     browser.find_element(By.ID, "p-instance").send_keys(P5)
     # An answer the API refuses shows its problem detail and the field it names.
@@ -286,6 +292,8 @@ def test_plan_form_edits_reach_the_workload(browser, web_server):
     alert = wait_for(browser, lambda d: d.find_element(By.ID, "alert").is_displayed() and d.find_element(By.ID, "alert"),
                      timeout=30, what="the error")
     assert "unknown instance 'aws:p5.48xlarg'" in alert.text and "hardware.instance" in alert.text
+    assert browser.find_element(By.ID, "p-instance").get_attribute("aria-invalid") == "true"
+    assert browser.find_element(By.ID, "p-nodes").get_attribute("aria-invalid") is None  # only the named one
     browser.get_log("browser")  # the 400 is expected
 
 
@@ -822,6 +830,9 @@ def test_phone_screen_has_no_page_scrollbar(browser, web_server, artifacts):
                     "return document.querySelector('main > section:not([hidden])').children.length > 2"), what=fragment)
                 if name == "plan":
                     wait_for(browser, lambda d: chart_points(d, "chart-time"), timeout=60, what="the plan")
+                    # The stacked form is above its results: the answer is brought into view.
+                    top = browser.execute_script("return document.getElementById('plan-results').getBoundingClientRect().top")
+                    assert -2 <= top < browser.execute_script("return window.innerHeight"), top
                 overflow = browser.execute_script(
                     "return document.documentElement.scrollWidth - document.documentElement.clientWidth")
                 assert overflow <= 0, f"{width} px, {fragment}: the page is {overflow} px wider than the window"
