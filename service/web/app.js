@@ -150,9 +150,11 @@ const LW = (() => {
     return '#/' + view + (rest ? '/' + encodeURIComponent(rest) : '') + (qs ? '?' + qs : '');
   }
   // Records a view's state in the URL without a new history entry (filters typed one by one).
-  function setState(view, params, rest) {
+  // The view's state in the URL: replaced in place (a filter typed, a row selected), or a new history
+  // entry with `push` (a new answer asked for, so Back returns to the previous one).
+  function setState(view, params, rest, push) {
     const target = hashFor(view, params, rest);
-    if (location.hash !== target) history.replaceState(null, '', target);
+    if (location.hash !== target) history[push ? 'pushState' : 'replaceState'](null, '', target);
   }
 
   function register(name, view) { views[name] = view; }

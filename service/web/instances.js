@@ -10,22 +10,22 @@
     {key: 'id', label: 'Instance', show: true},
     {key: 'provider', label: 'Provider', show: true},
     {key: 'gpu_model', label: 'GPU', show: true},
-    {key: 'gpu_count', label: 'GPUs', num: true, show: true},
-    {key: 'gpu_memory_gb', label: 'GPU mem', unit: 'GB', num: true, show: true},
+    {key: 'gpu_count', label: 'GPUs', num: true, show: true, high: true},
+    {key: 'gpu_memory_gb', label: 'GPU mem', unit: 'GB', num: true, show: true, high: true},
     {key: 'price_usd_per_gpu_hour', label: 'Price/GPU', unit: '$/h', num: true, show: true, digits: 2},
     {key: 'price_usd_per_hour', label: 'Price', unit: '$/h', num: true, show: true, digits: 2},
     {key: 'intra_node_fabric', label: 'Fabric', show: true},
-    {key: 'nvlink_gbytes_per_s', label: 'NVLink', unit: 'GB/s', num: true, show: true},
-    {key: 'nvlink_domain_gpus', label: 'NVLink domain', unit: 'GPUs', num: true, show: true},
+    {key: 'nvlink_gbytes_per_s', label: 'NVLink', unit: 'GB/s', num: true, show: true, high: true},
+    {key: 'nvlink_domain_gpus', label: 'NVLink domain', unit: 'GPUs', num: true, show: true, high: true},
     {key: 'network_type', label: 'Network', show: true},
-    {key: 'network_gbits_per_s', label: 'Net', unit: 'Gbit/s', num: true, show: true},
+    {key: 'network_gbits_per_s', label: 'Net', unit: 'Gbit/s', num: true, show: true, high: true},
     {key: 'gpudirect_rdma', label: 'RDMA', show: true},
     {key: 'regions', label: 'Regions', show: true, sortable: false},
-    {key: 'vcpus', label: 'vCPUs', num: true},
-    {key: 'memory_gib', label: 'Host mem', unit: 'GiB', num: true},
-    {key: 'network_nics', label: 'NICs', num: true},
-    {key: 'network_nic_gbits_per_s', label: 'NIC', unit: 'Gbit/s', num: true},
-    {key: 'frontend_network_gbits_per_s', label: 'Front-end net', unit: 'Gbit/s', num: true},
+    {key: 'vcpus', label: 'vCPUs', num: true, high: true},
+    {key: 'memory_gib', label: 'Host mem', unit: 'GiB', num: true, high: true},
+    {key: 'network_nics', label: 'NICs', num: true, high: true},
+    {key: 'network_nic_gbits_per_s', label: 'NIC', unit: 'Gbit/s', num: true, high: true},
+    {key: 'frontend_network_gbits_per_s', label: 'Front-end net', unit: 'Gbit/s', num: true, high: true},
     {key: 'spot_price_usd_per_hour', label: 'Spot', unit: '$/h', num: true, digits: 2},
     {key: 'price_region', label: 'Price region'},
     {key: 'price_as_of', label: 'Price as of'},
@@ -227,6 +227,13 @@
     return GPU_INFO[key] ? 'GPU ' + GPU_INFO[key][0] : key;
   }
 
+  // A column's first click puts the better end on top: the most GPUs, memory, link and network
+  // bandwidth (`high` columns) first, the lowest price first; the next click reverses it.
+  function nextSort(c, sorted) {
+    if (sorted === 'ascending') return '-' + c.key;
+    if (sorted === 'descending') return c.key;
+    return c.high ? '-' + c.key : c.key;
+  }
   function sortState(key) {
     if (state.sort === key) return 'ascending';
     if (state.sort === '-' + key) return 'descending';
@@ -274,8 +281,8 @@
       if (c.sortable === false) return h('th', {scope: 'col', class: c.num ? 'num' : null}, label);
       return h('th', {scope: 'col', class: c.num ? 'num' : null, 'aria-sort': sorted},
         h('button', {type: 'button', class: 'sort', 'data-sort': c.key,
-                     title: 'Sort by ' + c.label + (sorted === 'ascending' ? ', descending' : ''),
-                     onclick: () => { state.sort = sorted === 'ascending' ? '-' + c.key : c.key; update(); }},
+                     title: 'Sort by ' + c.label + (nextSort(c, sorted).startsWith('-') ? ', largest first' : ', smallest first'),
+                     onclick: () => { state.sort = nextSort(c, sorted); update(); }},
           label, h('span', {class: 'arrow', 'aria-hidden': 'true'}, sorted === 'ascending' ? '▲' : sorted === 'descending' ? '▼' : '↕')));
     }));
     const body = h('tbody', {}, rows.map(inst => h('tr', {'data-id': inst.id},
@@ -389,10 +396,9 @@
         throw err;
       }
       const gpu = gpus.find(g => g.id === inst.gpu_model);
-      const planHash = LW.hashFor('plan', {w: JSON.stringify({
-        model: {preset: 'llama3.1-8b'},
-        job: {kind: 'finetune', seq_len: 4096, global_batch: 64, tokens: 1e9, precision: 'bf16'},
-        hardware: {instance: inst.id, nodes: 1}})});
+      // The plan view puts this instance into the workload the user has there (or a small example
+      // job on a fresh form), rather than replacing it.
+      const planHash = LW.hashFor('plan', {instance: inst.id});
       detail.replaceChildren(
         h('p', {}, h('a', {href: '#/instances'}, '← All instances')),
         h('h1', {id: 'h-instance'}, inst.id),

@@ -13,6 +13,8 @@
   // A fresh form: the example's job, none of its constraints (no deadline, node cap or deadline
   // objective carried into every job the user types); the Example button loads them all.
   const FRESH = {model: EXAMPLE.model, job: EXAMPLE.job, constraints: {objective: 'cost'}};
+  // The job "Plan a job on it" runs on a fresh form: small enough to fit one node of most instances.
+  const INSTANCE_EXAMPLE = {model: {preset: 'llama3.1-8b'}, job: {kind: 'finetune', seq_len: 4096, global_batch: 64, tokens: 1e9, precision: 'bf16'}};
   const MEMORY_PARTS = [['weights', 'Weights', '#1d4ed8'], ['gradients', 'Gradients', '#7c3aed'], ['optimizer', 'Optimizer', '#c026d3'],
                         ['activations', 'Activations', '#ea580c'], ['kv_cache', 'KV cache', '#0d9488'], ['overhead', 'Overhead', '#64748b']];
   const TIME_PARTS = [['compute', 'Compute', '#1d4ed8'], ['tp_comm', 'TP comm', '#ea580c'], ['cp_comm', 'CP comm', '#f59e0b'],
@@ -326,7 +328,12 @@
     markInvalid(null);
     const {w, top, per} = showJson();
     lastRunState = {w: JSON.stringify(w), top: String(top), per};
-    LW.setState('plan', lastRunState);
+    // A new question is a new history entry (Back returns to the previous answer); the URL's own
+    // workload, run again (a reopened link, Back itself), is not.
+    const shown = new URLSearchParams(location.hash.split('?')[1] || '');
+    const sameQuestion = shown.get('w') === lastRunState.w && (shown.get('top') || '50') === lastRunState.top &&
+                         (shown.get('per') || 'instance') === per;
+    LW.setState('plan', lastRunState, undefined, !sameQuestion && shown.has('w'));
     lastRunKey = JSON.stringify([w, top, per]);
     runButton.disabled = true;
     results.setAttribute('aria-busy', 'true');
@@ -670,11 +677,23 @@
 
   LW.register('plan', {
     async render(params) {
+      const fresh = !built;
       if (!built) {
         section.replaceChildren(h('h1', {id: 'h-plan'}, 'Plan a job'), h('p', {class: 'note'}, 'Loading…'));
         const [instances, models] = await Promise.all([LW.allInstances(), LW.api('/v1/models')]);
         build(instances, models.models.map(m => m.name));
         loadWorkload(FRESH, 50);
+      }
+      // "Plan a job on it" (an instance's detail): that instance in the workload the form holds; a
+      // fresh form gets a small example job on it, and says so.
+      const instance = params.get('instance');
+      if (instance && !params.get('w')) {
+        if (fresh) loadWorkload(Object.assign({}, INSTANCE_EXAMPLE, {hardware: {instance, nodes: 1}}), 50);
+        else { setValue('instance', instance); showJson(); }
+        await run();
+        if (fresh) results.prepend(h('p', {class: 'note', id: 'p-example-note'},
+          'An example job (Llama 3.1 8B full fine-tune) on ' + instance + ': change the model and job in the form, then Recommend.'));
+        return;
       }
       const text = params.get('w');
       if (text) {

@@ -92,6 +92,11 @@ def test_table_sorts_by_column_header(browser, web_server):
     expected, _ = api_ids(web_server, sort="-price_usd_per_gpu_hour")
     wait_for(browser, lambda d: table_ids(d) == expected, what="rows in descending price order")
     assert "sort=-price_usd_per_gpu_hour" in browser.current_url
+    # A bigger-is-better column starts with its largest: the fastest networks on the first click.
+    browser.find_element(By.CSS_SELECTOR, "button.sort[data-sort=network_gbits_per_s]").click()
+    expected, _ = api_ids(web_server, sort="-network_gbits_per_s")
+    wait_for(browser, lambda d: table_ids(d) == expected, what="rows with the fastest network first")
+    assert "sort=-network_gbits_per_s" in browser.current_url
 
 
 def test_filters_match_the_api_and_land_in_the_url(browser, web_server):
@@ -343,6 +348,42 @@ def test_plan_form_sets_the_training_profile(browser, web_server):
     browser.get_log("browser")  # the 400 is expected
 
 
+def test_back_returns_to_the_previous_answer_and_an_instance_joins_the_users_job(browser, web_server):
+    """Each new recommendation is a history entry (Back shows the previous workload and its answer);
+    "Plan a job on it" from an instance puts that instance into the job the form holds, and only a
+    fresh form gets the example job, saying so."""
+    job = lambda: json.loads(browser.find_element(By.ID, "p-json").get_attribute("value"))["job"]
+    first = {"model": {"preset": "llama3.1-8b"},
+             "job": {"kind": "inference", "prompt_len": 1024, "output_len": 256, "concurrent": 16, "precision": "bf16"},
+             "constraints": {"objective": "cost"}}
+    open_page(browser, web_server, "#/plan?" + urllib.parse.urlencode({"w": json.dumps(first), "top": "3"}))
+    wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr"), timeout=60, what="the first answer")
+    prompt = browser.find_element(By.ID, "p-prompt_len")
+    prompt.clear()
+    prompt.send_keys("4096")
+    browser.find_element(By.XPATH, "//button[normalize-space()='Recommend']").click()
+    wait_for(browser, lambda d: "4096" in urllib.parse.unquote(d.current_url), timeout=60, what="the second answer's URL")
+    browser.back()
+    wait_for(browser, lambda d: job()["prompt_len"] == 1024, timeout=30, what="the first workload after Back")
+    wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr"), timeout=60, what="its answer")
+    # From an instance's detail: the form's own job (this 8B inference) gets the instance.
+    browser.execute_script("location.hash = arguments[0]", "#/instances/" + P5)  # in the app: the form keeps its job
+    link = wait_for(browser, lambda d: d.find_element(By.LINK_TEXT, "Plan a job on it"), what="the plan link")
+    link.click()
+    wait_for(browser, lambda d: json.loads(d.find_element(By.ID, "p-json").get_attribute("value")).get("hardware", {}).get("instance") == P5,
+             timeout=30, what="the instance in the workload")
+    assert job()["kind"] == "inference" and job()["prompt_len"] == 1024
+    assert not browser.find_elements(By.ID, "p-example-note")
+    # A fresh page (a new document, not open_page's reload, which would reopen the answer's own URL):
+    # the example job, said so.
+    browser.get("about:blank")
+    browser.get(web_server.url + "/#/plan?" + urllib.parse.urlencode({"instance": P5}))
+    note = wait_for(browser, lambda d: d.find_elements(By.ID, "p-example-note") and d.find_element(By.ID, "p-example-note"),
+                    timeout=60, what="the example note")
+    assert "example job" in note.text and P5 in note.text
+    assert job()["kind"] == "finetune"
+
+
 def test_fresh_plan_form_has_no_deadline_and_the_example_loads_its_own(browser, web_server):
     """A fresh form carries none of the example's constraints into the user's job (no deadline, node
     cap or deadline objective, whatever the kind); the Example button loads the example whole."""
@@ -397,7 +438,7 @@ def test_no_plan_fits_lists_each_instance_types_reasons(browser, web_server, art
     why = browser.find_element(By.ID, "plan-why-none").text
     assert "1 instance types" not in why and "rejected" not in why, why
     detail = answer["rejected"][0]["reasons"][0]["detail"]
-    assert re.fullmatch(r"needs at least [\d.]+ GB per GPU, 25\.3 GB available", detail), detail
+    assert re.fullmatch(r"needs at least [\d.]+ GB per GPU, 25\.3 GB available: short by [\d.]+ GB", detail), detail
     shown = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#plan-rejected li")]
     panel = browser.find_element(By.ID, "plan-results").text
     assert panel.count(detail) == 1 and "aws:g5.xlarge" in panel, panel

@@ -658,9 +658,15 @@ std::optional<Rejection> rejection_of(const Workload& w, const Option& o, const 
   r.reasons = std::move(near);
   if (t.memory > 0) {
     std::string detail = "does not fit in memory";
+    const double short_by = units::bytes_to_gb(t.min_total - t.capacity);
     if (t.min_total < kInf)
       detail = words("needs at least %.1f GB per GPU", units::bytes_to_gb(t.min_total)) +
-               words(", %.1f GB available", units::bytes_to_gb(t.capacity));
+               words(", %.1f GB available", units::bytes_to_gb(t.capacity)) +
+               // the shortfall itself, which the rounding above can hide ("85.4 of 85.4")
+               words(short_by < 1     ? ": short by %.2f GB"
+                     : short_by < 100 ? ": short by %.1f GB"
+                                      : ": short by %.0f GB",
+                     short_by);
     if (t.min_host < kInf)
       detail =
           (t.min_total < kInf ? detail + "; " : std::string()) +
