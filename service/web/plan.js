@@ -61,6 +61,10 @@
   let form, results, jsonArea, reopenLink, runButton;
   let extras = {};          // parts of a loaded workload the form has no field for (layout, custom hardware ...)
   let explicitJob = new Set();  // the job fields a loaded workload stated, defaults included: they stay stated
+  let tokensChosen = false;     // the Tokens field holds what the user typed or loaded, not a kind's starting value
+  // Tokens a kind of job starts with on the form: a pre-training corpus, a fine-tuning set; a serving
+  // job none (its answer is per token: $/M tokens), unless the user states how many to generate.
+  const KIND_TOKENS = {pretrain: '1e12', finetune: '1e9', lora: '1e9', inference: ''};
   let lastAnswer = null, selected = 0, charts = {};
   let lastOffload = null;   // the answered workload's job.offload: a plan's layout does not carry it
   let timeColumns = {};     // the plan table's time columns ({unit, of}): the detail states its times in their units
@@ -95,7 +99,7 @@
         h('div', {class: 'grid2'},
           field('kind', 'Kind', {options: [['pretrain', 'pre-train'], ['finetune', 'full fine-tune'], ['lora', 'LoRA'], ['inference', 'inference']]}),
           field('precision', 'Precision', {options: ['bf16', 'fp16', 'fp8', 'fp4']}),
-          field('tokens', 'Tokens', {min: 1}, 'e.g. 1e12'),
+          field('tokens', 'Tokens', {min: 1}, 'to train on, e.g. 1e12'),
           h('div', {'data-kind': 'train', class: 'grid2', style: null}, field('seq_len', 'Sequence', {min: 1, step: 1}, 'tokens'), field('global_batch', 'Global batch', {min: 1, step: 1}, 'sequences')),
           h('div', {'data-kind': 'lora', class: 'grid2'}, field('lora_rank', 'LoRA rank', {min: 1, step: 1}), field('lora_base', 'LoRA base', {options: ['bf16', '4bit']})),
           h('div', {'data-kind': 'inference', class: 'grid2'}, field('prompt_len', 'Prompt', {min: 1, step: 1}, 'tokens'), field('output_len', 'Output', {min: 1, step: 1}, 'tokens'),
@@ -135,7 +139,12 @@
     form.addEventListener('change', ev => {
       // The job fields a loaded workload carried without a control were for its kind of job: a
       // new kind starts without them (the planner refuses, e.g., torch_compile on inference).
-      if (ev.target.name === 'kind') extras.job = undefined;
+      if (ev.target.name === 'kind') {
+        extras.job = undefined;
+        // Another kind of job is another scale of tokens: a pre-training corpus is not a fine-tune's.
+        if (!tokensChosen) setValue('tokens', KIND_TOKENS[ev.target.value]);
+      }
+      if (ev.target.name === 'tokens') tokensChosen = ev.target.value.trim() !== '';
       updateVisibility(); showJson();
     });
 
@@ -185,6 +194,8 @@
       // train: every training kind; full: the kinds that train every weight (pre-train, full fine-tune).
       el.hidden = !(k === 'train' ? kind !== 'inference' : k === 'full' ? kind === 'pretrain' || kind === 'finetune' : k === kind);
     }
+    const hint = form.querySelector('label[for=p-tokens] small');
+    if (hint) hint.textContent = kind === 'inference' ? ' (to generate, optional: prices the whole job)' : ' (to train on, e.g. 1e12)';
   }
 
   const numberOf = name => { const v = form.elements[name].value.trim(); return v === '' ? undefined : Number(v); };
@@ -280,6 +291,7 @@
     const otherConstraints = Object.fromEntries(Object.entries(c).filter(([k]) => !known.has(k)));
     const otherHardware = Object.fromEntries(Object.entries(hw).filter(([k]) => k !== 'instance' && k !== 'nodes'));
     explicitJob = new Set(Object.keys(j));
+    tokensChosen = j.tokens !== undefined;
     const knownJob = new Set([...jobFields, 'flash_attention']);
     // A choice the form's list does not hold (a misspelt framework, the alias "adam") travels as
     // written, so the planner answers it (an error naming the field) instead of the page dropping it.
@@ -683,6 +695,7 @@
         const [instances, models] = await Promise.all([LW.allInstances(), LW.api('/v1/models')]);
         build(instances, models.models.map(m => m.name));
         loadWorkload(FRESH, 50);
+        tokensChosen = false;  // the fresh form's tokens are its kind's starting value
       }
       // "Plan a job on it" (an instance's detail): that instance in the workload the form holds; a
       // fresh form gets a small example job on it, and says so.

@@ -384,6 +384,23 @@ def test_back_returns_to_the_previous_answer_and_an_instance_joins_the_users_job
     assert job()["kind"] == "finetune"
 
 
+def test_tokens_follow_the_kind_until_the_user_states_them(browser, web_server):
+    """A fresh form's pre-training token count does not follow the user to a fine-tune (years of
+    job) or a serving job (a price for a pre-training corpus of output); a count the user typed does."""
+    open_page(browser, web_server, "#/plan")
+    wait_for(browser, lambda d: d.find_element(By.ID, "p-kind"), what="the form")
+    tokens = lambda: browser.find_element(By.ID, "p-tokens").get_attribute("value")
+    assert tokens() == "1e12"
+    Select(browser.find_element(By.ID, "p-kind")).select_by_value("finetune")
+    assert tokens() == "1e9"
+    Select(browser.find_element(By.ID, "p-kind")).select_by_value("inference")
+    assert tokens() == "" and "to generate" in browser.find_element(By.CSS_SELECTOR, "label[for=p-tokens]").text
+    assert "tokens" not in json.loads(browser.find_element(By.ID, "p-json").get_attribute("value"))["job"]
+    browser.find_element(By.ID, "p-tokens").send_keys("5e9")
+    Select(browser.find_element(By.ID, "p-kind")).select_by_value("pretrain")
+    assert tokens() == "5e9"
+
+
 def test_fresh_plan_form_has_no_deadline_and_the_example_loads_its_own(browser, web_server):
     """A fresh form carries none of the example's constraints into the user's job (no deadline, node
     cap or deadline objective, whatever the kind); the Example button loads the example whole."""
