@@ -44,6 +44,10 @@
                  'and those whose CPU-offload host it could not check, so a cheaper plan can sit below a dearer one',
     bottleneck: 'the largest term of the step: compute, or the link (NVLink, network, GPU memory (HBM or GDDR), PCIe) that holds it back',
     interval: 'the range in which 8 of 10 published runs like this one landed, measured against the prediction',
+    extrapolated: 'the planner extrapolates here (a GPU generation, engine or efficiency with few or no published runs ' +
+                  'like it): its range is widened, and the plan\'s warnings say why. Estimates of well-measured hardware ' +
+                  'carry no such badge',
+    deadlineRisk: 'meets the deadline at the prediction, but not at the slow end of its p10–p90 range',
   };
   // GPU memory is binary: a card sold as "80 GB" holds 80 GiB (core/include/linkwise/units.hpp). The
   // planner reports GB (10^9 bytes); the page shows GiB, so capacity reads against the card's size.
@@ -67,6 +71,7 @@
   const KIND_TOKENS = {pretrain: '1e12', finetune: '1e9', lora: '1e9', inference: ''};
   let lastAnswer = null, selected = 0, charts = {};
   let lastOffload = null;   // the answered workload's job.offload: a plan's layout does not carry it
+  let answerDeadline = null;  // the answered workload's deadline (hours): a plan carries whether it meets it, not the figure
   let timeColumns = {};     // the plan table's time columns ({unit, of}): the detail states its times in their units
   let lastRunKey = null;
   let lastRunState = null;  // the URL state of the last run: a selection adds `sel` to it
@@ -356,6 +361,7 @@
       LW.clearError();
       lastAnswer = answer; selected = answer.results[pendingSelect] ? pendingSelect : 0;
       lastOffload = w.job.offload;
+      answerDeadline = w.constraints && w.constraints.deadline_hours !== undefined ? w.constraints.deadline_hours : null;
       pendingSelect = 0;
       await renderResults(answer, (performance.now() - started) / 1000);
       // The answer where the eye is: a form scrolled past its own results (or a phone's stacked
@@ -454,10 +460,13 @@
         h('td', {class: 'num'}, i + 1),
         h('td', {class: 'instance'}, h('span', {class: 'mono'}, p.custom_hardware ? p.instance : h('a', {href: LW.hashFor('instances', null, p.instance)}, p.instance)),
           h('div', {class: 'note'}, `${p.nodes} × ${p.gpus_per_node} ${p.gpu_model}`),
-          p.offload_host_checked === false ? h('div', {}, h('span', {class: 'badge warn', title: GLOSSARY.host}, 'host not checked')) : null),
+          p.offload_host_checked === false ? h('div', {}, h('span', {class: 'badge warn', title: GLOSSARY.host}, 'host not checked')) : null,
+          p.interval && p.interval.widened ? h('div', {}, h('span', {class: 'badge', title: GLOSSARY.extrapolated}, 'extrapolated')) : null),
         h('td', {class: 'wrap'}, layoutText(p.layout, !training, lastOffload)),
         h('td', {class: 'num'}, stepCol.of(training ? p.step_time_s : (p.tpot_s ?? p.step_time_s))),
-        h('td', {class: 'num'}, jobCol.of(p.job_hours === null ? null : p.job_hours * 3600)),
+        h('td', {class: 'num'}, jobCol.of(p.job_hours === null ? null : p.job_hours * 3600),
+          p.meets_deadline && p.interval && p.interval.job_hours && answerDeadline !== null && p.interval.job_hours.p90 > answerDeadline
+            ? [' ', h('span', {class: 'badge warn', title: GLOSSARY.deadlineRisk}, 'at risk')] : null),
         h('td', {class: 'num'}, usd(p.cost_usd)),
         h('td', {class: 'num'}, p.usd_per_million_tokens === null ? fmt(null) : usd(p.usd_per_million_tokens)),
         h('td', {class: 'num'}, training ? num(p.mfu * 100, 1) : ttftCol.of(p.ttft_s)),

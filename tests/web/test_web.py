@@ -219,6 +219,11 @@ def test_recommendation_renders_with_charts_and_reopens(browser, web_server, art
     assert len(instances) == len(set(instances)) == len(answer["results"])
     first = browser.find_element(By.CSS_SELECTOR, "#plans-table tbody tr td:nth-child(2) .mono").text
     assert first == answer["results"][0]["instance"]
+    # A row whose estimate is extrapolated (its interval widened) says so; a well-measured one does not.
+    rows_shown = browser.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr.clickable")
+    badges = [bool(r.find_elements(By.XPATH, ".//span[normalize-space()='extrapolated']")) for r in rows_shown]
+    assert badges == [p["interval"]["widened"] for p in answer["results"]]
+    assert any(badges) and not all(badges), badges
     # One unit per time column, named in its header; money in one format; every column in view on a
     # 1440-pixel screen (the layout and the bottleneck wrap).
     headers = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#plans-table thead th")]
@@ -399,6 +404,24 @@ def test_tokens_follow_the_kind_until_the_user_states_them(browser, web_server):
     browser.find_element(By.ID, "p-tokens").send_keys("5e9")
     Select(browser.find_element(By.ID, "p-kind")).select_by_value("pretrain")
     assert tokens() == "5e9"
+
+
+def test_a_plan_that_may_miss_its_deadline_is_marked(browser, web_server):
+    """With a deadline, a plan that meets it at the prediction but not at the slow end of its range
+    carries an "at risk" badge in the table, exactly where the API's numbers say so."""
+    workload = {"model": {"preset": "llama3.1-70b"},
+                "job": {"kind": "pretrain", "seq_len": 8192, "global_batch": 512, "tokens": 1e12, "precision": "bf16"},
+                "constraints": {"max_nodes": 64, "deadline_hours": 720, "objective": "cost_within_deadline"}}
+    open_page(browser, web_server, "#/plan?" + urllib.parse.urlencode({"w": json.dumps(workload), "top": "50"}))
+    wait_for(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr.clickable")) >= 5, timeout=60, what="plans")
+    answer = requests.post(web_server.url + "/v1/recommendations", params={"top": 50, "per": "instance"}, json=workload,
+                           timeout=60).json()
+    expected = [bool(p["meets_deadline"] and p["interval"]["job_hours"]["p90"] > 720) for p in answer["results"]]
+    rows_shown = browser.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr.clickable")
+    shown = [bool(r.find_elements(By.XPATH, ".//span[normalize-space()='at risk']")) for r in rows_shown]
+    assert shown == expected and any(expected), (shown, expected)
+    risky = answer["results"][expected.index(True)]
+    assert any("slow end of its p10-p90 interval" in w for w in risky["warnings"])
 
 
 def test_fresh_plan_form_has_no_deadline_and_the_example_loads_its_own(browser, web_server):
