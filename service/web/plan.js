@@ -488,6 +488,16 @@
     select(selected);
   }
 
+  // The planner's sentences name workload fields as the JSON does ("drop job.offload"), one wording for
+  // every front end; the page adds the form's label beside a field it has a control for.
+  function inFormTerms(text) {
+    return text.replace(/\b(job|constraints|hardware)\.([a-z_]+)\b/g, (path, part, key) => {
+      const control = controlFor(path);
+      const label = control && form.querySelector(`label[for="${control.id}"] > span`);
+      return label ? `${path} (“${label.firstChild.textContent.trim()}” in the form)` : path;
+    });
+  }
+
   // The plan's p10-p90 interval and memory verdict, as the CLI prints them.
   function intervalText(p) {
     const iv = p.interval;
@@ -651,7 +661,7 @@
     detail.replaceChildren(h('section', {class: 'panel', 'aria-labelledby': 'h-detail'},
       h('h2', {id: 'h-detail'}, `Plan #${i + 1}: ${p.instance} × ${p.nodes} (${p.gpus} ${p.gpu_model})`),
       h('p', {class: 'bottleneck', id: 'plan-bottleneck'}, h('strong', {}, 'Bottleneck: '), p.bottleneck),
-      p.why || unsure(p) ? h('p', {id: 'plan-why'}, h('strong', {}, 'Why this plan: '), p.why, rankedAfterText(p)) : null,
+      p.why || unsure(p) ? h('p', {id: 'plan-why'}, h('strong', {}, 'Why this plan: '), inFormTerms(p.why || ''), rankedAfterText(p)) : null,
       intervalText(p),
       h('div', {class: 'summary'},
         [[layoutText(p.layout, p.job_kind === 'inference', lastOffload), 'layout'],
@@ -673,7 +683,7 @@
           h('p', {class: 'note'}, `${stepName} ${duration(p.step_time_s)}: `, parts.map(([k, label]) => `${label} ${duration(t[k])}`).join(', ') + '. ',
             'Communication the planner overlaps with compute shows in its own bar, but only the exposed part adds to the step.'))),
       bw.length ? [h('h3', {}, 'Bandwidths used'), links.length ? h('p', {}, 'Achievable: ' + links.join('; ') + '.') : null, h('ul', {class: 'plain'}, bw.map(([k, v]) => h('li', {}, h('strong', {}, k.replace(/_/g, ' ') + ': '), typeof v === 'string' ? v : JSON.stringify(v))))] : null,
-      p.warnings && p.warnings.length ? [h('h3', {}, 'Warnings'), h('ul', {class: 'plain'}, p.warnings.map(w => h('li', {}, h('span', {class: 'badge warn'}, 'warning'), ' ', typeof w === 'string' ? w : JSON.stringify(w))))] : null));
+      p.warnings && p.warnings.length ? [h('h3', {}, 'Warnings'), h('ul', {class: 'plain'}, p.warnings.map(w => h('li', {}, h('span', {class: 'badge warn'}, 'warning'), ' ', typeof w === 'string' ? inFormTerms(w) : JSON.stringify(w))))] : null));
     const Chart = await LW.chartjs();
     if (selected !== i) return;
     const memParts = MEMORY_PARTS.filter(([k]) => m[k]);  // a part this job does not hold (KV cache in training) has no legend entry

@@ -424,6 +424,18 @@ def test_a_plan_that_may_miss_its_deadline_is_marked(browser, web_server):
     assert any("slow end of its p10-p90 interval" in w for w in risky["warnings"])
 
 
+def test_advice_names_the_form_control_beside_the_field(browser, web_server):
+    """The planner's advice names workload fields as the JSON does ("drop job.offload"); the page says
+    which control of the form that is."""
+    workload = json.loads((Path(__file__).resolve().parents[2] / "data/examples/finetune-llama3.1-70b-deepspeed-offload.json").read_text())
+    workload["model"] = {"preset": "llama3.1-8b"}
+    workload["hardware"]["instance"] = "azure:Standard_ND96isr_MI300X_v5"
+    open_page(browser, web_server, "#/plan?" + urllib.parse.urlencode({"w": json.dumps(workload), "top": "3"}))
+    detail = wait_for(browser, lambda d: d.find_elements(By.ID, "h-detail") and d.find_element(By.ID, "plan-detail"),
+                      timeout=60, what="the plan detail")
+    assert "drop job.offload (“CPU offload” in the form)" in detail.text, detail.text
+
+
 def test_fresh_plan_form_has_no_deadline_and_the_example_loads_its_own(browser, web_server):
     """A fresh form carries none of the example's constraints into the user's job (no deadline, node
     cap or deadline objective, whatever the kind); the Example button loads the example whole."""
