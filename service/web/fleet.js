@@ -40,7 +40,11 @@
     const counts = {};
     for (const r of reported) counts[r.instance] = (counts[r.instance] || 0) + 1;
     const entries = Object.entries(counts).sort((a, b) => b[1] - a[1]);
-    if (!entries.length) return h('p', {class: 'note', id: 'fleet-reported'}, 'No probe report is stored yet.');
+    if (!entries.length)
+      return h('p', {class: 'note', id: 'fleet-reported'}, 'No probe report is stored yet. Once someone who rented an instance ',
+        'runs ', h('code', {}, 'linkwise probe'), ' on it and uploads the report, this page shows, for that instance type, how its ',
+        'NVLink, network, GPU memory and PCIe measured against what the provider claims: the evidence to pick between ',
+        'two providers of the same GPU, or to ask one for a refund.');
     // Stored reports, synthetic ones included (the view below says which the verdicts count); a
     // link keeps the "count synthetic" choice.
     const keep = picker && picker.elements.synthetic.checked ? {synthetic: '1'} : {};
