@@ -53,7 +53,7 @@
 
   const section = document.getElementById('view-instances');
   let built = false;
-  let form, tableWrap, countEl, hiddenEl, picker;
+  let form, tableWrap, countEl, hiddenEl, picker, filtersBox;
   let choices = {};  // filter key -> Map(lower case -> value) of the values it knows (GPU, region)
   let state = {filters: {}, sort: 'id', cols: DEFAULT_COLS.slice()};
   let rows = [];
@@ -123,7 +123,9 @@
       h('p', {class: 'lead'}, 'Every instance type of the catalog with the links that matter for distributed jobs. ',
         'Filters and sorting are the API\'s: an unknown value never matches a filter, and the page says how many it hid. ',
         'Click an instance for every fact with its source.'),
-      form,
+      // On a phone the filters fold away (the table is what the page is for); open on a wider screen.
+      filtersBox = h('details', {class: 'filters', open: !window.matchMedia('(max-width: 640px)').matches},
+        h('summary', {}, 'Filters'), form),
       h('div', {class: 'toolbar'}, countEl, hiddenEl, h('span', {class: 'spacer'}), picker, csvButton, linkButton),
       tableWrap);
     built = true;
@@ -184,6 +186,8 @@
 
   async function update() {
     LW.setState('instances', paramsFromState());
+    const active = Object.keys(state.filters).length;
+    filtersBox.querySelector('summary').textContent = 'Filters' + (active ? ` (${active} active)` : '');
     const query = new URLSearchParams(Object.assign({}, state.filters, {sort: state.sort, limit: '1000'}));
     const seq = ++requestSeq;
     try {
