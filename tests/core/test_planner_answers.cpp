@@ -79,7 +79,11 @@ TEST_CASE("an empty recommend says why, per instance type") {
   REQUIRE(single);
   CHECK((*single)["reason"] == "memory");
   REQUIRE(reason(*single, "memory"));
-  CHECK((*reason(*single, "memory"))["detail"].get<std::string>().find("GB per GPU") != std::string::npos);
+  // In GB, as every memory field, with GiB (the cards' unit) beside it, and the shortfall.
+  const std::string memory_detail = (*reason(*single, "memory"))["detail"].get<std::string>();
+  CHECK(memory_detail.find("GiB) per GPU") != std::string::npos);
+  CHECK(memory_detail.find("GiB) available") != std::string::npos);
+  CHECK(memory_detail.find("short by") != std::string::npos);
   REQUIRE(reason(*single, "network_unknown"));
 
   const json* unpriced = entry(rejected, "azure:h100-unpriced");

@@ -475,7 +475,7 @@ def test_no_plan_fits_lists_each_instance_types_reasons(browser, web_server, art
     every = {f"{r['instance']}: " + "; ".join(x["detail"] for x in r["reasons"]) for r in answer["rejected"]}
     shown = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#plan-rejected > ul > li")]
     assert len(shown) == 10 and set(shown) <= every, shown
-    assert any("GB per GPU" in t and "GB available" in t for t in shown), shown
+    assert any("GiB) per GPU" in t and "GiB) available" in t for t in shown), shown
     more = browser.find_element(By.CSS_SELECTOR, "#plan-rejected details summary").text
     assert more == f"{len(answer['rejected']) - 10} more"
     folded = [li.get_attribute("textContent") for li in browser.find_elements(By.CSS_SELECTOR, "#plan-rejected details li")]
@@ -490,7 +490,8 @@ def test_no_plan_fits_lists_each_instance_types_reasons(browser, web_server, art
     why = browser.find_element(By.ID, "plan-why-none").text
     assert "1 instance types" not in why and "rejected" not in why, why
     detail = answer["rejected"][0]["reasons"][0]["detail"]
-    assert re.fullmatch(r"needs at least [\d.]+ GB per GPU, 25\.3 GB available: short by [\d.]+ GB", detail), detail
+    assert re.fullmatch(r"needs at least [\d.]+ GB \([\d.]+ GiB\) per GPU, 25\.3 GB \(23\.5 GiB\) available: short by [\d.]+ GB",
+                        detail), detail
     shown = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#plan-rejected li")]
     panel = browser.find_element(By.ID, "plan-results").text
     assert panel.count(detail) == 1 and "aws:g5.xlarge" in panel, panel

@@ -558,7 +558,9 @@ std::string why_words(const Workload& w, const Plan& p, int rank) {
       out += ", " + text::dollars(*p.cost_usd);
     }
   }
-  std::snprintf(buf, sizeof buf, "; fits with %.1f GB to spare per GPU", p.memory_margin_gb);
+  // GB as every memory field; GiB beside it, the unit of the cards' nominal sizes (an "80 GB" card holds 80 GiB).
+  std::snprintf(buf, sizeof buf, "; fits with %.1f GB (%.1f GiB) to spare per GPU", p.memory_margin_gb,
+                units::bytes_to_gib(units::gb_to_bytes(p.memory_margin_gb)));
   out += buf;
   if (p.memory_verdict == "tight") {
     std::snprintf(buf, sizeof buf,
@@ -660,8 +662,10 @@ std::optional<Rejection> rejection_of(const Workload& w, const Option& o, const 
     std::string detail = "does not fit in memory";
     const double short_by = units::bytes_to_gb(t.min_total - t.capacity);
     if (t.min_total < kInf)
-      detail = words("needs at least %.1f GB per GPU", units::bytes_to_gb(t.min_total)) +
-               words(", %.1f GB available", units::bytes_to_gb(t.capacity)) +
+      detail = words("needs at least %.1f GB", units::bytes_to_gb(t.min_total)) +
+               words(" (%.1f GiB) per GPU", units::bytes_to_gib(t.min_total)) +
+               words(", %.1f GB", units::bytes_to_gb(t.capacity)) +
+               words(" (%.1f GiB) available", units::bytes_to_gib(t.capacity)) +
                // the shortfall itself, which the rounding above can hide ("85.4 of 85.4")
                words(short_by < 1     ? ": short by %.2f GB"
                      : short_by < 100 ? ": short by %.1f GB"
