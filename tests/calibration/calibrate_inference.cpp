@@ -223,7 +223,7 @@ double moe_loss(const std::vector<Run>& runs, Profiles& profiles, const planner:
   int n = 0;
   for (const Run& r : runs) {
     if (r.set != "fit" || !r.moe) continue;
-    const double pred = predict(r, profiles[planner::resolve(r.engine, r.workload.hardware->gpu.architecture)], k);
+    const double pred = predict(r, profiles[planner::resolve(r.engine, r.workload.hardware->gpu)], k);
     sum += pred > 0 ? std::fabs(std::log(pred / r.measured)) : 5.0;
     ++n;
   }
@@ -324,8 +324,7 @@ int main(int argc, char** argv) {
     std::map<std::pair<planner::Engine, bool>, std::vector<double>> ratios;
     for (const Run& r : runs) {
       planner::Estimate e;
-      const double pred =
-          predict(r, profiles[planner::resolve(r.engine, r.workload.hardware->gpu.architecture)], k, &e);
+      const double pred = predict(r, profiles[planner::resolve(r.engine, r.workload.hardware->gpu)], k, &e);
       const double err = pred > 0 ? pred / r.measured - 1.0 : -1.0;
       // The batch each replica decodes and its time per output token say which term sets the pace.
       if (table)
@@ -340,7 +339,7 @@ int main(int argc, char** argv) {
         x->signed_err.push_back(err);
       }
       if (r.set != "fit" && pred > 0)
-        ratios[{planner::resolve(r.engine, r.workload.hardware->gpu.architecture), r.moe}].push_back(r.measured / pred);
+        ratios[{planner::resolve(r.engine, r.workload.hardware->gpu), r.moe}].push_back(r.measured / pred);
     }
     // Sources are gated apart: dense ones against DENSE_GROUP, mixture-of-experts ones against
     // MOE_GROUP (the planner is far from the MoE serving rows today, docs/calibration.md).

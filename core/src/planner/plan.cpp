@@ -197,7 +197,7 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
     plan.tpot_s = e.tpot;
     plan.decode_tokens_per_s = e.decode_tokens_per_s;
     plan.ttft_under_load_s = e.ttft_under_load;
-    const Engine engine = resolve(w.job.engine, hw.gpu.architecture);
+    const Engine engine = resolve(w.job.engine, hw.gpu);
     plan.engine = std::string(to_string(engine));
     plan.concurrent = static_cast<long long>(e.sequences) * l.dp;
     plan.max_concurrent = static_cast<long long>(e.max_sequences) * l.dp;
@@ -299,7 +299,7 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
     const Interval iv = throughput_interval(
         hw.gpu.architecture, w.job.precision, w.job.kind, l, plan.gpus,
         w.job.kind == JobKind::inference ? double(w.job.prompt_len) : double(w.job.seq_len), plan.mfu,
-        w.model.moe.enabled(), resolve(w.job.engine, hw.gpu.architecture), e.step > 0 ? e.offload / e.step : 0.0);
+        w.model.moe.enabled(), resolve(w.job.engine, hw.gpu), e.step > 0 ? e.offload / e.step : 0.0);
     plan.tokens_per_s_interval = {e.tokens_per_s * iv.tokens_low, e.tokens_per_s * iv.tokens_high};
     plan.step_time_interval = {e.step / iv.tokens_high, e.step / iv.tokens_low};
     if (plan.cost_usd)

@@ -175,7 +175,7 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
     throw_invalid("job.precision", "GPU " + gpu.id + ": " + missing_peak_reason(gpu, job.precision));
   if (job.kind == JobKind::inference) {
     if (std::string why = engine_unavailable_reason(job.engine, gpu); !why.empty()) throw_invalid("job.engine", why);
-    p.engine = resolve(job.engine, gpu.architecture);
+    p.engine = resolve(job.engine, gpu);
     p.engine_profile = engine_profile(p.engine);
   }
   double peak_tflops = bf16;

@@ -30,10 +30,9 @@ std::string_view describe_kv_pool(KvPoolRule rule) noexcept {
   return "";
 }
 
-Engine resolve(Engine e, Architecture architecture) noexcept {
+Engine resolve(Engine e, const Gpu& gpu) noexcept {
   if (e != Engine::auto_) return e;
-  const bool amd = architecture == Architecture::cdna3 || architecture == Architecture::cdna4;
-  return amd ? Engine::vllm : Engine::tensorrt_llm;
+  return gpu.vendor == "nvidia" ? Engine::tensorrt_llm : Engine::vllm;
 }
 
 std::string engine_unavailable_reason(Engine e, const Gpu& gpu) {

@@ -21,8 +21,8 @@ enum class Engine { auto_, vllm, sglang, tensorrt_llm };
 std::string_view to_string(Engine e) noexcept;
 // Parse the JSON spelling; throw invalid_input naming `field` with the accepted values.
 Engine parse_engine(const std::string& text, const std::string& field = "job.engine");
-// The engine a job runs on a GPU of this architecture: auto_ -> the best published one it can run.
-Engine resolve(Engine e, Architecture architecture) noexcept;
+// The engine a job runs on `gpu`: auto_ -> the best published one its vendor's GPUs run.
+Engine resolve(Engine e, const Gpu& gpu) noexcept;
 // Why `gpu` cannot run engine `e` (TensorRT-LLM is CUDA-only); empty when it can.
 std::string engine_unavailable_reason(Engine e, const Gpu& gpu);
 
