@@ -158,6 +158,15 @@ double fp8_gemm_efficiency_ratio(Architecture architecture, const PlannerConstan
   return k.fp8_gemm_efficiency_ratio;
 }
 
+std::optional<JobMismatch> job_mismatch(const Gpu& gpu, const Job& job) {
+  if (!supports_precision(gpu, job.precision))
+    return JobMismatch{"job.precision", missing_peak_reason(gpu, job.precision)};
+  if (job.kind == JobKind::inference)
+    if (std::string why = engine_unavailable_reason(job.engine, gpu); !why.empty())
+      return JobMismatch{"job.engine", std::move(why)};
+  return std::nullopt;
+}
+
 PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerConstants& k,
                                   const MeasuredLinks* measured, bool spot, PreparedLinksInfo* info) {
   if (measured) {
@@ -171,10 +180,10 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
   // Compute peaks and the GEMM ceiling for this generation.
   const double bf16 = gpu.bf16_dense_tflops.value_or(gpu.fp16_dense_tflops.value_or(0));
   const double fp16 = gpu.fp16_dense_tflops.value_or(bf16);
-  if (!supports_precision(gpu, job.precision))
-    throw_invalid("job.precision", "GPU " + gpu.id + ": " + missing_peak_reason(gpu, job.precision));
+  if (const auto mismatch = job_mismatch(gpu, job))  // a missing peak's reason does not name the GPU
+    throw_invalid(mismatch->field,
+                  (mismatch->field == "job.precision" ? "GPU " + gpu.id + ": " : std::string()) + mismatch->reason);
   if (job.kind == JobKind::inference) {
-    if (std::string why = engine_unavailable_reason(job.engine, gpu); !why.empty()) throw_invalid("job.engine", why);
     p.engine = resolve(job.engine, gpu);
     p.engine_profile = engine_profile(p.engine);
   }

@@ -833,18 +833,10 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
   for (int m = 0; m < int(machines.size()); ++m) {
     const HardwareRef& hw = machines[m];
     if (own_rejected) continue;  // set only when the workload's own hardware is the one machine
-    if (!supports_precision(hw.gpu, w.job.precision)) {
-      const std::string why = missing_peak_reason(hw.gpu, w.job.precision);
-      result.skipped.push_back(hw.instance.id + ": " + why);
-      rejected.emplace_back(m, single_rejection(hw, Reason::constraint, why));
+    if (const auto mismatch = job_mismatch(hw.gpu, w.job)) {
+      result.skipped.push_back(hw.instance.id + ": " + mismatch->reason);
+      rejected.emplace_back(m, single_rejection(hw, Reason::constraint, mismatch->reason));
       continue;
-    }
-    if (w.job.kind == JobKind::inference) {
-      if (const std::string why = engine_unavailable_reason(w.job.engine, hw.gpu); !why.empty()) {
-        result.skipped.push_back(hw.instance.id + ": " + why);
-        rejected.emplace_back(m, single_rejection(hw, Reason::constraint, why));
-        continue;
-      }
     }
     Option o{hw, {}, {}};
     o.prepared = prepare_hardware(hw, w.job, k, measured_for(hw), w.constraints.spot);

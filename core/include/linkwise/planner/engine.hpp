@@ -192,8 +192,7 @@ std::string measured_mismatch(HardwareRef hw, const MeasuredLinks& measured);
 
 // Throws invalid_input naming "report" when a probe report is given for another machine
 // (measured_mismatch); the search passes such a report only to the machines it describes.
-// Throws invalid_input naming "job.precision" when the catalog has no peak for the job's precision
-// (missing_peak_reason says whether the GPU lacks it, as Ampere lacks fp8, or the figure is unknown).
+// Throws invalid_input naming the field of job_mismatch when the GPU cannot run the job.
 // The words of `info` (where each bandwidth comes from) are built only when info is given: the
 // search prepares every machine without them and describes only the plans it returns.
 PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerConstants& k,
@@ -219,6 +218,14 @@ bool supports_precision(const Gpu& gpu, Precision precision);  // availability i
 // Why the time cannot be estimated, for messages: "no bf16 tensor cores (volta)", or "bf16
 // tensor-core peak of A10G unknown in the catalog (...)"; empty when the peaks are known.
 std::string missing_peak_reason(const Gpu& gpu, Precision precision);
+
+// Why `gpu` cannot run `job` at all, and the field at fault: a precision it has no peak for
+// (missing_peak_reason), or a serving engine it cannot run (engine_unavailable_reason). One rule
+// for prepare_hardware, which throws it, and the search, which rejects the machine with it.
+struct JobMismatch {
+  std::string field, reason;
+};
+std::optional<JobMismatch> job_mismatch(const Gpu& gpu, const Job& job);
 
 // Layers of the heaviest pipeline stage: all, MoE, dense (MoE layers placed first: the bound).
 struct MoeStage {
