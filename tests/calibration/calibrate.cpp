@@ -805,6 +805,7 @@ int main(int argc, char** argv) {
   std::string memory_runs_path = LINKWISE_CALIBRATION_DIR "/memory_runs.json";
   double max_memory_median = -1;
   int max_oom_fits = 0;
+  int max_ran_not_fitting = -1;  // --max-ran-no: published runs (they ran) the memory model calls `no`
   double max_memory_group_median = -1;                // --memory-groups: every memory check-set group's median |error|
   std::map<std::string, double> memory_group_limits;  // --memory-group-limit NAME MAX: a named group's own ceiling
   std::string fit_on = "all";  // all | half-a | half-b (complementary halves of every source) | mosaicml
@@ -849,6 +850,7 @@ int main(int argc, char** argv) {
     } else if (!std::strcmp(argv[i], "--write-held-out") && i + 1 < argc) held_out_path = argv[++i];
     else if (!std::strcmp(argv[i], "--workload") && i + 1 < argc) workload_id = argv[++i];
     else if (!std::strcmp(argv[i], "--scale")) scale = true;
+    else if (!std::strcmp(argv[i], "--max-ran-no") && i + 1 < argc) max_ran_not_fitting = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--scale-check") && i + 2 < argc) {
       scale = true;
       scale_lo = std::atof(argv[++i]);
@@ -861,7 +863,7 @@ int main(int argc, char** argv) {
                    "usage: %s [--runs FILE] [--check-set FILE] [--moe-fit-set FILE] [--cdna-fit-set FILE] "
                    "[--blackwell-fit-set FILE] [--data DIR] [--table] [--fit] [--fit-moe] [--fit-cdna] "
                    "[--fit-blackwell] [--fit-on all|half-a|half-b|mosaicml] [--check FIT "
-                   "HOLDOUT] [--write-held-out FILE] [--workload ID]\n",
+                   "HOLDOUT] [--max-ran-no N] [--write-held-out FILE] [--workload ID]\n",
                    argv[0]);
       return 2;
     }
@@ -1000,6 +1002,14 @@ int main(int argc, char** argv) {
   std::printf("\n%zu runs used; %d predicted not to fit in memory; unusable:", runs.size(), not_fitting);
   for (const auto& [why, n] : unusable) std::printf(" %d (%s)", n, why.c_str());
   std::printf("\n");
+  // Every run here ran: a `no` is a layout the planner would refuse that its publisher trained. Many
+  // are recipe options a workload cannot state (activation CPU offload, a fused cross-entropy loss,
+  // 16-bit gradient reduction); the count must not grow.
+  if (max_ran_not_fitting >= 0 && not_fitting > max_ran_not_fitting) {
+    std::printf("FAIL: %d published runs predicted not to fit in memory, above %d\n", not_fitting,
+                max_ran_not_fitting);
+    return 1;
+  }
 
   if (table) memory_report(catalog);
 

@@ -1,6 +1,7 @@
 // Memory model against hand-computed cases from the public sources.
 #include <catch2/catch.hpp>
 
+#include "linkwise/catalog.hpp"
 #include "linkwise/planner/engine.hpp"
 #include "linkwise/planner/model.hpp"
 #include "linkwise/units.hpp"
@@ -28,11 +29,12 @@ Job pretrain(int seq, int batch) {
 }
 
 // Activation bytes of one layer: the difference of two models one layer apart (pp 1).
-double per_layer_activations(ModelShape shape, const Job& job, const Layout& l) {
+double per_layer_activations(ModelShape shape, const Job& job, const Layout& l,
+                             const Hardware& hw = planner_test::dgx(planner_test::a100_80())) {
   shape.layers = 2;
-  const double two = memory_of(shape, job, l).activations;
+  const double two = memory_of(shape, job, l, hw).activations;
   shape.layers = 1;
-  return two - memory_of(shape, job, l).activations;
+  return two - memory_of(shape, job, l, hw).activations;
 }
 
 }  // namespace
@@ -360,4 +362,35 @@ TEST_CASE("torchtitan's vocab-parallel loss holds 16 bytes per local vocab entry
   const double fsdp_1 = memory_of(m, job, l).activations;
   job.framework = Framework::torchtitan;
   CHECK(memory_of(m, job, l).activations == Approx(fsdp_1).epsilon(1e-12));
+}
+
+TEST_CASE("Transformer Engine keeps its Linear layers' inputs as their FP8 or NVFP4 copies, torchao 16-bit") {
+  // Per token and layer of Llama 3.1 8B without TP: the QKV and MLP inputs (h each), the attention
+  // output projection's input (h) and SwiGLU's product, the down projection's input (ffn), kept at
+  // 1 byte in FP8 (0.5625 in NVFP4: 4 bits and a scale byte per 16) instead of 2.
+  const ModelShape m = preset("llama3.1-8b");
+  const linkwise::Catalog catalog = linkwise::Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
+  const Hardware b200 = planner_test::dgx(catalog.gpu("B200-SXM-180GB"));  // FP8 and FP4 tensor cores
+  Layout l;
+  l.dp = 8;
+  Job job = pretrain(4096, 8);
+  const double h = m.hidden, ffn = m.ffn_hidden, tokens = 4096;
+  const double linear_inputs = tokens * (3 * h + ffn);  // elements per layer
+  job.precision = Precision::bf16;
+  job.framework = Framework::megatron_core;
+  const double bf16 = per_layer_activations(m, job, l, b200);
+  job.precision = Precision::fp8;
+  CHECK(bf16 - per_layer_activations(m, job, l, b200) == Approx(1.0 * linear_inputs).epsilon(1e-9));
+  job.framework = Framework::auto_;  // the default profile holds memory as Megatron-Core below ZeRO-3
+  CHECK(bf16 - per_layer_activations(m, job, l, b200) == Approx(1.0 * linear_inputs).epsilon(1e-9));
+  job.framework = Framework::nemo;
+  job.precision = Precision::fp4;
+  CHECK(bf16 - per_layer_activations(m, job, l, b200) == Approx((2.0 - 0.5625) * linear_inputs).epsilon(1e-9));
+  // torchtitan and PyTorch FSDP run FP8 through torchao, which keeps the high-precision input.
+  job.precision = Precision::fp8;
+  job.framework = Framework::torchtitan;
+  l.zero = 3;
+  const double titan8 = per_layer_activations(m, job, l, b200);
+  job.precision = Precision::bf16;
+  CHECK(per_layer_activations(m, job, l, b200) == Approx(titan8).epsilon(1e-12));
 }

@@ -25,7 +25,23 @@ struct LayerActivationBytes {
   double routed_input;  // bytes kept per element of a routed copy's input row
 };
 
-LayerActivationBytes layer_activation_bytes(const PreparedModel& m) {
+// Bytes per element of a Linear layer's input as kept for its weight-gradient GEMM. Transformer
+// Engine, which Megatron-Core and NeMo run their Linear layers on, keeps the quantized copy it fed
+// the forward GEMM, column-wise data only (TransformerEngine transformer_engine/pytorch/module/
+// linear.py at d0067d0d, `saved_inputmat = inputmat` after `update_usage(rowwise_usage=False,
+// columnwise_usage=True)`; layernorm_linear.py likewise keeps `ln_out`): 1 byte per element in FP8
+// (MXFP8's one scale byte per 32 elements is left out), 4 bits and one scale byte per 16 in NVFP4.
+// The default profile (`auto`) holds memory as Megatron-Core does below ZeRO-3. PyTorch FSDP and
+// torchtitan train FP8 with torchao, whose Float8Linear keeps the high-precision input: 2 bytes.
+double linear_input_bytes(const PreparedModel& m, const Layout& l) noexcept {
+  const bool quantized = m.precision == Precision::fp8 || m.precision == Precision::fp4;
+  const bool transformer_engine = m.framework == Framework::megatron_core || m.framework == Framework::nemo ||
+                                  (m.framework == Framework::auto_ && l.zero < 3);
+  if (!quantized || !transformer_engine || m.kind == JobKind::inference) return 2.0;
+  return m.precision == Precision::fp4 ? 0.5 + 1.0 / 16.0 : 1.0;
+}
+
+LayerActivationBytes layer_activation_bytes(const PreparedModel& m, const Layout& l) {
   const double h = m.hidden;
   LayerActivationBytes a;
   // Score matrices (softmax output, its dropout mask and output) unless FlashAttention, which keeps
@@ -47,15 +63,19 @@ LayerActivationBytes layer_activation_bytes(const PreparedModel& m) {
     a.sharded = qkv + a.core + attention_out + a.mlp;
     return a;
   }
-  // Two norm inputs (2h each), QKV input and MLP input (2h each), two dropout masks (h each).
-  a.replicated = 4 * h + 2 * h + 2 * h + (m.dropout ? 2 * h : 0);
+  // Two norm inputs (2h each), QKV input and MLP input (2h each, or as the quantized copy the
+  // Linear layers keep: linear_input_bytes), two dropout masks (h each).
+  const double linear_in = linear_input_bytes(m, l);
+  a.replicated = 4 * h + 2 * linear_in * h + (m.dropout ? 2 * h : 0);
   // Q, K, V outputs (MLA: after the up-projections, K and V per head, plus the latents' inputs
   // kept on every TP rank, counted here as sharded: a few percent of the layer).
   const double qkv = m.mla ? 2 * m.heads * m.qk_head_dim * 2 + 2 * m.o_width + 2 * (m.q_lora + m.kv_lora + m.rope_dim)
                            : 2 * m.q_width + 4 * m.kv_width;
-  const double attention_out = 2 * m.o_width;  // input of the output projection
-  a.per_ffn = m.gated ? 6.0 : 4.0;             // gate, up, product | fc1 out, activation out
-  a.routed_input = 2.0;
+  const double attention_out = linear_in * m.o_width;  // input of the output projection
+  // gate, up (16-bit, the activation's backward reads them), product | fc1 out, activation out;
+  // the product or activation output is the second Linear's input.
+  a.per_ffn = (m.gated ? 4.0 : 2.0) + linear_in;
+  a.routed_input = linear_in;
   a.mlp = a.per_ffn * m.ffn;
   a.sharded = qkv + a.core + attention_out + a.mlp;
   return a;
@@ -134,7 +154,7 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     const double logits_per_sequence = m.vocab / tp * 4.0;  // fp32 logits of the last position
     // One engine step's working set: the prefill tokens it carries (chunked to the engine's token
     // budget; several prompts share a step), one layer at a time, nothing kept across layers.
-    const LayerActivationBytes a = layer_activation_bytes(m);
+    const LayerActivationBytes a = layer_activation_bytes(m, l);
     const double core_scores = m.flash ? 0.0 : a.core;  // score matrices per token, when materialised
     const double step_tokens =
         m.concurrent_max ? hw.engine_profile.max_step_tokens
@@ -205,7 +225,7 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     }
     // Activations of one micro-batch through one layer.
     const double tokens = l.micro_batch * m.seq_len / cp;
-    const LayerActivationBytes a = layer_activation_bytes(m);
+    const LayerActivationBytes a = layer_activation_bytes(m, l);
     const double per_token_none = l.sequence_parallel ? (a.replicated + a.sharded) / tp : a.replicated + a.sharded / tp;
     double per_token_kept = per_token_none;
     // A MoE layer keeps, instead of the dense MLP's intermediates: the shared experts' (split over
