@@ -473,10 +473,16 @@
         training ? null : h('td', {class: 'num'}, loadCol.of(p.ttft_under_load_s)),
         h('td', {class: 'num'}, num(gib(p.memory_margin_gb), 1), p.memory_verdict === 'tight' ? [' ', h('span', {class: 'badge warn', title: GLOSSARY.tight}, 'tight')] : null),
         h('td', {class: 'wrap'}, shortBottleneck(p.bottleneck)))])));
+    // Each cell carries its column's name: a phone shows a plan as a card, value under name (app.css).
+    for (const tr of table.tBodies[0].rows)
+      if (!tr.classList.contains('divider')) [...tr.cells].forEach((td, j) => { td.dataset.label = columns[j][0]; });
+    // The headers' help as a list a touch screen can open (a title shows only under a mouse).
+    const columnHelp = h('details', {id: 'plans-columns', class: 'column-help'}, h('summary', {}, 'What the columns mean'),
+      h('dl', {}, columns.filter(([, title]) => title).map(([t, title]) => [h('dt', {}, t), h('dd', {}, title)])));
     const detail = h('div', {id: 'plan-detail'});
     results.replaceChildren(
       h('section', {class: 'panel', 'aria-labelledby': 'h-ranked'},
-        h('h2', {id: 'h-ranked'}, 'Ranked plans'), summary, h('div', {class: 'table-wrap'}, table), skippedList(answer)),
+        h('h2', {id: 'h-ranked'}, 'Ranked plans'), summary, columnHelp, h('div', {class: 'table-wrap'}, table), skippedList(answer)),
       h('section', {class: 'panel', 'aria-labelledby': 'h-pareto', style: null},
         h('h2', {id: 'h-pareto'}, 'Cost vs time'),
         h('p', {class: 'note'}, `Each point is one of the ${plans.length} plans returned (of ${num(answer.feasible)} feasible; `,

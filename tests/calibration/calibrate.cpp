@@ -805,8 +805,8 @@ int main(int argc, char** argv) {
   std::string memory_runs_path = LINKWISE_CALIBRATION_DIR "/memory_runs.json";
   double max_memory_median = -1;
   int max_oom_fits = 0;
-  int max_ran_not_fitting = -1;  // --max-ran-no: published runs (they ran) the memory model calls `no`
-  double max_memory_group_median = -1;                // --memory-groups: every memory check-set group's median |error|
+  int max_ran_not_fitting = -1;         // --max-ran-no: published runs (they ran) the memory model calls `no`
+  double max_memory_group_median = -1;  // --memory-groups: every memory check-set group's median |error|
   std::map<std::string, double> memory_group_limits;  // --memory-group-limit NAME MAX: a named group's own ceiling
   std::string fit_on = "all";  // all | half-a | half-b (complementary halves of every source) | mosaicml
   double max_fit_median = -1, max_holdout_median = -1;
@@ -1006,8 +1006,7 @@ int main(int argc, char** argv) {
   // are recipe options a workload cannot state (activation CPU offload, a fused cross-entropy loss,
   // 16-bit gradient reduction); the count must not grow.
   if (max_ran_not_fitting >= 0 && not_fitting > max_ran_not_fitting) {
-    std::printf("FAIL: %d published runs predicted not to fit in memory, above %d\n", not_fitting,
-                max_ran_not_fitting);
+    std::printf("FAIL: %d published runs predicted not to fit in memory, above %d\n", not_fitting, max_ran_not_fitting);
     return 1;
   }
 

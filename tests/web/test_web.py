@@ -927,6 +927,23 @@ def test_phone_screen_has_no_page_scrollbar(browser, web_server, artifacts):
                     # The stacked form is above its results: the answer is brought into view.
                     top = browser.execute_script("return document.getElementById('plan-results').getBoundingClientRect().top")
                     assert -2 <= top < browser.execute_script("return window.innerHeight"), top
+                    # A plan is a card: every value under its column's name, the table box never
+                    # scrolls sideways, and the columns' help is a list a finger can open.
+                    cards = browser.execute_script("""
+                        const t = document.getElementById('plans-table');
+                        const box = t.closest('.table-wrap');
+                        const row = t.querySelector('tbody tr.clickable');
+                        return {display: getComputedStyle(row).display, sideways: box.scrollWidth - box.clientWidth,
+                                labels: [...row.cells].map(c => getComputedStyle(c, '::before').content),
+                                head: t.tHead.getBoundingClientRect().height,
+                                terms: [...document.querySelectorAll('#plans-columns dt')].map(d => d.textContent)};""")
+                    assert cards["display"] == "block" and cards["sideways"] <= 1 and cards["head"] <= 1, cards
+                    assert '"Memory margin (GiB): "' in cards["labels"] and '"Bottleneck: "' in cards["labels"], cards
+                    assert "Memory margin (GiB)" in cards["terms"] and "Bottleneck" in cards["terms"], cards
+                    browser.find_element(By.CSS_SELECTOR, "#plans-columns > summary").click()
+                    assert browser.find_element(By.CSS_SELECTOR, "#plans-columns dd").is_displayed()
+                    browser.execute_script("document.getElementById('plans-table').scrollIntoView()")
+                    browser.save_screenshot(str(artifacts / f"phone-{width}-plan-cards.png"))
                 overflow = browser.execute_script(
                     "return document.documentElement.scrollWidth - document.documentElement.clientWidth")
                 assert overflow <= 0, f"{width} px, {fragment}: the page is {overflow} px wider than the window"
