@@ -166,8 +166,13 @@ std::string to_workload(const json& r, json& out) {
   }
   // The framework, where the source states it (job.framework selects its documented profile).
   if (group.rfind("nemo", 0) == 0) job["framework"] = "nemo";
-  else if (group.rfind("megatron_bridge", 0) == 0) job["framework"] = "megatron-core";
-  else if (group == "mosaicml_llm_foundry" || group.rfind("ibm_fms_fsdp", 0) == 0 || group.rfind("automodel", 0) == 0)
+  else if (group.rfind("megatron_bridge", 0) == 0) {
+    job["framework"] = "megatron-core";
+    // Megatron Bridge's performance recipes reduce gradients in bf16: grad_reduce_in_fp32 false in
+    // every scripts/performance YAML since 2025-08 (commit 568b3a3e; cac49dcd for the MoE models) and
+    // in _benchmark_common and _perf_precision since (src/megatron/bridge/perf_recipes/_common.py).
+    job["grad_reduce_dtype"] = "bf16";
+  } else if (group == "mosaicml_llm_foundry" || group.rfind("ibm_fms_fsdp", 0) == 0 || group.rfind("automodel", 0) == 0)
     job["framework"] = "fsdp";  // PyTorch FSDP stacks (NeMo AutoModel: FSDP2 with Transformer Engine kernels)
   else if (group.rfind("torchtitan", 0) == 0) job["framework"] = "torchtitan";
   else job["framework"] = "megatron-core";

@@ -614,3 +614,29 @@ TEST_CASE("constraints hold for the workload's own hardware, an empty answer say
   CHECK_THAT(why, Catch::Matchers::Contains("constraints.instances [aws:p5.48xlarge] (1 instance type alone)"));
   CHECK(planner::recommend_json(r, catalog, 3)["why_no_results"].is_null());
 }
+
+TEST_CASE("job.grad_reduce_dtype: fp32 or bf16, for the stacks whose gradient buffer it sets") {
+  json d = good();
+  d["job"]["grad_reduce_dtype"] = "bf16";
+  CHECK(failing_field(d) == "<no error>");
+  d["job"]["grad_reduce_dtype"] = "fp16";
+  CHECK(failing_field(d) == "job.grad_reduce_dtype");
+  d["job"]["grad_reduce_dtype"] = 16;
+  CHECK(failing_field(d) == "job.grad_reduce_dtype");
+  // fp16 training keeps fp16 gradients; DeepSpeed's bf16 optimizer and hai-llm accumulate in fp32.
+  d = good();
+  d["job"]["grad_reduce_dtype"] = "bf16";
+  d["job"]["precision"] = "fp16";
+  CHECK(failing_field(d) == "job.grad_reduce_dtype");
+  for (const char* framework : {"deepspeed", "hai-llm"}) {
+    d = good();
+    d["job"]["grad_reduce_dtype"] = "fp32";
+    d["job"]["framework"] = framework;
+    CHECK(failing_field(d) == "job.grad_reduce_dtype");
+  }
+  d = good();
+  d["job"] = json::parse(R"({"kind": "lora", "seq_len": 4096, "global_batch": 64, "grad_reduce_dtype": "bf16"})");
+  CHECK(failing_field(d) == "job.grad_reduce_dtype");
+  d["job"] = json::parse(R"({"kind": "inference", "prompt_len": 512, "output_len": 512, "grad_reduce_dtype": "bf16"})");
+  CHECK(failing_field(d) == "job.grad_reduce_dtype");
+}

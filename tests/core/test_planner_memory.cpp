@@ -394,3 +394,26 @@ TEST_CASE("Transformer Engine keeps its Linear layers' inputs as their FP8 or NV
   job.precision = Precision::bf16;
   CHECK(per_layer_activations(m, job, l, b200) == Approx(titan8).epsilon(1e-12));
 }
+
+TEST_CASE("bf16 gradient reduction halves Megatron-Core's gradient buffer and FSDP's unsharded unit gradients") {
+  const ModelShape m = preset("llama3.1-8b");
+  Job job = pretrain(4096, 64);
+  Layout l;
+  l.dp = 8;
+  l.zero = 1;
+  job.framework = Framework::megatron_core;
+  const Estimate fp32 = memory_of(m, job, l);
+  job.grad_reduce_bf16 = true;
+  const Estimate bf16 = memory_of(m, job, l);
+  CHECK(fp32.gradients == Approx(2.0 * bf16.gradients).epsilon(1e-12));  // 4 bytes per parameter, then 2
+  CHECK(bf16.gradients == Approx(2.0 * fp32.weights / 2.0).epsilon(1e-12));
+  // FSDP (ZeRO-3): the current unit's unsharded gradients before their reduce-scatter, 4 bytes then 2.
+  l.zero = 3;
+  job.framework = Framework::fsdp;
+  job.grad_reduce_bf16 = false;
+  const Estimate fsdp32 = memory_of(m, job, l);
+  job.grad_reduce_bf16 = true;
+  const Estimate fsdp16 = memory_of(m, job, l);
+  CHECK(fsdp16.gradients == Approx(fsdp32.gradients).epsilon(1e-12));  // the shards stay 16-bit
+  CHECK(fsdp32.overhead > fsdp16.overhead);
+}

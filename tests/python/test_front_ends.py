@@ -80,3 +80,15 @@ def test_a_custom_host_field_out_of_range_names_it(field, value):
     with pytest.raises(linkwise.InvalidInputError) as error:
         linkwise.plan(dict(LLAMA_8B, hardware={"custom": custom}))
     assert error.value.field == "hardware.custom." + field
+
+
+def test_grad_reduce_dtype_is_the_same_field_in_python():
+    """job.grad_reduce_dtype means what it means in the CLI and REST: bf16 halves Megatron-Core's
+    gradient buffer; with DeepSpeed, which keeps its own fp32 accumulation, it is refused by name."""
+    h100 = dict(LLAMA_8B, hardware={"instance": "aws:p5.48xlarge"})
+    fp32 = linkwise.plan(h100)
+    bf16 = linkwise.plan(dict(h100, job=dict(LLAMA_8B["job"], grad_reduce_dtype="bf16")))
+    assert bf16.memory_gb.gradients == pytest.approx(fp32.memory_gb.gradients / 2, rel=1e-9)
+    with pytest.raises(linkwise.InvalidInputError) as error:
+        linkwise.plan(dict(h100, job=dict(LLAMA_8B["job"], grad_reduce_dtype="bf16", framework="deepspeed")))
+    assert error.value.field == "job.grad_reduce_dtype"

@@ -141,6 +141,20 @@ def test_a_custom_host_times_the_offload_step_and_checks_its_memory(server):
     assert small["fits"] is False and small["why_not"][0].startswith("host memory:")
 
 
+def test_grad_reduce_dtype_halves_the_gradient_buffer_and_a_bad_one_is_named(server):
+    """job.grad_reduce_dtype bf16 keeps Megatron-Core's gradients in 2 bytes a parameter, not 4; a value
+    it does not know, or a stack that keeps its own (DeepSpeed), is a 400 naming the field."""
+    workload = json.loads(PLAN_FILE.read_text())
+    fp32 = post(server, "/v1/plans", workload).json()
+    workload["job"]["grad_reduce_dtype"] = "bf16"
+    bf16 = post(server, "/v1/plans", workload).json()
+    assert bf16["memory_gb"]["gradients"] == pytest.approx(fp32["memory_gb"]["gradients"] / 2, rel=1e-9)
+    assert bf16["memory_gb"]["total"] < fp32["memory_gb"]["total"]
+    for job in ({"grad_reduce_dtype": "fp8"}, {"grad_reduce_dtype": "bf16", "framework": "deepspeed"}):
+        r = post(server, "/v1/plans", dict(workload, job=dict(workload["job"], **job)))
+        assert r.status_code == 400 and r.json()["field"] == "job.grad_reduce_dtype", r.text
+
+
 def test_cached_answer_is_compressed_for_a_later_gzip_client(server):
     """An answer first sent plain is compressed when a client later accepts gzip, and is the same JSON."""
     import gzip as gz

@@ -308,18 +308,18 @@ def test_plan_form_edits_reach_the_workload(browser, web_server):
 
 
 def test_plan_form_sets_the_training_profile(browser, web_server):
-    """The form has the job's training profile: framework, optimizer and CPU offload (pre-train and
-    full fine-tune only); they reach the workload, leave it with a kind that does not take them, load
+    """The form has the job's training profile: framework, optimizer, CPU offload and the gradients'
+    precision (the last two pre-train and full fine-tune only); they reach the workload, leave it with a kind that does not take them, load
     back from a workload, and a value the form cannot show travels as written, for the API to name."""
     open_page(browser, web_server, "#/plan")
     wait_for(browser, lambda d: d.find_element(By.ID, "p-kind"), what="the form")
     job = lambda: json.loads(browser.find_element(By.ID, "p-json").get_attribute("value"))["job"]
     Select(browser.find_element(By.ID, "p-kind")).select_by_value("finetune")
-    assert "framework" not in job() and "optimizer" not in job() and "offload" not in job()  # the defaults
+    assert not {"framework", "optimizer", "offload", "grad_reduce_dtype"} & job().keys()  # the defaults
     # The lists are the contract's: every value the workload schema allows (the alias "adam" aside), no other.
     schema = requests.get(web_server.url + "/openapi.json", timeout=10).json()["components"]["schemas"]["Workload"]
     allowed = schema["properties"]["job"]["properties"]
-    for name in ("framework", "optimizer", "offload", "engine", "precision", "kind"):
+    for name in ("framework", "optimizer", "offload", "grad_reduce_dtype", "engine", "precision", "kind"):
         options = [o.get_attribute("value") for o in browser.find_elements(By.CSS_SELECTOR, f"#p-{name} option")]
         assert sorted(options) == sorted(v for v in allowed[name]["enum"] if v != "adam"), name
     Select(browser.find_element(By.ID, "p-framework")).select_by_value("deepspeed")
@@ -327,14 +327,17 @@ def test_plan_form_sets_the_training_profile(browser, web_server):
     Select(browser.find_element(By.ID, "p-offload")).select_by_value("optimizer")
     assert {k: job()[k] for k in ("framework", "optimizer", "offload")} == \
         {"framework": "deepspeed", "optimizer": "adam8bit", "offload": "optimizer"}
+    Select(browser.find_element(By.ID, "p-grad_reduce_dtype")).select_by_value("bf16")
+    assert job()["grad_reduce_dtype"] == "bf16"
     # LoRA keeps its adapters' states on the GPU: no offload control, none in the workload.
     Select(browser.find_element(By.ID, "p-kind")).select_by_value("lora")
     assert not browser.find_element(By.ID, "p-offload").is_displayed() and "offload" not in job()
+    assert not browser.find_element(By.ID, "p-grad_reduce_dtype").is_displayed() and "grad_reduce_dtype" not in job()
     assert job()["framework"] == "deepspeed"
     # A serving job takes none of them.
     Select(browser.find_element(By.ID, "p-kind")).select_by_value("inference")
     assert not browser.find_element(By.ID, "p-framework").is_displayed()
-    assert not {"framework", "optimizer", "offload"} & job().keys()
+    assert not {"framework", "optimizer", "offload", "grad_reduce_dtype"} & job().keys()
     # A workload loads into the controls, its stated default included.
     example = json.loads((Path(__file__).resolve().parents[2] / "data/examples/finetune-llama3.1-70b-deepspeed-offload.json").read_text())
     open_page(browser, web_server, "#/plan?" + urllib.parse.urlencode({"w": json.dumps(example), "top": "3"}))

@@ -99,6 +99,7 @@ PreparedModel prepare_model(const ModelShape& s, const Job& job) {
                    job.framework == Framework::hf_accelerate);
   m.optimizer = job.optimizer;
   m.offload = job.offload;
+  m.grad_reduce_bf16 = job.grad_reduce_bf16;
   return m;
 }
 

@@ -125,7 +125,7 @@ Job parse_job(const json& j) {
   reject_unknown(j, "job",
                  {"kind", "seq_len", "global_batch", "tokens", "precision", "flash_attention", "lora_rank", "lora_base",
                   "prompt_len", "output_len", "concurrent", "latency_target_ms", "framework", "optimizer", "offload",
-                  "kv_cache_precision", "engine", "torch_compile"});
+                  "kv_cache_precision", "engine", "torch_compile", "grad_reduce_dtype"});
   Job job;
   const auto kind = opt_string(j, "kind", "job.kind");
   if (!kind) throw_invalid("job.kind", "job.kind is required: pretrain, finetune, lora or inference");
@@ -147,6 +147,11 @@ Job parse_job(const json& j) {
   if (const auto f = opt_string(j, "framework", "job.framework")) job.framework = parse_framework(*f);
   if (const auto o = opt_string(j, "optimizer", "job.optimizer")) job.optimizer = parse_optimizer(*o);
   if (const auto o = opt_string(j, "offload", "job.offload")) job.offload = parse_offload(*o);
+  if (const auto g = opt_string(j, "grad_reduce_dtype", "job.grad_reduce_dtype")) {
+    if (*g != "fp32" && *g != "bf16")
+      throw_invalid("job.grad_reduce_dtype", "job.grad_reduce_dtype must be fp32 or bf16; got '" + *g + "'");
+    job.grad_reduce_bf16 = *g == "bf16";
+  }
   job.flash_attention = opt_bool(j, "flash_attention", "job.flash_attention").value_or(true);
   job.torch_compile = opt_bool(j, "torch_compile", "job.torch_compile").value_or(false);
   if (job.kind == JobKind::inference) {
@@ -187,7 +192,8 @@ Job parse_job(const json& j) {
     if (!inference && j.contains(key))
       throw_invalid(std::string("job.") + key, std::string("job.") + key + " is for inference jobs");
   // The training stack's fields: a serving plan runs on job.engine, and nothing of these applies.
-  for (const char* key : {"seq_len", "global_batch", "torch_compile", "framework", "optimizer", "offload"})
+  for (const char* key :
+       {"seq_len", "global_batch", "torch_compile", "framework", "optimizer", "offload", "grad_reduce_dtype"})
     if (inference && j.contains(key))
       throw_invalid(std::string("job.") + key,
                     std::string("job.") + key + " is for training jobs" +
@@ -201,6 +207,25 @@ Job parse_job(const json& j) {
       job.framework != Framework::hf_accelerate)
     throw_invalid("job.torch_compile",
                   "job.torch_compile applies to the PyTorch stacks: job.framework fsdp, torchtitan or hf-accelerate");
+  if (j.contains("grad_reduce_dtype")) {
+    // Where the planner holds the gradients as the job's stack does: Megatron-Core's (and NeMo's)
+    // gradient buffer, PyTorch FSDP's reduce dtype. fp16 training keeps fp16 gradients, a LoRA job
+    // the adapters' 16-bit ones, DeepSpeed's bf16 optimizer and hai-llm fp32 ones (framework_memory.cpp).
+    if (job.kind == JobKind::lora)
+      throw_invalid("job.grad_reduce_dtype",
+                    "job.grad_reduce_dtype is for full fine-tuning and pre-training: a lora job's adapter "
+                    "gradients are 16-bit");
+    if (job.precision == Precision::fp16)
+      throw_invalid("job.grad_reduce_dtype",
+                    "job.grad_reduce_dtype is for bf16, fp8 and fp4 training: fp16 training keeps fp16 gradients "
+                    "(and fp32 copies with the optimizer)");
+    if (job.framework == Framework::deepspeed || job.framework == Framework::hai_llm)
+      throw_invalid("job.grad_reduce_dtype",
+                    "job.grad_reduce_dtype applies to job.framework auto, megatron-core, nemo, torchtitan, fsdp "
+                    "and hf-accelerate; " +
+                        std::string(to_string(job.framework)) +
+                        " accumulates its gradients in fp32 as the planner holds them");
+  }
   if (job.kind == JobKind::lora) {
     // The adapters' states are small; offloading them is not what LoRA stacks do, and not modelled.
     if (j.contains("offload"))

@@ -57,6 +57,7 @@ struct PreparedModel {
   Framework framework = Framework::auto_;
   Optimizer optimizer = Optimizer::adamw;
   Offload offload = Offload::none;
+  bool grad_reduce_bf16 = false;  // Job::grad_reduce_bf16
   // Eager PyTorch running a Llama-family block op by op (PyTorch stack, gated MLP, no torch.compile).
   bool eager_llama = false;
 };

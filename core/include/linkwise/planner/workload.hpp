@@ -96,6 +96,10 @@ struct Job {
   Framework framework = Framework::auto_;
   Optimizer optimizer = Optimizer::adamw;
   Offload offload = Offload::none;  // ZeRO-Offload: optimizer states (and parameters, ZeRO-3) in CPU memory
+  // The gradients' buffer and data-parallel reduction in bf16 (`"grad_reduce_dtype": "bf16"`:
+  // Megatron-LM's --grad-reduce-in-bf16, Megatron Bridge's and NeMo's grad_reduce_in_fp32 False,
+  // FSDP's reduce_dtype bfloat16); fp32 by default, as Megatron-Core keeps bf16 and fp8 training.
+  bool grad_reduce_bf16 = false;
 };
 
 // The machine one node is: a catalog instance or a custom one, with its GPU.
