@@ -114,7 +114,8 @@
           h('div', {'data-kind': 'train', class: 'grid2'},
             field('framework', 'Framework', {options: [['auto', 'auto (Megatron-Core; FSDP at ZeRO-3)'], ['megatron-core', 'Megatron-Core'], ['nemo', 'NeMo'],
               ['torchtitan', 'torchtitan'], ['deepspeed', 'DeepSpeed'], ['fsdp', 'PyTorch FSDP'], ['hf-accelerate', 'HF Accelerate'], ['hai-llm', 'HAI-LLM (DeepSeek)']]}),
-            field('optimizer', 'Optimizer', {options: [['adamw', 'AdamW'], ['adam8bit', '8-bit Adam'], ['adafactor', 'Adafactor'], ['sgd', 'SGD']]})),
+            field('optimizer', 'Optimizer', {options: [['adamw', 'AdamW'], ['adam8bit', '8-bit Adam'], ['adafactor', 'Adafactor'], ['sgd', 'SGD']]}),
+            field('loss', 'Loss', {options: [['eager', 'eager (PyTorch, fp32 logits)'], ['fused', 'fused kernel (flash-attn, TE)']]})),
           h('div', {'data-kind': 'full', class: 'grid2'}, field('offload', 'CPU offload', {options: [['none', 'none'], ['optimizer', 'optimizer states (ZeRO 1-3)'],
             ['optimizer_and_params', 'optimizer states + params (ZeRO-3)']]}),
             field('grad_reduce_dtype', 'Gradients', {options: [['fp32', 'fp32 (Megatron-Core default)'], ['bf16', 'bf16 (NVIDIA perf recipes)']]})),
@@ -229,7 +230,7 @@
     else {
       Object.assign(job, {seq_len: numberOf('seq_len'), global_batch: numberOf('global_batch')});
       if (kind === 'lora') Object.assign(job, {lora_rank: numberOf('lora_rank'), lora_base: e.lora_base.value});
-      // The defaults (auto, AdamW, no offload, fp32 gradients) stay out of the JSON unless the loaded workload stated
+      // The defaults (auto, AdamW, eager loss, no offload, fp32 gradients) stay out of the JSON unless the loaded workload stated
       // them; a select showing nothing (a loaded value it has no option for) leaves that value be.
       const choose = (name, byDefault) => {
         const v = e[name].value;
@@ -237,6 +238,7 @@
       };
       choose('framework', 'auto');
       choose('optimizer', 'adamw');
+      choose('loss', 'eager');
       if (kind !== 'lora') { choose('offload', 'none'); choose('grad_reduce_dtype', 'fp32'); }
     }
     job.tokens = numberOf('tokens');
@@ -278,7 +280,7 @@
       form.elements.dropout.checked = !!m.dropout;
     }
     const jobFields = ['kind', 'precision', 'tokens', 'seq_len', 'global_batch', 'lora_rank', 'lora_base', 'prompt_len', 'output_len', 'concurrent', 'latency_target_ms', 'engine',
-                       'framework', 'optimizer', 'offload', 'grad_reduce_dtype'];
+                       'framework', 'optimizer', 'loss', 'offload', 'grad_reduce_dtype'];
     for (const k of jobFields) {
       if (j[k] !== undefined && !(k === 'concurrent' && j[k] === 'max'))
         setValue(k, typeof j[k] === 'number' && j[k] >= 1e7 ? j[k].toExponential().replace('e+', 'e') : j[k]);

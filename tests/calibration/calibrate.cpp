@@ -145,6 +145,10 @@ std::string to_workload(const json& r, json& out) {
       group == "megatron_v1_2020" || group == "narayanan2021_a100" || group == "korthikanti2022_a100";
   const bool megatron_core = group.rfind("nemo", 0) == 0 || group.rfind("megatron_bridge", 0) == 0;
   if (group == "mosaicml_llm_foundry") {
+    // MPT's loss is flash-attn's fused cross-entropy unless the yaml names another (llm-foundry
+    // modeling_mpt.py at the benchmark's commit 49521837: om_model_config.get('loss_fn',
+    // 'fused_crossentropy'); the pretrain yamls name none).
+    job["loss"] = "fused";
     zero = sharding.find("FULL_SHARD") != std::string::npos ? 3 : 2;
     recompute = recompute_text == "full" ? "full" : "none";
   } else if (group == "megatron_v1_2020") {

@@ -640,3 +640,13 @@ TEST_CASE("job.grad_reduce_dtype: fp32 or bf16, for the stacks whose gradient bu
   d["job"] = json::parse(R"({"kind": "inference", "prompt_len": 512, "output_len": 512, "grad_reduce_dtype": "bf16"})");
   CHECK(failing_field(d) == "job.grad_reduce_dtype");
 }
+
+TEST_CASE("job.loss: eager or fused, for training jobs") {
+  json d = good();
+  d["job"]["loss"] = "fused";
+  CHECK(failing_field(d) == "<no error>");
+  d["job"]["loss"] = "liger";
+  CHECK(failing_field(d) == "job.loss");
+  d["job"] = json::parse(R"({"kind": "inference", "prompt_len": 512, "output_len": 512, "loss": "fused"})");
+  CHECK(failing_field(d) == "job.loss");
+}

@@ -1,6 +1,9 @@
 // Memory model against hand-computed cases from the public sources.
 #include <catch2/catch.hpp>
 
+#include <string>
+#include <tuple>
+
 #include "linkwise/catalog.hpp"
 #include "linkwise/planner/engine.hpp"
 #include "linkwise/planner/model.hpp"
@@ -416,4 +419,24 @@ TEST_CASE("bf16 gradient reduction halves Megatron-Core's gradient buffer and FS
   const Estimate fsdp16 = memory_of(m, job, l);
   CHECK(fsdp16.gradients == Approx(fsdp32.gradients).epsilon(1e-12));  // the shards stay 16-bit
   CHECK(fsdp32.overhead > fsdp16.overhead);
+}
+
+TEST_CASE("a fused cross-entropy keeps 4 bytes per vocab entry (flash-attn), 6 under Transformer Engine, eager 10") {
+  const ModelShape m = preset("llama3.1-8b");
+  Layout l;
+  l.dp = 8;
+  l.micro_batch = 2;
+  Job job = pretrain(4096, 64);
+  const double entries = 2.0 * 4096 * m.vocab;  // one micro-batch's logits on one GPU (tp 1)
+  for (const auto& [framework, zero, fused_bytes] :
+       {std::tuple{Framework::fsdp, 3, 4.0}, std::tuple{Framework::megatron_core, 1, 6.0},
+        std::tuple{Framework::auto_, 1, 6.0}, std::tuple{Framework::auto_, 3, 4.0}}) {
+    job.framework = framework;
+    l.zero = zero;
+    job.fused_loss = false;
+    const double eager = memory_of(m, job, l).activations;
+    job.fused_loss = true;
+    INFO(std::string(to_string(framework)) << " zero " << zero);
+    CHECK(eager - memory_of(m, job, l).activations == Approx((10.0 - fused_bytes) * entries).epsilon(1e-9));
+  }
 }

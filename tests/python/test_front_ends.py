@@ -92,3 +92,5 @@ def test_grad_reduce_dtype_is_the_same_field_in_python():
     with pytest.raises(linkwise.InvalidInputError) as error:
         linkwise.plan(dict(h100, job=dict(LLAMA_8B["job"], grad_reduce_dtype="bf16", framework="deepspeed")))
     assert error.value.field == "job.grad_reduce_dtype"
+    fused = linkwise.plan(dict(h100, job=dict(LLAMA_8B["job"], loss="fused")))
+    assert fused.memory_gb.activations < fp32.memory_gb.activations

@@ -155,6 +155,20 @@ def test_grad_reduce_dtype_halves_the_gradient_buffer_and_a_bad_one_is_named(ser
         assert r.status_code == 400 and r.json()["field"] == "job.grad_reduce_dtype", r.text
 
 
+def test_a_fused_loss_keeps_less_of_the_logits(server):
+    """job.loss fused: Transformer Engine's cross-entropy under the default profile (ZeRO-1 here) keeps
+    6 bytes per vocab entry of the logits, not 10; an unknown loss is named."""
+    workload = json.loads(PLAN_FILE.read_text())
+    # No pipeline: the logits sit beside the layers' activations on every GPU.
+    workload["layout"].update(pp=1, dp=16, virtual_stages=1)
+    eager = post(server, "/v1/plans", workload).json()
+    workload["job"]["loss"] = "fused"
+    fused = post(server, "/v1/plans", workload).json()
+    assert fused["memory_gb"]["activations"] < eager["memory_gb"]["activations"]
+    r = post(server, "/v1/plans", dict(workload, job=dict(workload["job"], loss="chunked")))
+    assert r.status_code == 400 and r.json()["field"] == "job.loss", r.text
+
+
 def test_cached_answer_is_compressed_for_a_later_gzip_client(server):
     """An answer first sent plain is compressed when a client later accepts gzip, and is the same JSON."""
     import gzip as gz

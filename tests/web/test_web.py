@@ -315,11 +315,11 @@ def test_plan_form_sets_the_training_profile(browser, web_server):
     wait_for(browser, lambda d: d.find_element(By.ID, "p-kind"), what="the form")
     job = lambda: json.loads(browser.find_element(By.ID, "p-json").get_attribute("value"))["job"]
     Select(browser.find_element(By.ID, "p-kind")).select_by_value("finetune")
-    assert not {"framework", "optimizer", "offload", "grad_reduce_dtype"} & job().keys()  # the defaults
+    assert not {"framework", "optimizer", "loss", "offload", "grad_reduce_dtype"} & job().keys()  # the defaults
     # The lists are the contract's: every value the workload schema allows (the alias "adam" aside), no other.
     schema = requests.get(web_server.url + "/openapi.json", timeout=10).json()["components"]["schemas"]["Workload"]
     allowed = schema["properties"]["job"]["properties"]
-    for name in ("framework", "optimizer", "offload", "grad_reduce_dtype", "engine", "precision", "kind"):
+    for name in ("framework", "optimizer", "loss", "offload", "grad_reduce_dtype", "engine", "precision", "kind"):
         options = [o.get_attribute("value") for o in browser.find_elements(By.CSS_SELECTOR, f"#p-{name} option")]
         assert sorted(options) == sorted(v for v in allowed[name]["enum"] if v != "adam"), name
     Select(browser.find_element(By.ID, "p-framework")).select_by_value("deepspeed")
@@ -329,6 +329,8 @@ def test_plan_form_sets_the_training_profile(browser, web_server):
         {"framework": "deepspeed", "optimizer": "adam8bit", "offload": "optimizer"}
     Select(browser.find_element(By.ID, "p-grad_reduce_dtype")).select_by_value("bf16")
     assert job()["grad_reduce_dtype"] == "bf16"
+    Select(browser.find_element(By.ID, "p-loss")).select_by_value("fused")
+    assert job()["loss"] == "fused"
     # LoRA keeps its adapters' states on the GPU: no offload control, none in the workload.
     Select(browser.find_element(By.ID, "p-kind")).select_by_value("lora")
     assert not browser.find_element(By.ID, "p-offload").is_displayed() and "offload" not in job()
@@ -337,7 +339,7 @@ def test_plan_form_sets_the_training_profile(browser, web_server):
     # A serving job takes none of them.
     Select(browser.find_element(By.ID, "p-kind")).select_by_value("inference")
     assert not browser.find_element(By.ID, "p-framework").is_displayed()
-    assert not {"framework", "optimizer", "offload", "grad_reduce_dtype"} & job().keys()
+    assert not {"framework", "optimizer", "loss", "offload", "grad_reduce_dtype"} & job().keys()
     # A workload loads into the controls, its stated default included.
     example = json.loads((Path(__file__).resolve().parents[2] / "data/examples/finetune-llama3.1-70b-deepspeed-offload.json").read_text())
     open_page(browser, web_server, "#/plan?" + urllib.parse.urlencode({"w": json.dumps(example), "top": "3"}))

@@ -289,7 +289,19 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     // logits, their exp and the result, and its fused nll + log-softmax backward builds zeros, exp
     // and their sum beside the saved log-probabilities: 16 bytes per vocab entry at the backward's
     // peak (the 16-bit logits freed by then).
-    const double logit_bytes = m.framework == Framework::torchtitan && l.tp > 1 ? 16.0 : 2.0 + 4.0 + 4.0;
+    // A fused cross-entropy kernel (job.loss fused) keeps less: flash-attn's CrossEntropyLoss
+    // (llm-foundry's default loss_fn, `fused_crossentropy`) saves the 16-bit logits and the per-row
+    // log-sum-exp and writes a 16-bit gradient in backward (flash_attn/ops/triton/cross_entropy.py:
+    // `torch.empty_like(logits)` unless inplace_backward): 4 bytes per entry. Transformer Engine's
+    // parallel cross-entropy, Megatron-Core's fusion, computes the fp32 gradient in forward and saves
+    // only it (transformer_engine/pytorch/triton/cross_entropy.py), beside the logits until the
+    // kernel returns: 6.
+    double logit_bytes = m.framework == Framework::torchtitan && l.tp > 1 ? 16.0 : 2.0 + 4.0 + 4.0;
+    if (m.fused_loss) {
+      const bool transformer_engine = m.framework == Framework::megatron_core || m.framework == Framework::nemo ||
+                                      (m.framework == Framework::auto_ && l.zero < 3);
+      logit_bytes = transformer_engine ? 2.0 + 4.0 : 2.0 + 2.0;
+    }
     const double logits = tokens * m.vocab / tp * logit_bytes;
     const double last_stage = last_layers * per_layer_bytes + working_set + logits;
     out.activations = l.pp == 1 ? first_stage + logits : std::max(first_stage, last_stage);

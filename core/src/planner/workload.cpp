@@ -122,10 +122,11 @@ std::vector<std::string> string_list(const json& obj, const char* key, const std
 }
 
 Job parse_job(const json& j) {
-  reject_unknown(j, "job",
-                 {"kind", "seq_len", "global_batch", "tokens", "precision", "flash_attention", "lora_rank", "lora_base",
-                  "prompt_len", "output_len", "concurrent", "latency_target_ms", "framework", "optimizer", "offload",
-                  "kv_cache_precision", "engine", "torch_compile", "grad_reduce_dtype"});
+  reject_unknown(j, "job", {"kind",       "seq_len",         "global_batch",      "tokens",
+                            "precision",  "flash_attention", "lora_rank",         "lora_base",
+                            "prompt_len", "output_len",      "concurrent",        "latency_target_ms",
+                            "framework",  "optimizer",       "offload",           "kv_cache_precision",
+                            "engine",     "torch_compile",   "grad_reduce_dtype", "loss"});
   Job job;
   const auto kind = opt_string(j, "kind", "job.kind");
   if (!kind) throw_invalid("job.kind", "job.kind is required: pretrain, finetune, lora or inference");
@@ -151,6 +152,11 @@ Job parse_job(const json& j) {
     if (*g != "fp32" && *g != "bf16")
       throw_invalid("job.grad_reduce_dtype", "job.grad_reduce_dtype must be fp32 or bf16; got '" + *g + "'");
     job.grad_reduce_bf16 = *g == "bf16";
+  }
+  if (const auto loss = opt_string(j, "loss", "job.loss")) {
+    if (*loss != "eager" && *loss != "fused")
+      throw_invalid("job.loss", "job.loss must be eager or fused; got '" + *loss + "'");
+    job.fused_loss = *loss == "fused";
   }
   job.flash_attention = opt_bool(j, "flash_attention", "job.flash_attention").value_or(true);
   job.torch_compile = opt_bool(j, "torch_compile", "job.torch_compile").value_or(false);
@@ -193,7 +199,7 @@ Job parse_job(const json& j) {
       throw_invalid(std::string("job.") + key, std::string("job.") + key + " is for inference jobs");
   // The training stack's fields: a serving plan runs on job.engine, and nothing of these applies.
   for (const char* key :
-       {"seq_len", "global_batch", "torch_compile", "framework", "optimizer", "offload", "grad_reduce_dtype"})
+       {"seq_len", "global_batch", "torch_compile", "framework", "optimizer", "offload", "grad_reduce_dtype", "loss"})
     if (inference && j.contains(key))
       throw_invalid(std::string("job.") + key,
                     std::string("job.") + key + " is for training jobs" +

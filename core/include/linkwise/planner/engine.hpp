@@ -58,6 +58,7 @@ struct PreparedModel {
   Optimizer optimizer = Optimizer::adamw;
   Offload offload = Offload::none;
   bool grad_reduce_bf16 = false;  // Job::grad_reduce_bf16
+  bool fused_loss = false;        // Job::fused_loss
   // Eager PyTorch running a Llama-family block op by op (PyTorch stack, gated MLP, no torch.compile).
   bool eager_llama = false;
 };
