@@ -106,7 +106,8 @@
           field('precision', 'Precision', {options: ['bf16', 'fp16', 'fp8', 'fp4']}),
           field('tokens', 'Tokens', {min: 1}, 'to train on, e.g. 1e12'),
           h('div', {'data-kind': 'train', class: 'grid2', style: null}, field('seq_len', 'Sequence', {min: 1, step: 1}, 'tokens'), field('global_batch', 'Global batch', {min: 1, step: 1}, 'sequences')),
-          h('div', {'data-kind': 'lora', class: 'grid2'}, field('lora_rank', 'LoRA rank', {min: 1, step: 1}), field('lora_base', 'LoRA base', {options: ['bf16', '4bit']})),
+          h('div', {'data-kind': 'lora', class: 'grid2'}, field('lora_rank', 'LoRA rank', {min: 1, step: 1}), field('lora_base', 'LoRA base', {options: [['bf16', 'bf16'], ['4bit', '4-bit NF4 (QLoRA)'], ['fp8', 'fp8 (precision fp8)']]}),
+            field('lora_targets', 'Adapters on', {options: [['all', 'every linear layer'], ['attention', 'attention (Q, K, V, O)']]})),
           h('div', {'data-kind': 'inference', class: 'grid2'}, field('prompt_len', 'Prompt', {min: 1, step: 1}, 'tokens'), field('output_len', 'Output', {min: 1, step: 1}, 'tokens'),
             field('concurrent', 'Concurrent', {min: 1, step: 1}, 'sequences'), field('latency_target_ms', 'Latency target', {min: 0}, 'ms/token'),
             field('engine', 'Engine', {options: [['auto', 'auto (TensorRT-LLM; vLLM on AMD)'], ['vllm', 'vLLM'], ['sglang', 'SGLang'], ['tensorrt-llm', 'TensorRT-LLM']]}),
@@ -229,7 +230,10 @@
                                                   engine: e.engine.value === 'auto' ? undefined : e.engine.value});
     else {
       Object.assign(job, {seq_len: numberOf('seq_len'), global_batch: numberOf('global_batch')});
-      if (kind === 'lora') Object.assign(job, {lora_rank: numberOf('lora_rank'), lora_base: e.lora_base.value});
+      if (kind === 'lora') {
+        Object.assign(job, {lora_rank: numberOf('lora_rank'), lora_base: e.lora_base.value});
+        if (e.lora_targets.value !== 'all' || explicitJob.has('lora_targets')) job.lora_targets = e.lora_targets.value;
+      }
       // The defaults (auto, AdamW, eager loss, no offload, fp32 gradients) stay out of the JSON unless the loaded workload stated
       // them; a select showing nothing (a loaded value it has no option for) leaves that value be.
       const choose = (name, byDefault) => {
@@ -279,7 +283,7 @@
       form.elements.gated_mlp.checked = m.gated_mlp !== false; form.elements.tied_embeddings.checked = !!m.tied_embeddings;
       form.elements.dropout.checked = !!m.dropout;
     }
-    const jobFields = ['kind', 'precision', 'tokens', 'seq_len', 'global_batch', 'lora_rank', 'lora_base', 'prompt_len', 'output_len', 'concurrent', 'latency_target_ms', 'engine',
+    const jobFields = ['kind', 'precision', 'tokens', 'seq_len', 'global_batch', 'lora_rank', 'lora_base', 'lora_targets', 'prompt_len', 'output_len', 'concurrent', 'latency_target_ms', 'engine',
                        'framework', 'optimizer', 'loss', 'offload', 'grad_reduce_dtype'];
     for (const k of jobFields) {
       if (j[k] !== undefined && !(k === 'concurrent' && j[k] === 'max'))

@@ -131,6 +131,13 @@ std::string to_workload(const json& r, json& out) {
                                         : "pretrain"},
               {"seq_len", r["seq_len"]},
               {"global_batch", global_batch}};
+  if (task == "lora") {
+    if (r.contains("lora_rank") && r["lora_rank"].is_number()) job["lora_rank"] = r["lora_rank"];
+    // MLPerf's Llama 2 70B LoRA adapts the fused QKV and the output projections (the rows' notes).
+    if (group == "mlperf_training_lora_amd") job["lora_targets"] = "attention";
+    // "FP8 params": Transformer Engine keeps the base weights in FP8.
+    if (precision_text.find("FP8 params") != std::string::npos) job["lora_base"] = "fp8";
+  }
   std::string precision_lower = precision_text;
   for (char& c : precision_lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   job["precision"] = precision_lower.find("fp4") != std::string::npos    ? "fp4"

@@ -650,3 +650,18 @@ TEST_CASE("job.loss: eager or fused, for training jobs") {
   d["job"] = json::parse(R"({"kind": "inference", "prompt_len": 512, "output_len": 512, "loss": "fused"})");
   CHECK(failing_field(d) == "job.loss");
 }
+
+TEST_CASE("job.lora_base fp8 needs fp8 GEMMs; job.lora_targets is all or attention, for lora jobs") {
+  json d = good();
+  d["job"] = json::parse(R"({"kind": "lora", "seq_len": 4096, "global_batch": 64, "lora_base": "fp8"})");
+  CHECK(failing_field(d) == "job.lora_base");  // bf16 GEMMs
+  d["job"]["precision"] = "fp8";
+  CHECK(failing_field(d) == "<no error>");
+  d["job"]["lora_targets"] = "attention";
+  CHECK(failing_field(d) == "<no error>");
+  d["job"]["lora_targets"] = "mlp";
+  CHECK(failing_field(d) == "job.lora_targets");
+  d = good();
+  d["job"]["lora_targets"] = "attention";  // a pretrain job has no adapters
+  CHECK(failing_field(d) == "job.lora_targets");
+}

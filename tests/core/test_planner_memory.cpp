@@ -440,3 +440,26 @@ TEST_CASE("a fused cross-entropy keeps 4 bytes per vocab entry (flash-attn), 6 u
     CHECK(eager - memory_of(m, job, l).activations == Approx((10.0 - fused_bytes) * entries).epsilon(1e-9));
   }
 }
+
+TEST_CASE("LoRA on the attention alone: fewer adapters, and the frozen MLP keeps no Linear inputs") {
+  // Per token and layer of Llama 3.1 8B (bf16, no TP): the MLP's input (h) and the down projection's
+  // input (ffn), 2 bytes each, are kept only for weight gradients the frozen MLP has none of.
+  const ModelShape m = preset("llama3.1-8b");
+  Layout l;
+  l.dp = 8;
+  Job job = pretrain(4096, 64);
+  job.kind = JobKind::lora;
+  const double all = per_layer_activations(m, job, l);
+  const Estimate all_states = memory_of(m, job, l);
+  job.lora_attention_only = true;
+  CHECK(all - per_layer_activations(m, job, l) == Approx(4096 * 2.0 * (m.hidden + m.ffn_hidden)).epsilon(1e-9));
+  const Estimate attention_states = memory_of(m, job, l);
+  CHECK(attention_states.optimizer < all_states.optimizer);  // the adapters' states
+  CHECK(attention_states.weights < all_states.weights);
+  // An FP8 base: 1 byte a base weight.
+  job.precision = Precision::fp8;
+  const Hardware h100 = planner_test::dgx(planner_test::h100_80());
+  const double bf16_base = memory_of(m, job, l, h100).weights;
+  job.lora_base_fp8 = true;
+  CHECK(memory_of(m, job, l, h100).weights < 0.51 * bf16_base);
+}

@@ -169,6 +169,22 @@ def test_a_fused_loss_keeps_less_of_the_logits(server):
     assert r.status_code == 400 and r.json()["field"] == "job.loss", r.text
 
 
+def test_lora_targets_and_an_fp8_base_are_the_same_fields_over_rest(server):
+    """job.lora_targets attention leaves the MLP frozen (fewer adapter states); job.lora_base fp8 halves
+    the base weights and needs fp8 GEMMs, or the 400 names it."""
+    workload = {"model": {"preset": "llama3.1-8b"}, "hardware": {"instance": "aws:p5.48xlarge"},
+                "job": {"kind": "lora", "seq_len": 4096, "global_batch": 64, "tokens": 1e8, "precision": "fp8"},
+                "layout": {"tp": 1, "pp": 1, "dp": 8, "micro_batch": 1}}
+    every = post(server, "/v1/plans", workload).json()
+    attention = post(server, "/v1/plans", dict(workload, job=dict(workload["job"], lora_targets="attention"))).json()
+    assert attention["memory_gb"]["optimizer"] < every["memory_gb"]["optimizer"]
+    assert attention["memory_gb"]["activations"] < every["memory_gb"]["activations"]
+    fp8 = post(server, "/v1/plans", dict(workload, job=dict(workload["job"], lora_base="fp8"))).json()
+    assert fp8["memory_gb"]["weights"] < 0.51 * every["memory_gb"]["weights"]
+    r = post(server, "/v1/plans", dict(workload, job=dict(workload["job"], lora_base="fp8", precision="bf16")))
+    assert r.status_code == 400 and r.json()["field"] == "job.lora_base", r.text
+
+
 def test_cached_answer_is_compressed_for_a_later_gzip_client(server):
     """An answer first sent plain is compressed when a client later accepts gzip, and is the same JSON."""
     import gzip as gz

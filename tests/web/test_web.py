@@ -319,7 +319,8 @@ def test_plan_form_sets_the_training_profile(browser, web_server):
     # The lists are the contract's: every value the workload schema allows (the alias "adam" aside), no other.
     schema = requests.get(web_server.url + "/openapi.json", timeout=10).json()["components"]["schemas"]["Workload"]
     allowed = schema["properties"]["job"]["properties"]
-    for name in ("framework", "optimizer", "loss", "offload", "grad_reduce_dtype", "engine", "precision", "kind"):
+    for name in ("framework", "optimizer", "loss", "offload", "grad_reduce_dtype", "lora_base", "lora_targets", "engine",
+                 "precision", "kind"):
         options = [o.get_attribute("value") for o in browser.find_elements(By.CSS_SELECTOR, f"#p-{name} option")]
         assert sorted(options) == sorted(v for v in allowed[name]["enum"] if v != "adam"), name
     Select(browser.find_element(By.ID, "p-framework")).select_by_value("deepspeed")
@@ -335,6 +336,9 @@ def test_plan_form_sets_the_training_profile(browser, web_server):
     Select(browser.find_element(By.ID, "p-kind")).select_by_value("lora")
     assert not browser.find_element(By.ID, "p-offload").is_displayed() and "offload" not in job()
     assert not browser.find_element(By.ID, "p-grad_reduce_dtype").is_displayed() and "grad_reduce_dtype" not in job()
+    assert "lora_targets" not in job()  # the default
+    Select(browser.find_element(By.ID, "p-lora_targets")).select_by_value("attention")
+    assert job()["lora_targets"] == "attention"
     assert job()["framework"] == "deepspeed"
     # A serving job takes none of them.
     Select(browser.find_element(By.ID, "p-kind")).select_by_value("inference")

@@ -66,7 +66,11 @@ LayerActivationBytes layer_activation_bytes(const PreparedModel& m, const Layout
   // Two norm inputs (2h each), QKV input and MLP input (2h each, or as the quantized copy the
   // Linear layers keep: linear_input_bytes), two dropout masks (h each).
   const double linear_in = linear_input_bytes(m, l);
-  a.replicated = 4 * h + 2 * linear_in * h + (m.dropout ? 2 * h : 0);
+  // A frozen Linear keeps no input: its input is kept for the weight gradient only (autograd saves
+  // a matmul's input when the weight requires grad; TE's `backward_needs_input`). LoRA on the
+  // attention alone leaves the MLP's (and the experts') Linear layers frozen without adapters.
+  const double mlp_linear_in = m.lora_frozen_mlp ? 0.0 : linear_in;
+  a.replicated = 4 * h + (linear_in + mlp_linear_in) * h + (m.dropout ? 2 * h : 0);
   // Q, K, V outputs (MLA: after the up-projections, K and V per head, plus the latents' inputs
   // kept on every TP rank, counted here as sharded: a few percent of the layer).
   const double qkv = m.mla ? 2 * m.heads * m.qk_head_dim * 2 + 2 * m.o_width + 2 * (m.q_lora + m.kv_lora + m.rope_dim)
@@ -74,8 +78,8 @@ LayerActivationBytes layer_activation_bytes(const PreparedModel& m, const Layout
   const double attention_out = linear_in * m.o_width;  // input of the output projection
   // gate, up (16-bit, the activation's backward reads them), product | fc1 out, activation out;
   // the product or activation output is the second Linear's input.
-  a.per_ffn = (m.gated ? 4.0 : 2.0) + linear_in;
-  a.routed_input = linear_in;
+  a.per_ffn = (m.gated ? 4.0 : 2.0) + mlp_linear_in;
+  a.routed_input = mlp_linear_in;
   a.mlp = a.per_ffn * m.ffn;
   a.sharded = qkv + a.core + attention_out + a.mlp;
   return a;

@@ -33,8 +33,12 @@ PreparedModel prepare_model(const ModelShape& s, const Job& job) {
   m.embedding_params = s.embedding_params();
   m.total_params = s.total_params();
   const double h = s.hidden, f = s.ffn_hidden, r = job.lora_rank;
-  // LoRA adapters on every linear layer: A (in x r) and B (r x out).
-  m.lora_params_per_layer = r * ((h + h) + 2 * (h + m.kv_width) + (h + h) + (s.gated_mlp ? 2 : 1) * (h + f) + (f + h));
+  // LoRA adapters on every linear layer (or the attention's four, job.lora_targets): A (in x r) and
+  // B (r x out).
+  const double attention_adapters = (h + h) + 2 * (h + m.kv_width) + (h + h);
+  m.lora_params_per_layer =
+      r * (attention_adapters + (job.lora_attention_only ? 0.0 : (s.gated_mlp ? 2 : 1) * (h + f) + (f + h)));
+  m.lora_frozen_mlp = job.kind == JobKind::lora && job.lora_attention_only;
   m.seq_len = job.seq_len;
   m.global_batch = job.global_batch;
 
@@ -80,6 +84,7 @@ PreparedModel prepare_model(const ModelShape& s, const Job& job) {
   if (job.kind == JobKind::inference && job.precision == Precision::fp4) m.bytes_per_weight = 4.5 / 8.0;
   // QLoRA NF4 with double quantization: 4.127 bits per parameter (Dettmers et al. 2023, section 3).
   if (job.kind == JobKind::lora && job.lora_base_4bit) m.bytes_per_weight = 4.127 / 8.0;
+  if (job.kind == JobKind::lora && job.lora_base_fp8) m.bytes_per_weight = 1.0;
   m.gemm_element_bytes = job.precision == Precision::fp8 ? 1.0 : job.precision == Precision::fp4 ? 4.5 / 8.0 : 2.0;
   // Serving keeps the experts as the checkpoint stores them (ModelShape::MoeShape::expert_weights)
   // where that is smaller than the job's precision; training dequantises them.

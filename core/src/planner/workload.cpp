@@ -122,11 +122,12 @@ std::vector<std::string> string_list(const json& obj, const char* key, const std
 }
 
 Job parse_job(const json& j) {
-  reject_unknown(j, "job", {"kind",       "seq_len",         "global_batch",      "tokens",
-                            "precision",  "flash_attention", "lora_rank",         "lora_base",
-                            "prompt_len", "output_len",      "concurrent",        "latency_target_ms",
-                            "framework",  "optimizer",       "offload",           "kv_cache_precision",
-                            "engine",     "torch_compile",   "grad_reduce_dtype", "loss"});
+  reject_unknown(j, "job", {"kind",        "seq_len",         "global_batch",      "tokens",
+                            "precision",   "flash_attention", "lora_rank",         "lora_base",
+                            "prompt_len",  "output_len",      "concurrent",        "latency_target_ms",
+                            "framework",   "optimizer",       "offload",           "kv_cache_precision",
+                            "engine",      "torch_compile",   "grad_reduce_dtype", "loss",
+                            "lora_targets"});
   Job job;
   const auto kind = opt_string(j, "kind", "job.kind");
   if (!kind) throw_invalid("job.kind", "job.kind is required: pretrain, finetune, lora or inference");
@@ -204,7 +205,7 @@ Job parse_job(const json& j) {
       throw_invalid(std::string("job.") + key,
                     std::string("job.") + key + " is for training jobs" +
                         (std::string_view(key) == "framework" ? " (a serving plan takes job.engine)" : ""));
-  for (const char* key : {"lora_rank", "lora_base"})
+  for (const char* key : {"lora_rank", "lora_base", "lora_targets"})
     if (job.kind != JobKind::lora && j.contains(key))
       throw_invalid(std::string("job.") + key, std::string("job.") + key + " is for lora jobs");
   // Only the PyTorch stacks run a block op by op without compile (prepare.cpp): elsewhere the flag
@@ -241,7 +242,17 @@ Job parse_job(const json& j) {
     const std::string base = opt_string(j, "lora_base", "job.lora_base").value_or("bf16");
     if (base == "bf16") job.lora_base_4bit = false;
     else if (base == "4bit") job.lora_base_4bit = true;
-    else throw_invalid("job.lora_base", "job.lora_base must be bf16 or 4bit; got '" + base + "'");
+    else if (base == "fp8") job.lora_base_fp8 = true;
+    else throw_invalid("job.lora_base", "job.lora_base must be bf16, 4bit or fp8; got '" + base + "'");
+    // An FP8 base (Transformer Engine's FP8 parameters) is what fp8 GEMMs read without a cast: the
+    // job's GEMMs must be fp8.
+    if (job.lora_base_fp8 && job.precision != Precision::fp8)
+      throw_invalid("job.lora_base", "job.lora_base fp8 stores the base weights as the fp8 GEMMs read them: it needs "
+                                     "job.precision fp8");
+    const std::string targets = opt_string(j, "lora_targets", "job.lora_targets").value_or("all");
+    if (targets == "attention") job.lora_attention_only = true;
+    else if (targets != "all")
+      throw_invalid("job.lora_targets", "job.lora_targets must be all or attention; got '" + targets + "'");
     // QLoRA's NF4 base (bitsandbytes) dequantises to bf16 before each GEMM, under PEFT/Transformers:
     // no fp8 GEMM on that path, and no Megatron-style tensor or pipeline parallelism.
     if (job.lora_base_4bit && job.precision == Precision::fp8)

@@ -59,6 +59,7 @@ struct PreparedModel {
   Offload offload = Offload::none;
   bool grad_reduce_bf16 = false;  // Job::grad_reduce_bf16
   bool fused_loss = false;        // Job::fused_loss
+  bool lora_frozen_mlp = false;   // LoRA with adapters on the attention only (Job::lora_attention_only)
   // Eager PyTorch running a Llama-family block op by op (PyTorch stack, gated MLP, no torch.compile).
   bool eager_llama = false;
 };

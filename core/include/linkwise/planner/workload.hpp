@@ -83,6 +83,10 @@ struct Job {
   Precision kv_cache_precision = Precision::bf16;  // inference: bf16 (default), fp16 or fp8
   int lora_rank = 16;
   bool lora_base_4bit = false;  // QLoRA: base weights in 4-bit NF4
+  bool lora_base_fp8 = false;   // "lora_base": "fp8": base weights stored in FP8 (TE's FP8 parameters)
+  // "lora_targets": "attention": adapters on the attention's Q, K, V and output projections only (the
+  // MLP frozen whole); "all" (default): on every linear layer.
+  bool lora_attention_only = false;
   // inference
   int prompt_len = 0;
   int output_len = 0;
