@@ -1,4 +1,5 @@
 // plan on the real catalog and the examples in data/examples: the JSON contract's fields.
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -294,4 +295,31 @@ TEST_CASE("Megatron-Core hides ZeRO-1's parameter all-gather behind the next for
   const double backward = 2.0 / 3.0 * compute;                       // no recompute: backward is twice the forward
   CHECK(exposed < dp - 0.8 * backward - 0.1 * compute);
   CHECK(exposed > 0.0);
+}
+
+TEST_CASE("a layout that fits only with a recipe's memory option says which, and by how much") {
+  // Megatron Bridge's Llama 3 70B FP8 layout on 64 H100 (TP4 PP8 VP5): with Megatron-Core's default
+  // fp32 gradient buffer it is over the card; the recipe reduces gradients in bf16, and the plan says so.
+  const Catalog catalog = Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
+  json doc = json::parse(R"({"model": {"preset": "llama3.1-70b"},
+    "job": {"kind": "pretrain", "seq_len": 8192, "global_batch": 256, "precision": "fp8", "framework": "megatron-core"},
+    "hardware": {"instance": "aws:p5.48xlarge", "nodes": 8},
+    "layout": {"tp": 4, "pp": 8, "dp": 2, "micro_batch": 1, "zero": 1, "virtual_stages": 5}})");
+  const auto advice = [](const json& p) {
+    for (const auto& w : p["warnings"])
+      if (w.get<std::string>().rfind("memory: with ", 0) == 0) return w.get<std::string>();
+    return std::string();
+  };
+  const json p = planner::plan_json(doc, catalog);
+  REQUIRE(p["memory_verdict"] != "fits");
+  const std::string said = advice(p);
+  CHECK(said.find("job.grad_reduce_dtype bf16") != std::string::npos);
+  CHECK(said.find("job.loss") == std::string::npos);  // the logits sit on the last stage, not the busiest
+  doc["job"]["grad_reduce_dtype"] = "bf16";
+  const json with = planner::plan_json(doc, catalog);
+  CHECK(with["fits"] == true);
+  char total[32];
+  std::snprintf(total, sizeof total, "need %.1f GB", with["memory_gb"]["total"].get<double>());
+  CHECK(said.find(total) != std::string::npos);
+  CHECK(advice(with).empty());  // nothing left to suggest that would help
 }

@@ -34,6 +34,52 @@ std::string intra_words(HardwareRef hw) {
   return std::string(to_string(in.intra_node_fabric));
 }
 
+// The memory options published recipes state that this job leaves off and that would make the layout
+// fit (outside the error band where one can): job.grad_reduce_dtype bf16 (NVIDIA's Megatron Bridge and
+// NeMo recipes) and job.loss fused (llm-foundry's default). "" when none applies or none is enough.
+std::string memory_option_advice(const Workload& w, const PreparedHardware& p, const Layout& l,
+                                 const PlannerConstants& k, const Estimate& e) {
+  const Job& job = w.job;
+  if (job.kind == JobKind::inference) return "";
+  struct Option {
+    const char* words;
+    bool applies;
+    void (*set)(Job&);
+    Estimate alone;
+  };
+  Option options[] = {
+      {"job.grad_reduce_dtype bf16",
+       !job.grad_reduce_bf16 && job.kind != JobKind::lora && job.precision != Precision::fp16 &&
+           job.framework != Framework::deepspeed && job.framework != Framework::hai_llm,
+       [](Job& j) { j.grad_reduce_bf16 = true; },
+       {}},
+      {"job.loss fused", !job.fused_loss, [](Job& j) { j.fused_loss = true; }, {}},
+  };
+  Job all = job;
+  for (Option& o : options) {
+    if (!o.applies) continue;
+    Job one = job;
+    o.set(one);
+    o.set(all);
+    estimate_memory(prepare_model(w.model, one), p, l, k, o.alone);
+    if (o.alone.fits && !o.alone.tight)  // one option is enough
+      return "memory: with " + std::string(o.words) +
+             fmt(" (as published recipes run) it would need %.1f GB per GPU ", units::bytes_to_gb(o.alone.total)) +
+             fmt("of %.1f GB", units::bytes_to_gb(o.alone.capacity));
+  }
+  Estimate both;
+  estimate_memory(prepare_model(w.model, all), p, l, k, both);
+  if (!both.fits) return "";
+  // Name the options that take memory off this layout (the loss's, say, is off the busiest stage).
+  std::string words;
+  for (const Option& o : options)
+    if (o.applies && o.alone.total < e.total) words += (words.empty() ? "" : " and ") + std::string(o.words);
+  if (words.empty()) return "";
+  return "memory: with " + words +
+         fmt(" (as published recipes run) it would need %.1f GB per GPU ", units::bytes_to_gb(both.total)) +
+         fmt("of %.1f GB", units::bytes_to_gb(both.capacity)) + (both.tight ? ", inside the error band" : "");
+}
+
 // What the GPU-to-GPU link family is called on this machine (AMD's is Infinity Fabric).
 std::string link_family(HardwareRef hw) {
   return hw.instance.intra_node_fabric == Fabric::infinity_fabric ? "Infinity Fabric" : "NVLink";
@@ -170,6 +216,12 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
           fmt("this layout fits without CPU offload (%.1f GB per GPU ", units::bytes_to_gb(without.total)) +
           fmt("of %.1f GB): offload only slows it, ", units::bytes_to_gb(without.capacity)) +
           fmt("by %.3g s per step; drop job.offload", e.offload));
+  }
+  // A layout that does not fit, or only inside the error band, may fit with the memory options real
+  // recipes state: say which, with the GB it would need (a suggestion, never applied).
+  if (!e.fits || e.tight) {
+    if (const std::string advice = memory_option_advice(w, p, l, k, e); !advice.empty())
+      plan.warnings.push_back(advice);
   }
   if (!e.host_fits) {  // CPU offload: the node's host memory cannot hold the offloaded states
     plan.why_not.push_back(fmt("host memory: the offloaded states need %.0f GiB per node, ",
