@@ -248,7 +248,14 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     // batch sizes 1-8192, padded), which can hold no such sync, so the fused MoE op it captures
     // has none in prefill either, where each chunk's GPU work per layer covers the op's few
     // launches. The engine's per-step host work is its step_overhead_s.
-    const double expert_efficiency = m.moe ? serving_grouped_gemm_efficiency(m, k) : 1.0;
+    // MXFP4 experts (gpt-oss) without FP4 tensor cores run weight-only kernels that dequantise the
+    // 4-bit weights in registers and multiply them with 16-bit activations: TensorRT-LLM's gpt-oss
+    // MoE support matrix lists BF16 activations with MXFP4 weights on H200 (Triton backend) and MXFP8
+    // activations only on Blackwell (deployment guide for GPT-OSS, "MoE Backend Support Matrix"), so
+    // those GEMMs run at the 16-bit peak whatever the job's precision.
+    const bool weight_only = m.expert_bytes_per_weight < m.bytes_per_weight && !hw.fp4_tensor_cores;
+    const double expert_efficiency = (m.moe ? serving_grouped_gemm_efficiency(m, k) : 1.0) *
+                                     (weight_only ? hw.attention_peak_flops / hw.peak_flops : 1.0);
     // The engine's per-routed-row work of a MoE layer (moe_serving_routed_row_s, constants.cpp),
     // charged on the busiest rank's routed rows of each step, prefill chunks and decode batches, and
     // with experts over several ranks the wait of each MoE layer's exchange for the slowest rank
@@ -315,7 +322,6 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     // (TensorRT-LLM 1.2's gpt-oss rows, fit rows: far slower than 4.25-bit streaming; a fitted factor
     // wanted 4-5x the bytes, which no kernel mechanism explains: docs/calibration.md "MXFP4
     // experts"). So decode streams them at fp8's width there, as those rows were planned before.
-    const bool weight_only = m.expert_bytes_per_weight < m.bytes_per_weight && !hw.fp4_tensor_cores;
     const double expert_stream_bytes =
         weight_only ? std::min(m.bytes_per_weight, kWeightOnlyFp4StreamBytes) : m.expert_bytes_per_weight;
     out.decode_weight_bytes = out.weights;
