@@ -25,19 +25,23 @@ struct LayerActivationBytes {
   double routed_input;  // bytes kept per element of a routed copy's input row
 };
 
+// Whether the job's Linear layers (and its fused loss) are Transformer Engine's: Megatron-Core and
+// NeMo run them, and the default profile (`auto`) holds memory as Megatron-Core does below ZeRO-3.
+// PyTorch FSDP and torchtitan use PyTorch's own (torchao for FP8).
+bool transformer_engine_layers(const PreparedModel& m, const Layout& l) noexcept {
+  return m.framework == Framework::megatron_core || m.framework == Framework::nemo ||
+         (m.framework == Framework::auto_ && l.zero < 3);
+}
+
 // Bytes per element of a Linear layer's input as kept for its weight-gradient GEMM. Transformer
-// Engine, which Megatron-Core and NeMo run their Linear layers on, keeps the quantized copy it fed
-// the forward GEMM, column-wise data only (TransformerEngine transformer_engine/pytorch/module/
-// linear.py at d0067d0d, `saved_inputmat = inputmat` after `update_usage(rowwise_usage=False,
-// columnwise_usage=True)`; layernorm_linear.py likewise keeps `ln_out`): 1 byte per element in FP8
-// (MXFP8's one scale byte per 32 elements is left out), 4 bits and one scale byte per 16 in NVFP4.
-// The default profile (`auto`) holds memory as Megatron-Core does below ZeRO-3. PyTorch FSDP and
-// torchtitan train FP8 with torchao, whose Float8Linear keeps the high-precision input: 2 bytes.
+// Engine keeps the quantized copy it fed the forward GEMM, column-wise data only (TransformerEngine
+// transformer_engine/pytorch/module/linear.py at d0067d0d, `saved_inputmat = inputmat` after
+// `update_usage(rowwise_usage=False, columnwise_usage=True)`; layernorm_linear.py likewise keeps
+// `ln_out`): 1 byte per element in FP8 (MXFP8's one scale byte per 32 elements is left out), 4 bits
+// and one scale byte per 16 in NVFP4. torchao's Float8Linear keeps the high-precision input: 2 bytes.
 double linear_input_bytes(const PreparedModel& m, const Layout& l) noexcept {
   const bool quantized = m.precision == Precision::fp8 || m.precision == Precision::fp4;
-  const bool transformer_engine = m.framework == Framework::megatron_core || m.framework == Framework::nemo ||
-                                  (m.framework == Framework::auto_ && l.zero < 3);
-  if (!quantized || !transformer_engine || m.kind == JobKind::inference) return 2.0;
+  if (!quantized || !transformer_engine_layers(m, l) || m.kind == JobKind::inference) return 2.0;
   return m.precision == Precision::fp4 ? 0.5 + 1.0 / 16.0 : 1.0;
 }
 
@@ -301,11 +305,7 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     // only it (transformer_engine/pytorch/triton/cross_entropy.py), beside the logits until the
     // kernel returns: 6.
     double logit_bytes = m.framework == Framework::torchtitan && l.tp > 1 ? 16.0 : 2.0 + 4.0 + 4.0;
-    if (m.fused_loss) {
-      const bool transformer_engine = m.framework == Framework::megatron_core || m.framework == Framework::nemo ||
-                                      (m.framework == Framework::auto_ && l.zero < 3);
-      logit_bytes = transformer_engine ? 2.0 + 4.0 : 2.0 + 2.0;
-    }
+    if (m.fused_loss) logit_bytes = transformer_engine_layers(m, l) ? 2.0 + 4.0 : 2.0 + 2.0;
     const double logits = tokens * m.vocab / tp * logit_bytes;
     const double last_stage = last_layers * per_layer_bytes + working_set + logits;
     out.activations = l.pp == 1 ? first_stage + logits : std::max(first_stage, last_stage);
