@@ -49,8 +49,7 @@ std::string memory_option_advice(const Workload& w, const PreparedHardware& p, c
   };
   Option options[] = {
       {"job.grad_reduce_dtype bf16",
-       !job.grad_reduce_bf16 && job.kind != JobKind::lora && job.precision != Precision::fp16 &&
-           job.framework != Framework::deepspeed && job.framework != Framework::hai_llm,
+       !job.grad_reduce_bf16 && grad_reduce_dtype_refusal(job).empty(),
        [](Job& j) { j.grad_reduce_bf16 = true; },
        {}},
       {"job.loss fused", !job.fused_loss, [](Job& j) { j.fused_loss = true; }, {}},

@@ -48,6 +48,24 @@ constexpr EnumNames<Objective, 3> kObjectiveNames{{
 
 }  // namespace
 
+std::string grad_reduce_dtype_refusal(const Job& job) {
+  // Where the planner holds the gradients as the job's stack does: Megatron-Core's (and NeMo's)
+  // gradient buffer, PyTorch FSDP's reduce dtype. fp16 training keeps fp16 gradients, a LoRA job the
+  // adapters' 16-bit ones, DeepSpeed's bf16 optimizer and hai-llm fp32 ones (framework_memory.cpp).
+  if (job.kind == JobKind::inference) return "job.grad_reduce_dtype is for training jobs";
+  if (job.kind == JobKind::lora)
+    return "job.grad_reduce_dtype is for full fine-tuning and pre-training: a lora job's adapter gradients are "
+           "16-bit";
+  if (job.precision == Precision::fp16)
+    return "job.grad_reduce_dtype is for bf16, fp8 and fp4 training: fp16 training keeps fp16 gradients (and fp32 "
+           "copies with the optimizer)";
+  if (job.framework == Framework::deepspeed || job.framework == Framework::hai_llm)
+    return "job.grad_reduce_dtype applies to job.framework auto, megatron-core, nemo, torchtitan, fsdp and "
+           "hf-accelerate; " +
+           std::string(to_string(job.framework)) + " accumulates its gradients in fp32 as the planner holds them";
+  return "";
+}
+
 std::string_view to_string(JobKind kind) noexcept { return enum_name(kJobKindNames, kind); }
 std::string_view to_string(Precision p) noexcept { return enum_name(kPrecisionNames, p); }
 std::string_view to_string(Recompute r) noexcept { return enum_name(kRecomputeNames, r); }
@@ -214,25 +232,9 @@ Job parse_job(const json& j) {
       job.framework != Framework::hf_accelerate)
     throw_invalid("job.torch_compile",
                   "job.torch_compile applies to the PyTorch stacks: job.framework fsdp, torchtitan or hf-accelerate");
-  if (j.contains("grad_reduce_dtype")) {
-    // Where the planner holds the gradients as the job's stack does: Megatron-Core's (and NeMo's)
-    // gradient buffer, PyTorch FSDP's reduce dtype. fp16 training keeps fp16 gradients, a LoRA job
-    // the adapters' 16-bit ones, DeepSpeed's bf16 optimizer and hai-llm fp32 ones (framework_memory.cpp).
-    if (job.kind == JobKind::lora)
-      throw_invalid("job.grad_reduce_dtype",
-                    "job.grad_reduce_dtype is for full fine-tuning and pre-training: a lora job's adapter "
-                    "gradients are 16-bit");
-    if (job.precision == Precision::fp16)
-      throw_invalid("job.grad_reduce_dtype",
-                    "job.grad_reduce_dtype is for bf16, fp8 and fp4 training: fp16 training keeps fp16 gradients "
-                    "(and fp32 copies with the optimizer)");
-    if (job.framework == Framework::deepspeed || job.framework == Framework::hai_llm)
-      throw_invalid("job.grad_reduce_dtype",
-                    "job.grad_reduce_dtype applies to job.framework auto, megatron-core, nemo, torchtitan, fsdp "
-                    "and hf-accelerate; " +
-                        std::string(to_string(job.framework)) +
-                        " accumulates its gradients in fp32 as the planner holds them");
-  }
+  if (j.contains("grad_reduce_dtype"))
+    if (const std::string why = grad_reduce_dtype_refusal(job); !why.empty())
+      throw_invalid("job.grad_reduce_dtype", why);
   if (job.kind == JobKind::lora) {
     // The adapters' states are small; offloading them is not what LoRA stacks do, and not modelled.
     if (j.contains("offload"))

@@ -215,6 +215,11 @@ Layout complete_layout(const Workload& w, int gpus);
 // MLA keeps one latent per token, replicated on every TP rank: no KV-head constraint.
 std::string tp_attention_problem(const ModelShape& model, JobKind kind, long long tp);
 
+// Why job.grad_reduce_dtype does not apply to this job, in words ("" when it does): inference, LoRA,
+// fp16, and the stacks that keep their own fp32 accumulation (deepspeed, hai-llm). parse_job refuses
+// the field there; plans suggest it only where it applies.
+std::string grad_reduce_dtype_refusal(const Job& job);
+
 // Checks one layout against the model and job; throws invalid_input naming the field.
 void validate_layout(const Workload& w, const Layout& layout, int gpus_per_node, int nodes);
 
