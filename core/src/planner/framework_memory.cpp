@@ -69,12 +69,6 @@ double optimizer_state_bytes(Optimizer o, Framework f) noexcept {
   return 12.0;
 }
 
-bool fsdp_family(const PreparedModel& m, const Layout& l) noexcept {
-  if (l.zero == 3) return true;
-  return m.framework == Framework::fsdp || m.framework == Framework::torchtitan ||
-         m.framework == Framework::hf_accelerate;
-}
-
 StateBytes model_state_bytes(const PreparedModel& m, const Layout& l, double zero_group) noexcept {
   const double sw = l.zero >= 3 ? zero_group : 1.0, sg = l.zero >= 2 ? zero_group : 1.0,
                so = l.zero >= 1 ? zero_group : 1.0;

@@ -91,14 +91,6 @@ LayerActivationBytes layer_activation_bytes(const PreparedModel& m, const Layout
 
 }  // namespace
 
-MoeStage moe_stage(const PreparedModel& m, const Layout& l) noexcept {
-  MoeStage st;
-  st.layers = std::ceil(m.layers / double(l.pp));
-  st.moe = m.moe ? std::min(st.layers, std::ceil(m.moe_layers / double(l.pp))) : 0.0;
-  st.dense = st.layers - st.moe;
-  return st;
-}
-
 MoeRows moe_rows(const PreparedModel& m, double tokens, double tp, const Layout& l) noexcept {
   MoeRows r;
   const double ep = l.ep, etp = l.etp;
@@ -108,15 +100,14 @@ MoeRows moe_rows(const PreparedModel& m, double tokens, double tp, const Layout&
   r.busiest = r.mean * (l.ep > 1 ? m.load_imbalance : 1.0);
   r.local_experts = m.experts / ep;
   // Distinct local experts the step touches: the group's tokens each pick top_k of the experts
-  // (uniform routing), so an expert is missed with probability (1 - top_k/E)^tokens.
+  // (uniform routing), so an expert is missed with probability (1 - top_k/E)^tokens, computed as
+  // exp(tokens x log(1 - top_k/E)): the search calls this for every MoE layout, and exp is cheaper
+  // than pow. Below e^-700 the odds are 0 in double precision; exp would take its slow underflow path.
   const double group_tokens = tokens / tp * ep * etp;
-  const double expected = r.local_experts * (1.0 - std::pow(1.0 - m.top_k / m.experts, group_tokens));
+  const double log_miss = group_tokens * m.log_expert_miss;
+  const double expected = r.local_experts * (1.0 - (log_miss < -700.0 ? 0.0 : std::exp(log_miss)));
   r.touched = std::min({r.local_experts, std::max(1.0, r.busiest), std::max(1.0, expected)});
   return r;
-}
-
-double local_expert_params(const PreparedModel& m, const Layout& l) noexcept {
-  return m.moe ? moe_stage(m, l).moe * (m.experts / l.ep) * m.expert_params / l.etp : 0.0;
 }
 
 void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const Layout& l, const PlannerConstants& k,

@@ -64,6 +64,7 @@ PreparedModel prepare_model(const ModelShape& s, const Job& job) {
   if (m.moe) {
     m.experts = s.moe.experts;
     m.top_k = s.moe.top_k;
+    m.log_expert_miss = std::log1p(-m.top_k / m.experts);
     m.expert_ffn = s.moe.expert_ffn_hidden;
     m.expert_in_width = mlp_matrices * s.moe.expert_ffn_hidden;
     m.shared_ffn = double(s.moe.shared_experts) * s.moe.expert_ffn_hidden;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 
 #include <string>
 
@@ -42,7 +43,8 @@ struct PreparedModel {
   double experts = 0, top_k = 0, expert_ffn = 0, expert_in_width = 0, shared_ffn = 0, shared_in_width = 0;
   double moe_layers = 0, dense_mlp_layers = 0;
   double expert_params = 0, moe_base_params = 0;  // one routed expert; a MoE layer without its routed experts
-  double load_imbalance = 1;                      // the busiest expert-parallel rank's tokens over the mean
+  double log_expert_miss = 0;        // log(1 - top_k / experts): one token's odds of missing an expert (moe_rows)
+  double load_imbalance = 1;         // the busiest expert-parallel rank's tokens over the mean
   double active_linear_params = 0;   // linear weights one token passes through (FLOPs), output layer included
   double lora_params_per_layer = 0;  // rank x (in + out) for Q, K, V, O, and the MLP matrices
   double seq_len = 0, global_batch = 0;
@@ -234,7 +236,14 @@ std::optional<JobMismatch> job_mismatch(const Gpu& gpu, const Job& job);
 struct MoeStage {
   double layers = 0, moe = 0, dense = 0;
 };
-MoeStage moe_stage(const PreparedModel& m, const Layout& l) noexcept;
+// (inline: the search calls it for every layout it evaluates)
+inline MoeStage moe_stage(const PreparedModel& m, const Layout& l) noexcept {
+  MoeStage st;
+  st.layers = std::ceil(m.layers / double(l.pp));
+  st.moe = m.moe ? std::min(st.layers, std::ceil(m.moe_layers / double(l.pp))) : 0.0;
+  st.dense = st.layers - st.moe;
+  return st;
+}
 
 // Routed rows on one GPU for one MoE layer when a TP group holds `tokens` tokens: the mean, the
 // busiest rank's (load imbalance, with ep > 1), the local experts and how many of them the tokens
@@ -246,7 +255,9 @@ MoeRows moe_rows(const PreparedModel& m, double tokens, double tp, const Layout&
 
 // Routed-expert parameters one GPU of the heaviest stage holds: its MoE layers' E / ep experts, each
 // split etp ways (0 for a dense model).
-double local_expert_params(const PreparedModel& m, const Layout& l) noexcept;
+inline double local_expert_params(const PreparedModel& m, const Layout& l) noexcept {
+  return m.moe ? moe_stage(m, l).moe * (m.experts / l.ep) * m.expert_params / l.etp : 0.0;
+}
 
 // Memory per GPU (fills the memory fields of `out`).
 void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const Layout& l, const PlannerConstants& k,

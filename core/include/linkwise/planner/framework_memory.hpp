@@ -10,7 +10,12 @@ struct StateBytes {  // bytes per local parameter after ZeRO sharding
 };
 
 // True where the layout runs under PyTorch FSDP-style sharding (ZeRO-3, or an FSDP framework).
-bool fsdp_family(const PreparedModel& m, const Layout& l) noexcept;
+// (inline: the search's memory estimate asks it for every layout)
+inline bool fsdp_family(const PreparedModel& m, const Layout& l) noexcept {
+  if (l.zero == 3) return true;
+  return m.framework == Framework::fsdp || m.framework == Framework::torchtitan ||
+         m.framework == Framework::hf_accelerate;
+}
 
 // Model states per local parameter for the framework, optimizer, precision and offload of `m`.
 StateBytes model_state_bytes(const PreparedModel& m, const Layout& l, double zero_group) noexcept;
