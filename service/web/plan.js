@@ -230,16 +230,17 @@
                                                   engine: e.engine.value === 'auto' ? undefined : e.engine.value});
     else {
       Object.assign(job, {seq_len: numberOf('seq_len'), global_batch: numberOf('global_batch')});
-      if (kind === 'lora') {
-        Object.assign(job, {lora_rank: numberOf('lora_rank'), lora_base: e.lora_base.value});
-        if (e.lora_targets.value !== 'all' || explicitJob.has('lora_targets')) job.lora_targets = e.lora_targets.value;
-      }
-      // The defaults (auto, AdamW, eager loss, no offload, fp32 gradients) stay out of the JSON unless the loaded workload stated
-      // them; a select showing nothing (a loaded value it has no option for) leaves that value be.
+      // The defaults (auto, AdamW, eager loss, no offload, fp32 gradients, adapters on every layer) stay
+      // out of the JSON unless the loaded workload stated them; a select showing nothing (a loaded
+      // value it has no option for) leaves that value be.
       const choose = (name, byDefault) => {
         const v = e[name].value;
         if (v !== '' && (v !== byDefault || explicitJob.has(name))) job[name] = v;
       };
+      if (kind === 'lora') {
+        Object.assign(job, {lora_rank: numberOf('lora_rank'), lora_base: e.lora_base.value});
+        choose('lora_targets', 'all');
+      }
       choose('framework', 'auto');
       choose('optimizer', 'adamw');
       choose('loss', 'eager');
