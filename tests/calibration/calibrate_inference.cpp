@@ -54,7 +54,10 @@ struct Run {
   planner::Engine engine = planner::Engine::auto_;
   planner::Workload workload;
   double measured = 0;  // output tokens/s, whole system
-  bool moe = false;     // a mixture-of-experts model: reported and gated apart (--check-moe)
+  // "requests": the prompts the benchmark sends, all at once: no more sequences than that run
+  // together, however many the KV pool would hold (0: not stated).
+  double requests = 0;
+  bool moe = false;  // a mixture-of-experts model: reported and gated apart (--check-moe)
 };
 
 double nvlink_for(const std::string& gpu) {
@@ -75,6 +78,7 @@ std::vector<Run> load_runs(const std::string& path, const Catalog& catalog) {
     run.set = r.at("set").get<std::string>();
     run.engine = planner::parse_engine(r.at("engine").get<std::string>());
     run.measured = r.at("measured_output_tokens_per_s").get<double>();
+    run.requests = r.value("requests", 0.0);
     const std::string gpu = r.at("gpu").get<std::string>();
     const int gpus = r.at("gpus").get<int>();
     const json job = {{"kind", "inference"},
@@ -119,8 +123,14 @@ double predict(const Run& run, const planner::EngineProfile& profile, const plan
   const planner::Layout l = planner::complete_layout(w, nodes * hw.instance.gpu_count);
   auto prepared = planner::prepare_hardware(hw, w.job, k, nullptr, false);
   prepared.engine_profile = profile;
-  const planner::PreparedModel m = planner::prepare_model(w.model, w.job);
-  const planner::Estimate e = planner::estimate(m, prepared, nodes, l, k);
+  planner::Estimate e = planner::estimate(planner::prepare_model(w.model, w.job), prepared, nodes, l, k);
+  // A max-throughput run whose pool holds more sequences than the benchmark sends: it runs them all.
+  if (w.job.concurrent_max && run.requests > 0 && e.sequences * l.dp > run.requests) {
+    planner::Job sent = w.job;
+    sent.concurrent_max = false;
+    sent.concurrent = sent.global_batch = int(run.requests);
+    e = planner::estimate(planner::prepare_model(w.model, sent), prepared, nodes, l, k);
+  }
   if (detail) *detail = e;
   return e.fits ? e.tokens_per_s : 0.0;
 }
