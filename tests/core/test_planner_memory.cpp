@@ -460,6 +460,6 @@ TEST_CASE("LoRA on the attention alone: fewer adapters, and the frozen MLP keeps
   job.precision = Precision::fp8;
   const Hardware h100 = planner_test::dgx(planner_test::h100_80());
   const double bf16_base = memory_of(m, job, l, h100).weights;
-  job.lora_base_fp8 = true;
+  job.lora_base = LoraBase::fp8;
   CHECK(memory_of(m, job, l, h100).weights < 0.51 * bf16_base);
 }

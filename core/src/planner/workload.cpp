@@ -35,6 +35,15 @@ constexpr EnumNames<Precision, 3> kKvCachePrecisionNames{{
     {Precision::fp16, "fp16"},
     {Precision::fp8, "fp8"},
 }};
+// The training stack's optional switches, each a table as every spelling is (enum_names.hpp).
+constexpr EnumNames<LoraBase, 3> kLoraBaseNames{{
+    {LoraBase::bf16, "bf16"},
+    {LoraBase::nf4, "4bit"},
+    {LoraBase::fp8, "fp8"},
+}};
+constexpr EnumNames<bool, 2> kLoraAttentionOnlyNames{{{false, "all"}, {true, "attention"}}};  // job.lora_targets
+constexpr EnumNames<bool, 2> kGradReduceBf16Names{{{false, "fp32"}, {true, "bf16"}}};         // job.grad_reduce_dtype
+constexpr EnumNames<bool, 2> kFusedLossNames{{{false, "eager"}, {true, "fused"}}};            // job.loss
 constexpr EnumNames<Recompute, 3> kRecomputeNames{{
     {Recompute::none, "none"},
     {Recompute::selective, "selective"},
@@ -167,16 +176,10 @@ Job parse_job(const json& j) {
   if (const auto f = opt_string(j, "framework", "job.framework")) job.framework = parse_framework(*f);
   if (const auto o = opt_string(j, "optimizer", "job.optimizer")) job.optimizer = parse_optimizer(*o);
   if (const auto o = opt_string(j, "offload", "job.offload")) job.offload = parse_offload(*o);
-  if (const auto g = opt_string(j, "grad_reduce_dtype", "job.grad_reduce_dtype")) {
-    if (*g != "fp32" && *g != "bf16")
-      throw_invalid("job.grad_reduce_dtype", "job.grad_reduce_dtype must be fp32 or bf16; got '" + *g + "'");
-    job.grad_reduce_bf16 = *g == "bf16";
-  }
-  if (const auto loss = opt_string(j, "loss", "job.loss")) {
-    if (*loss != "eager" && *loss != "fused")
-      throw_invalid("job.loss", "job.loss must be eager or fused; got '" + *loss + "'");
-    job.fused_loss = *loss == "fused";
-  }
+  if (const auto g = opt_string(j, "grad_reduce_dtype", "job.grad_reduce_dtype"))
+    job.grad_reduce_bf16 = parse_enum(kGradReduceBf16Names, *g, "job.grad_reduce_dtype");
+  if (const auto loss = opt_string(j, "loss", "job.loss"))
+    job.fused_loss = parse_enum(kFusedLossNames, *loss, "job.loss");
   job.flash_attention = opt_bool(j, "flash_attention", "job.flash_attention").value_or(true);
   job.torch_compile = opt_bool(j, "torch_compile", "job.torch_compile").value_or(false);
   if (job.kind == JobKind::inference) {
@@ -241,26 +244,22 @@ Job parse_job(const json& j) {
       throw_invalid("job.offload", "job.offload is for full fine-tuning and pre-training: a lora job keeps its "
                                    "adapters' small states on the GPU");
     job.lora_rank = opt_int(j, "lora_rank", "job.lora_rank", 1, limits::kLoraRank).value_or(16);
-    const std::string base = opt_string(j, "lora_base", "job.lora_base").value_or("bf16");
-    if (base == "bf16") job.lora_base_4bit = false;
-    else if (base == "4bit") job.lora_base_4bit = true;
-    else if (base == "fp8") job.lora_base_fp8 = true;
-    else throw_invalid("job.lora_base", "job.lora_base must be bf16, 4bit or fp8; got '" + base + "'");
+    if (const auto base = opt_string(j, "lora_base", "job.lora_base"))
+      job.lora_base = parse_enum(kLoraBaseNames, *base, "job.lora_base");
     // An FP8 base (Transformer Engine's FP8 parameters) is what fp8 GEMMs read without a cast: the
     // job's GEMMs must be fp8.
-    if (job.lora_base_fp8 && job.precision != Precision::fp8)
+    if (job.lora_base == LoraBase::fp8 && job.precision != Precision::fp8)
       throw_invalid("job.lora_base", "job.lora_base fp8 stores the base weights as the fp8 GEMMs read them: it needs "
                                      "job.precision fp8");
-    const std::string targets = opt_string(j, "lora_targets", "job.lora_targets").value_or("all");
-    if (targets == "attention") job.lora_attention_only = true;
-    else if (targets != "all")
-      throw_invalid("job.lora_targets", "job.lora_targets must be all or attention; got '" + targets + "'");
+    if (const auto targets = opt_string(j, "lora_targets", "job.lora_targets"))
+      job.lora_attention_only = parse_enum(kLoraAttentionOnlyNames, *targets, "job.lora_targets");
     // QLoRA's NF4 base (bitsandbytes) dequantises to bf16 before each GEMM, under PEFT/Transformers:
     // no fp8 GEMM on that path, and no Megatron-style tensor or pipeline parallelism.
-    if (job.lora_base_4bit && job.precision == Precision::fp8)
+    if (job.lora_base == LoraBase::nf4 && job.precision == Precision::fp8)
       throw_invalid("job.precision", "job.lora_base 4bit (QLoRA, bitsandbytes NF4) dequantises to bf16 before "
                                      "each GEMM: job.precision fp8 does not apply (use bf16)");
-    if (job.lora_base_4bit && (job.framework == Framework::megatron_core || job.framework == Framework::nemo))
+    if (job.lora_base == LoraBase::nf4 &&
+        (job.framework == Framework::megatron_core || job.framework == Framework::nemo))
       throw_invalid("job.framework", "job.lora_base 4bit (QLoRA, bitsandbytes NF4) runs under PEFT/Transformers: "
                                      "job.framework fsdp, hf-accelerate, deepspeed or auto, not " +
                                          std::string(to_string(job.framework)));

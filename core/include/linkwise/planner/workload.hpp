@@ -21,6 +21,7 @@ enum class JobKind { pretrain, finetune, lora, inference };
 // covers NVFP4 and MXFP4 (4-bit elements with block scales: 4.5 bits per weight).
 enum class Precision { bf16, fp16, fp8, fp4 };
 enum class Recompute { none, selective, full };
+enum class LoraBase { bf16, nf4, fp8 };
 enum class Objective { cost, time, cost_within_deadline };
 
 std::string_view to_string(JobKind kind) noexcept;
@@ -82,8 +83,8 @@ struct Job {
   // lora
   Precision kv_cache_precision = Precision::bf16;  // inference: bf16 (default), fp16 or fp8
   int lora_rank = 16;
-  bool lora_base_4bit = false;  // QLoRA: base weights in 4-bit NF4
-  bool lora_base_fp8 = false;   // "lora_base": "fp8": base weights stored in FP8 (TE's FP8 parameters)
+  // "lora_base": the frozen base as stored: bf16, 4bit (QLoRA's NF4) or fp8 (TE's FP8 parameters)
+  LoraBase lora_base = LoraBase::bf16;
   // "lora_targets": "attention": adapters on the attention's Q, K, V and output projections only (the
   // MLP frozen whole); "all" (default): on every linear layer.
   bool lora_attention_only = false;
