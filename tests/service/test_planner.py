@@ -185,6 +185,20 @@ def test_lora_targets_and_an_fp8_base_are_the_same_fields_over_rest(server):
     assert r.status_code == 400 and r.json()["field"] == "job.lora_base", r.text
 
 
+@pytest.mark.parametrize("field", ["grad_reduce_dtype", "loss", "lora_targets", "lora_base"])
+@pytest.mark.parametrize("value", [0, -1, 2**31, 1e300, True, [], {}, "", "BF16"])
+def test_the_new_job_switches_refuse_bad_values_by_name(server, field, value):
+    """job.grad_reduce_dtype, job.loss, job.lora_targets and job.lora_base take only their spellings:
+    a number, a boolean, an array, an object or an unknown string is a 400 naming the field."""
+    job = {"kind": "lora", "seq_len": 4096, "global_batch": 64, "tokens": 1e8, "precision": "fp8"}
+    if field in ("grad_reduce_dtype", "loss"):
+        job = {"kind": "pretrain", "seq_len": 4096, "global_batch": 64, "tokens": 1e8, "precision": "fp8"}
+    workload = {"model": {"preset": "llama3.1-8b"}, "hardware": {"instance": "aws:p5.48xlarge"},
+                "job": dict(job, **{field: value}), "layout": {"tp": 1, "pp": 1, "dp": 8, "micro_batch": 1}}
+    r = post(server, "/v1/plans", workload)
+    assert r.status_code == 400 and r.json()["field"] == "job." + field, r.text
+
+
 def test_cached_answer_is_compressed_for_a_later_gzip_client(server):
     """An answer first sent plain is compressed when a client later accepts gzip, and is the same JSON."""
     import gzip as gz
