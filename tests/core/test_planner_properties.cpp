@@ -88,6 +88,41 @@ TEST_CASE("more NVLink bandwidth never slows a plan, and speeds it up while TP c
   CHECK(strict_steps > 0);  // the cases do expose TP communication, so the strict check ran
 }
 
+// Megatron-Core's interleaved schedule (overlap_p2p_comm) waits on a pipeline send only at the
+// pipeline's fill and drain and where one chunk's compute cannot cover it; without interleaving,
+// and under stacks that batch their sends, every send is on the critical path.
+TEST_CASE("the interleaved schedule hides pipeline sends behind a chunk's compute under Megatron-Core only") {
+  const auto hw = planner_test::dgx(planner_test::h100_80(), 400);  // 50 GB/s per node: sends that matter
+  Layout l;                                                         // 4 nodes: tp 8 inside, pp 4 across
+  l.tp = 8;
+  l.pp = 4;
+  l.dp = 1;
+  l.zero = 1;
+  l.sequence_parallel = true;
+  l.virtual_stages = 2;
+  const Case interleaved{"llama3.1-70b", 4, l};
+  Job job = pretrain();
+  job.framework = Framework::megatron_core;
+  const Estimate hidden = run(interleaved, hw, job);
+  const double send = hidden.pp_comm / (2.0 * hidden.micro_batches * l.virtual_stages);
+  CHECK(hidden.pp_comm > 0.01 * hidden.step);
+  CHECK(hidden.pp_exposed == Approx(2.0 * (l.pp - 1) * send).epsilon(1e-9));  // a chunk's compute covers each send
+  CHECK(hidden.exposed_comm ==
+        Approx(hidden.tp_exposed + hidden.cp_exposed + hidden.ep_exposed + hidden.pp_exposed + hidden.dp_exposed)
+            .epsilon(1e-12));
+  for (Framework other : {Framework::deepspeed, Framework::torchtitan}) {
+    job.framework = other;
+    const Estimate open = run(interleaved, hw, job);
+    CHECK(open.pp_exposed == Approx(open.pp_comm).epsilon(1e-12));
+    CHECK(open.step > hidden.step);
+  }
+  job.framework = Framework::megatron_core;
+  Case one_chunk = interleaved;
+  one_chunk.layout.virtual_stages = 1;
+  const Estimate batched = run(one_chunk, hw, job);
+  CHECK(batched.pp_exposed == Approx(batched.pp_comm).epsilon(1e-12));
+}
+
 TEST_CASE("more NVLink bandwidth speeds up tensor-parallel decoding") {
   const Job job = planner_test::inference(2048, 512, 32);
   for (int tp : {2, 4, 8}) {

@@ -28,10 +28,7 @@ struct LayerActivationBytes {
 // Whether the job's Linear layers (and its fused loss) are Transformer Engine's: Megatron-Core and
 // NeMo run them, and the default profile (`auto`) holds memory as Megatron-Core does below ZeRO-3.
 // PyTorch FSDP and torchtitan use PyTorch's own (torchao for FP8).
-bool transformer_engine_layers(const PreparedModel& m, const Layout& l) noexcept {
-  return m.framework == Framework::megatron_core || m.framework == Framework::nemo ||
-         (m.framework == Framework::auto_ && l.zero < 3);
-}
+bool transformer_engine_layers(const PreparedModel& m, const Layout& l) noexcept { return megatron_runtime(m, l); }
 
 // Bytes per element of a Linear layer's input as kept for its weight-gradient GEMM. Transformer
 // Engine keeps the quantized copy it fed the forward GEMM, column-wise data only (TransformerEngine

@@ -128,7 +128,7 @@ std::string bottleneck_words(const Workload& w, HardwareRef hw, int nodes, const
       {e.pp_bubble, "pipeline bubble (pp=" + std::to_string(l.pp) + ", " + fmt("%.0f", e.micro_batches) +
                         " micro-batches" +
                         (l.virtual_stages > 1 ? ", " + std::to_string(l.virtual_stages) + " virtual stages)" : ")")},
-      {e.pp_comm, "pipeline sends over " + (nodes > 1 ? network_words(hw) : intra_words(hw))},
+      {e.pp_exposed, "pipeline sends over " + (nodes > 1 ? network_words(hw) : intra_words(hw))},
       {e.cp_exposed, "context-parallel ring exchanges"},
       {e.offload, "CPU offload: the host's optimizer step (" + fmt("%.3g s", e.cpu_optimizer) + ") and the " +
                       (p.pcie_gen ? "PCIe Gen" + std::to_string(p.pcie_gen) : std::string("host-link")) + " transfers"},

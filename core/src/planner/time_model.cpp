@@ -19,6 +19,7 @@
 #include "linkwise/link_physics.hpp"
 #include "linkwise/planner/collectives.hpp"
 #include "linkwise/planner/engine.hpp"
+#include "linkwise/planner/framework_memory.hpp"
 #include "linkwise/planner/search.hpp"
 
 namespace linkwise::planner {
@@ -344,9 +345,9 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     out.tp_comm = m.layers * decode_tp;
     out.tp_exposed = out.tp_comm;
     out.ep_comm = out.ep_exposed = m.moe_layers * decode_a2a;
-    out.pp_comm = decode_pp;
+    out.pp_comm = out.pp_exposed = decode_pp;
     out.cp_comm = out.cp_exposed = out.dp_comm = out.dp_exposed = out.pp_bubble = 0;
-    out.exposed_comm = out.tp_exposed + out.ep_exposed + out.pp_comm;
+    out.exposed_comm = out.tp_exposed + out.ep_exposed + out.pp_exposed;
     out.tpot = out.compute + out.exposed_comm;
     out.step = out.tpot;
     out.micro_batches = 1;
@@ -520,8 +521,22 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   const double ep_per_mb = st.moe * a2a_layer;
   const double ep_exposed_mb = l.overlap_a2a ? st.moe * std::max(0.0, a2a_layer - moe_total) : ep_per_mb;
   // Pipeline: activations (sharded by SP) sent forward and gradients backward per micro-batch per chunk.
-  double pp_comm = 0;
-  if (l.pp > 1) pp_comm = 2.0 * micro_batches * v * (tokens * h * 2.0 / sp_div / pp_p2p + pp_latency);
+  // Under the interleaved schedule Megatron-Core posts each chunk's send and the next chunk's receive
+  // and waits for them only when that chunk's input is needed, so a transfer hides behind one chunk's
+  // compute (overlap_p2p_comm; Megatron Bridge's CommOverlapConfig and NeMo's comm-overlap callback
+  // turn it on whenever pp > 1 and virtual stages > 1, and batch the sends otherwise). Only the
+  // pipeline's fill and drain wait on their sends. Without interleaving, and under the other stacks,
+  // every send is on the critical path.
+  double pp_comm = 0, pp_exposed = 0;
+  if (l.pp > 1) {
+    const double send = tokens * h * 2.0 / sp_div / pp_p2p + pp_latency;
+    pp_comm = 2.0 * micro_batches * v * send;
+    pp_exposed = pp_comm;
+    if (l.virtual_stages > 1 && megatron_runtime(m, l))
+      pp_exposed = 2.0 * (pp - 1) * send + micro_batches * v *
+                                               (std::max(0.0, send - stage_fwd_mb / v) +
+                                                std::max(0.0, send - (stage_compute_mb - stage_fwd_mb) / v));
+  }
 
   // Data parallelism over DP x CP; the routed experts' gradients over the expert-DP group.
   const double params_per_gpu = (st.dense * m.layer_params + st.moe * m.moe_base_params +
@@ -567,8 +582,7 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
       // One collective per gradient bucket, each with NCCL's latency at this group size (collectives.cpp).
       // Megatron-Core (and the default profile, which holds memory as it does) grows its buckets with
       // the DP x CP group; the other stacks keep a fixed bucket.
-      const bool megatron_buckets =
-          m.framework == Framework::auto_ || m.framework == Framework::megatron_core || m.framework == Framework::nemo;
+      const bool megatron_buckets = megatron_runtime(m, l);
       const double bucket_bytes = megatron_buckets ? megatron_grad_bucket_bytes(dp_group, k) : k.grad_bucket_bytes;
       // ZeRO-1/2 pay it twice a bucket, reduce-scatter and all-gather (collectives.cpp).
       const double latency = (l.zero == 2 ? micro_batches : 1.0) *
@@ -627,6 +641,7 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   out.ep_comm = micro_batches * ep_per_mb;
   out.ep_exposed = micro_batches * ep_exposed_mb;
   out.pp_comm = pp_comm;
+  out.pp_exposed = pp_exposed;
   out.pp_bubble =
       l.pp > 1 ? (pp - 1) / v * (stage_compute_mb + tp_per_mb * (1.0 - k.tp_overlap) + cp_exposed_mb + ep_exposed_mb)
                : 0.0;
@@ -640,7 +655,7 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   }
   out.dp_comm = dp_comm;
   out.dp_exposed = dp_exposed;
-  out.exposed_comm = out.tp_exposed + out.cp_exposed + out.ep_exposed + out.pp_comm + out.dp_exposed;
+  out.exposed_comm = out.tp_exposed + out.cp_exposed + out.ep_exposed + out.pp_exposed + out.dp_exposed;
   out.step = out.compute + out.pp_bubble + out.exposed_comm + out.offload;
   out.tokens_per_step = m.global_batch * m.seq_len;
   out.tokens_per_s = out.tokens_per_step / out.step;
@@ -747,7 +762,13 @@ double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int 
   if (pp_ > 1) {
     const double domain = std::max<double>(gpn, hw.nvlink_domain_gpus);
     const double p2p = nodes > 1 && total_gpus > domain ? hw.nic_per_gpu : hw.intra_p2p;
-    pp_comm = 2.0 * tokens * h * 2.0 / sp_div / p2p;
+    // Interleaving under Megatron-Core's runtime can hide the sends (estimate_time), so the bound
+    // counts them only where the framework cannot.
+    // (ZeRO is a free choice: the bound takes a stage below 3, where the default profile is Megatron-Core's.)
+    Layout interleaved;
+    interleaved.zero = 1;
+    const bool sends_can_hide = max_virtual_stages > 1 && megatron_runtime(m, interleaved);
+    if (!sends_can_hide) pp_comm = 2.0 * tokens * h * 2.0 / sp_div / p2p;
     // max_virtual_stages 0: DualPipe, whose smaller bubble the bound leaves out.
     if (max_virtual_stages > 0) bubble = (pp - 1) / max_virtual_stages * compute / max_micro_batches;
   }

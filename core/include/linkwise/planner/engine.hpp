@@ -140,7 +140,7 @@ struct Estimate {
   // time per step (training: optimizer step; inference: one decode step), seconds
   double compute = 0, tp_comm = 0, cp_comm = 0, pp_comm = 0, pp_bubble = 0, dp_comm = 0;
   double ep_comm = 0;  // expert-parallel all-to-all (dispatch and combine)
-  double tp_exposed = 0, cp_exposed = 0, dp_exposed = 0, ep_exposed = 0, exposed_comm = 0;
+  double tp_exposed = 0, cp_exposed = 0, pp_exposed = 0, dp_exposed = 0, ep_exposed = 0, exposed_comm = 0;
   bool ep_inside_domain = true;  // the EP groups' all-to-all stays on NVLink
   double step = 0;
   double micro_batches = 0;  // per step per pipeline

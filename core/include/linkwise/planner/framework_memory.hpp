@@ -17,6 +17,13 @@ inline bool fsdp_family(const PreparedModel& m, const Layout& l) noexcept {
          m.framework == Framework::hf_accelerate;
 }
 
+// True where the layout runs under Megatron-Core's runtime (its schedules, buffers and Transformer
+// Engine layers): megatron-core, nemo, and the default profile below ZeRO-3 (framework.hpp).
+inline bool megatron_runtime(const PreparedModel& m, const Layout& l) noexcept {
+  return m.framework == Framework::megatron_core || m.framework == Framework::nemo ||
+         (m.framework == Framework::auto_ && l.zero < 3);
+}
+
 // Model states per local parameter for the framework, optimizer, precision and offload of `m`.
 StateBytes model_state_bytes(const PreparedModel& m, const Layout& l, double zero_group) noexcept;
 
