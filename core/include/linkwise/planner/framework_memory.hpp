@@ -1,4 +1,5 @@
-// Framework memory terms (framework_memory.cpp), used by estimate_memory().
+// Framework memory terms (framework_memory.cpp), used by estimate_memory(), and which runtime a layout
+// runs under (fsdp_family, megatron_runtime), which estimate_time() asks too.
 #pragma once
 
 #include "linkwise/planner/engine.hpp"
