@@ -141,6 +141,25 @@ TEST_CASE("each bad input names its field") {
   CHECK(failing_field(d) == "job.output_len");
 }
 
+// A required size written as null is missing, not zero and not whatever memory held (it was read
+// through an empty optional before).
+TEST_CASE("a required job size given as null is an error naming it") {
+  for (const char* key : {"seq_len", "global_batch"}) {
+    json d = good();
+    d["job"][key] = nullptr;
+    CHECK(failing_field(d) == std::string("job.") + key);
+  }
+  for (const char* key : {"prompt_len", "output_len"}) {
+    json d = good();
+    d["job"] = {{"kind", "inference"}, {"prompt_len", 1024}, {"output_len", 256}, {"concurrent", 8}};
+    d["hardware"]["nodes"] = 1;
+    d["layout"] = {{"tp", 8}, {"pp", 1}, {"dp", 1}};
+    CHECK(failing_field(d) == "<no error>");
+    d["job"][key] = nullptr;
+    CHECK(failing_field(d) == std::string("job.") + key);
+  }
+}
+
 TEST_CASE("a field of another kind of job, or one that would change nothing, is an error naming it") {
   const json inference = json::parse(R"({"kind": "inference", "prompt_len": 1024, "output_len": 256,
                                          "concurrent": 8, "tokens": 1e9})");

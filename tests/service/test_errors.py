@@ -132,6 +132,19 @@ def test_bad_json_is_400_naming_the_body(server, data, detail):
     assert_problem(r, 400, field="body", detail_has=detail)
 
 
+@pytest.mark.parametrize("kind,key", [("pretrain", "seq_len"), ("pretrain", "global_batch"),
+                                       ("inference", "prompt_len"), ("inference", "output_len")])
+def test_a_required_job_size_given_as_null_is_a_400_naming_it(server, kind, key):
+    job = ({"kind": "pretrain", "seq_len": 4096, "global_batch": 64} if kind == "pretrain"
+           else {"kind": "inference", "prompt_len": 1024, "output_len": 256, "concurrent": 8})
+    job[key] = None
+    body = {"model": {"preset": "llama3.1-8b"}, "job": job,
+            "hardware": {"instance": "aws:p5.48xlarge", "nodes": 1}, "layout": {"tp": 1, "pp": 1, "dp": 8}}
+    for path in ("/v1/plans", "/v1/recommendations"):
+        assert_problem(post(server, path, body), 400, field="job." + key, detail_has="required")
+    assert requests.get(server.url + "/healthz", timeout=10).status_code == 200
+
+
 def test_bad_report_value_names_the_field(server):
     report = h100_node_report(380, 2900)
     report["probes"][0]["results"][0]["counting"] = "both-ways"

@@ -183,11 +183,11 @@ Job parse_job(const json& j) {
   job.flash_attention = opt_bool(j, "flash_attention", "job.flash_attention").value_or(true);
   job.torch_compile = opt_bool(j, "torch_compile", "job.torch_compile").value_or(false);
   if (job.kind == JobKind::inference) {
-    for (const char* key : {"prompt_len", "output_len"})
-      if (!j.contains(key))
-        throw_invalid(std::string("job.") + key, std::string("job.") + key + " is required for inference");
-    job.prompt_len = *opt_int(j, "prompt_len", "job.prompt_len", 1, limits::kSequenceTokens);
-    job.output_len = *opt_int(j, "output_len", "job.output_len", 1, limits::kSequenceTokens);
+    // Required, and not null: a null is no length (required() names the field).
+    job.prompt_len = static_cast<int>(json_fields::integer_in(required(j, "prompt_len", "job.prompt_len", "inference"),
+                                                              "job.prompt_len", 1, limits::kSequenceTokens));
+    job.output_len = static_cast<int>(json_fields::integer_in(required(j, "output_len", "job.output_len", "inference"),
+                                                              "job.output_len", 1, limits::kSequenceTokens));
     // An integer, or "max": the concurrency that fills the engine's KV pool (max-throughput mode).
     if (j.contains("concurrent") && j["concurrent"].is_string()) {
       if (j["concurrent"].get<std::string>() != "max")
@@ -204,11 +204,10 @@ Job parse_job(const json& j) {
     job.seq_len = job.prompt_len + job.output_len;
     job.global_batch = job.concurrent;
   } else {
-    for (const char* key : {"seq_len", "global_batch"})
-      if (!j.contains(key))
-        throw_invalid(std::string("job.") + key, std::string("job.") + key + " is required for training");
-    job.seq_len = *opt_int(j, "seq_len", "job.seq_len", 1, limits::kSequenceTokens);
-    job.global_batch = *opt_int(j, "global_batch", "job.global_batch", 1, limits::kSequences);
+    job.seq_len = static_cast<int>(json_fields::integer_in(required(j, "seq_len", "job.seq_len", "training"),
+                                                           "job.seq_len", 1, limits::kSequenceTokens));
+    job.global_batch = static_cast<int>(json_fields::integer_in(
+        required(j, "global_batch", "job.global_batch", "training"), "job.global_batch", 1, limits::kSequences));
     if ((long long)job.seq_len * job.global_batch > limits::kStepTokens)
       throw_invalid("job.global_batch",
                     "job.seq_len x job.global_batch = " + std::to_string((long long)job.seq_len * job.global_batch) +
