@@ -113,6 +113,35 @@ TEST_CASE("the best layout for 70B on NVSwitch nodes keeps tensor parallelism in
 
 // Issue 15: constraints.gpu_models and constraints.providers use the catalog's own rules, the ones
 // `linkwise instances --gpu/--provider` use (case-insensitive, "A10" is not "A10G" nor "A100-...").
+// A buyer who allows 2048 GPUs, or asks for at least 100 nodes, without writing max_nodes must not
+// be answered from 64 nodes ("no plan meets the deadline" where 256 nodes would have).
+TEST_CASE("node counts reach max_gpus and min_nodes when max_nodes is not given, 64 otherwise") {
+  planner::Constraints c;
+  std::vector<int> n = planner::candidate_node_counts(c, 8, true);
+  CHECK(n.front() == 1);
+  CHECK(n.back() == 64);
+  CHECK(std::is_sorted(n.begin(), n.end()));
+  c.max_gpus = 2048;
+  n = planner::candidate_node_counts(c, 8, true);
+  CHECK(n.back() == 256);
+  c.max_gpus = 64;  // fewer than 64 nodes' worth: the GPUs bound it
+  CHECK(planner::candidate_node_counts(c, 8, true).back() == 8);
+  c.max_gpus.reset();
+  c.min_nodes = 100;
+  n = planner::candidate_node_counts(c, 8, true);
+  CHECK(n == std::vector<int>{100});
+  c.min_nodes = 5;
+  n = planner::candidate_node_counts(c, 8, true);
+  CHECK(n.front() == 5);
+  CHECK(n[1] == 6);
+  CHECK(n.back() == 64);
+  c.min_nodes.reset();
+  c.max_nodes = 16;
+  c.max_gpus = 4096;  // an explicit max_nodes wins
+  CHECK(planner::candidate_node_counts(c, 8, true).back() == 16);
+  CHECK(planner::candidate_node_counts(c, 8, false) == std::vector<int>{1});  // no network: one node
+}
+
 TEST_CASE("constraints.gpu_models and providers match as the instance filters do") {
   const Catalog catalog = Catalog::embedded();
   // The instance ids the search looked at: one best plan per instance, plus those rejected.

@@ -601,13 +601,22 @@ std::string why_words(const Workload& w, const Plan& p, int rank) {
 }  // namespace
 
 std::vector<int> candidate_node_counts(const Constraints& c, int gpus_per_node, bool has_network) {
-  const int max_nodes = has_network ? c.max_nodes.value_or(64) : 1;
+  // Without constraints.max_nodes the search stops at 64 nodes, or further where max_gpus or
+  // min_nodes ask for more: a limit the user wrote is never cut short by the default.
+  constexpr int kDefaultMaxNodes = 64;
+  int ceiling = kDefaultMaxNodes;
+  if (c.max_gpus) ceiling = std::max(ceiling, *c.max_gpus / std::max(1, gpus_per_node));
+  if (c.min_nodes) ceiling = std::max(ceiling, *c.min_nodes);
+  const int max_nodes = has_network ? c.max_nodes.value_or(ceiling) : 1;
+  const auto allowed = [&](long long n) {
+    return n <= max_nodes && (!c.max_gpus || n * gpus_per_node <= *c.max_gpus) && (!c.min_nodes || n >= *c.min_nodes);
+  };
   std::vector<int> out;
-  for (int base = 1; base <= max_nodes; base *= 2)
-    for (int n : {base, base + base / 2})
-      if (n <= max_nodes && (n == base || base >= 2) && (!c.max_gpus || n * gpus_per_node <= *c.max_gpus) &&
-          (!c.min_nodes || n >= *c.min_nodes) && (out.empty() || out.back() != n))
-        out.push_back(n);
+  // The fewest nodes the constraints allow, where the series below would skip it (min_nodes 5 or 100).
+  if (c.min_nodes && allowed(*c.min_nodes)) out.push_back(*c.min_nodes);
+  for (long long base = 1; base <= max_nodes; base *= 2)
+    for (long long n : {base, base + base / 2})
+      if ((n == base || base >= 2) && allowed(n) && (out.empty() || out.back() < n)) out.push_back(int(n));
   return out;
 }
 

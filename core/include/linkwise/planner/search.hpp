@@ -93,7 +93,8 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
                     const SearchOptions& options = {});
 
 // Node counts tried when the workload does not fix them: 1, 2, 3, 4, 6, 8, 12, ... (powers of two
-// and 1.5x them) up to max_nodes (default 64) and max_gpus.
+// and 1.5x them) up to max_nodes and max_gpus, from min_nodes (itself tried first). Without
+// max_nodes: up to 64 nodes, or as many as max_gpus or min_nodes allow where that is more.
 std::vector<int> candidate_node_counts(const Constraints& c, int gpus_per_node, bool has_network);
 
 // A lower bound on the training step time of any layout with this tp, pp, cp, dp on `nodes` nodes
