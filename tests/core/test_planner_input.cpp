@@ -345,6 +345,61 @@ TEST_CASE("a layout the job's training stack cannot run is refused, and recommen
   for (const json& p : r["results"]) CHECK((p["layout"]["pp"].get<int>() == 1 || p["layout"]["zero"].get<int>() <= 1));
 }
 
+// DeepSpeed's pipeline engine has no interleaved schedule, and QLoRA's PEFT stack splits no layer and
+// runs no pipeline: refused when written (plan, and the fixed parts of a recommend), never searched.
+TEST_CASE("virtual stages under DeepSpeed and tp or pp under QLoRA are refused, and never recommended") {
+  json d = good();  // tp 8, pp 4
+  d["job"]["framework"] = "deepspeed";
+  d["layout"]["virtual_stages"] = 5;
+  CHECK(failing_field(d) == "layout.virtual_stages");
+  d["layout"]["virtual_stages"] = 1;
+  CHECK(failing_field(d) == "<no error>");
+  d["job"]["framework"] = "megatron-core";
+  d["layout"]["virtual_stages"] = 5;
+  CHECK(failing_field(d) == "<no error>");
+
+  const json qlora = json::parse(R"({"kind": "lora", "seq_len": 4096, "global_batch": 64, "tokens": 1e8,
+                                     "lora_base": "4bit"})");
+  d = good();
+  d["job"] = qlora;
+  CHECK(failing_field(d) == "layout.tp");  // tp 8
+  d["layout"]["tp"] = 1;
+  d["layout"]["sequence_parallel"] = false;
+  CHECK(failing_field(d) == "layout.pp");  // pp 4
+  d["job"]["framework"] = "torchtitan";    // not a PEFT stack
+  CHECK(failing_field(d) == "job.framework");
+
+  json rec = json::parse(R"({"model": {"preset": "llama3.1-70b"},
+      "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 1024, "tokens": 1e11, "framework": "deepspeed"},
+      "constraints": {"gpu_models": ["H100"], "max_nodes": 8}})");
+  json r = planner::recommend_json(rec, Catalog::embedded(), 20);
+  REQUIRE_FALSE(r["results"].empty());
+  for (const json& p : r["results"]) CHECK(p["layout"]["virtual_stages"] == 1);
+  rec["layout"] = {{"pp", 4}, {"virtual_stages", 2}};
+  CHECK(failing_field(rec) == "layout.virtual_stages");
+
+  rec = json::parse(R"({"model": {"preset": "llama3.1-70b"},
+      "job": {"kind": "lora", "seq_len": 4096, "global_batch": 64, "tokens": 1e8, "lora_base": "4bit"},
+      "constraints": {"max_nodes": 1}})");
+  r = planner::recommend_json(rec, Catalog::embedded(), 20);
+  REQUIRE_FALSE(r["results"].empty());
+  for (const json& p : r["results"]) {
+    CHECK(p["layout"]["tp"] == 1);
+    CHECK(p["layout"]["pp"] == 1);
+  }
+}
+
+TEST_CASE("job.torch_compile false, the default, is accepted on every stack; true only where it changes the plan") {
+  json d = good();
+  d["job"]["framework"] = "megatron-core";
+  d["job"]["torch_compile"] = false;
+  CHECK(failing_field(d) == "<no error>");
+  d["job"]["torch_compile"] = true;
+  CHECK(failing_field(d) == "job.torch_compile");
+  d["job"]["framework"] = "torchtitan";
+  CHECK(failing_field(d) == "<no error>");
+}
+
 TEST_CASE("a params_b model uses the documented shape rule") {
   const auto m = planner::shape_from_params(70);
   CHECK(m.hidden % 128 == 0);

@@ -243,7 +243,8 @@ std::vector<int> pp_choices(const Workload& w) {
   if (w.layout.pp) return {*w.layout.pp};
   std::vector<int> out;
   for (int pp = 1; pp <= w.model.layers; ++pp)
-    if (pipeline_split_possible(w.model.layers, pp)) out.push_back(pp);
+    if (pipeline_split_possible(w.model.layers, pp) && parallelism_problem(w.job, 1, pp, 1).why.empty())
+      out.push_back(pp);
   return out;
 }
 
@@ -260,7 +261,8 @@ bool ep_fits(long long stage_gpus, int ep, int etp) {
 std::vector<int> tp_candidates(const Workload& w) {
   std::vector<int> out;
   for (int tp : allowed<int>(w.layout.tp, divisors(w.model.heads, w.model.heads)))
-    if (tp_attention_problem(w.model, w.job.kind, tp).empty()) out.push_back(tp);
+    if (tp_attention_problem(w.model, w.job.kind, tp).empty() && parallelism_problem(w.job, tp, 1, 1).why.empty())
+      out.push_back(tp);
   return out;
 }
 
@@ -277,7 +279,7 @@ TrainingChoices training_choices(const Workload& w) {
     std::vector<int> vs = {1};
     if (pp > 1)
       for (int v : divisors((shape.layers + pp - 1) / pp, shape.layers))
-        if (v > 1) vs.push_back(v);
+        if (v > 1 && parallelism_problem(w.job, 1, pp, v).why.empty()) vs.push_back(v);
     if (spec.virtual_stages) vs = {*spec.virtual_stages};
     c.virtual_stages.push_back(std::move(vs));
   }

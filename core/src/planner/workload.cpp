@@ -230,7 +230,7 @@ Job parse_job(const json& j) {
       throw_invalid(std::string("job.") + key, std::string("job.") + key + " is for lora jobs");
   // Only the PyTorch stacks run a block op by op without compile (prepare.cpp): elsewhere the flag
   // would change nothing.
-  if (j.contains("torch_compile") && job.framework != Framework::fsdp && job.framework != Framework::torchtitan &&
+  if (job.torch_compile && job.framework != Framework::fsdp && job.framework != Framework::torchtitan &&
       job.framework != Framework::hf_accelerate)
     throw_invalid("job.torch_compile",
                   "job.torch_compile applies to the PyTorch stacks: job.framework fsdp, torchtitan or hf-accelerate");
@@ -257,8 +257,8 @@ Job parse_job(const json& j) {
     if (job.lora_base == LoraBase::nf4 && job.precision == Precision::fp8)
       throw_invalid("job.precision", "job.lora_base 4bit (QLoRA, bitsandbytes NF4) dequantises to bf16 before "
                                      "each GEMM: job.precision fp8 does not apply (use bf16)");
-    if (job.lora_base == LoraBase::nf4 &&
-        (job.framework == Framework::megatron_core || job.framework == Framework::nemo))
+    if (job.lora_base == LoraBase::nf4 && (job.framework == Framework::megatron_core ||
+                                           job.framework == Framework::nemo || job.framework == Framework::torchtitan))
       throw_invalid("job.framework", "job.lora_base 4bit (QLoRA, bitsandbytes NF4) runs under PEFT/Transformers: "
                                      "job.framework fsdp, hf-accelerate, deepspeed or auto, not " +
                                          std::string(to_string(job.framework)));
@@ -456,6 +456,15 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     if (s.tp)
       if (const std::string why = tp_attention_problem(w.model, w.job.kind, *s.tp); !why.empty())
         throw_invalid("layout.tp", why);
+    // What the job's stack cannot run among the parts the workload fixes (the search leaves out the rest).
+    if (w.job.kind != JobKind::inference) {
+      if (const StackProblem p =
+              parallelism_problem(w.job, s.tp.value_or(1), s.pp.value_or(1), s.virtual_stages.value_or(1));
+          !p.why.empty())
+        throw_invalid(p.field, p.why);
+      if (s.pp && s.zero)
+        if (const StackProblem p = stack_problem(w.job, *s.pp, *s.zero); !p.why.empty()) throw_invalid(p.field, p.why);
+    }
   }
 
   if (doc.contains("constraints") && !doc["constraints"].is_null()) {
@@ -590,6 +599,24 @@ StackProblem stack_problem(const Job& job, int pp, int zero) {
   return {};
 }
 
+StackProblem parallelism_problem(const Job& job, int tp, int pp, int virtual_stages) {
+  if (job.kind == JobKind::lora && job.lora_base == LoraBase::nf4) {
+    const std::string qlora = "job.lora_base 4bit (QLoRA, bitsandbytes NF4) runs under PEFT/Transformers, ";
+    if (tp > 1)
+      return {"layout.tp", qlora + "which split no layer over GPUs: layout.tp must be 1, got " + std::to_string(tp)};
+    if (pp > 1)
+      return {"layout.pp", qlora + "which run no pipeline schedule: layout.pp must be 1, got " + std::to_string(pp)};
+  }
+  // DeepSpeed's PipelineEngine runs one 1F1B schedule over contiguous stages (deepspeed/runtime/pipe/
+  // schedule.py TrainSchedule): no interleaved chunks.
+  if (job.framework == Framework::deepspeed && virtual_stages > 1)
+    return {"layout.virtual_stages",
+            "job.framework deepspeed's pipeline engine has no interleaved schedule: layout.virtual_stages must be 1, "
+            "got " +
+                std::to_string(virtual_stages)};
+  return {};
+}
+
 std::string tp_attention_problem(const ModelShape& m, JobKind kind, long long tp) {
   const std::string size = "layout.tp (" + std::to_string(tp) + ")";
   if (tp < 1 || m.heads % tp != 0)
@@ -647,6 +674,8 @@ void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int 
                                                  std::to_string(m.layers) + " / " + std::to_string(l.pp) + "))");
   }
   if (const StackProblem p = stack_problem(w.job, l.pp, l.zero); !p.why.empty()) throw_invalid(p.field, p.why);
+  if (const StackProblem p = parallelism_problem(w.job, l.tp, l.pp, l.virtual_stages); !p.why.empty())
+    throw_invalid(p.field, p.why);
   // MoE: overlapping the all-to-all needs one (ep > 1); DualPipe sets it for its own schedule.
   if (l.overlap_a2a && l.ep == 1 && !l.dualpipe && w.layout.overlap_a2a)
     throw_invalid("layout.overlap_a2a", "layout.overlap_a2a needs layout.ep > 1: with ep 1 there is no all-to-all");
