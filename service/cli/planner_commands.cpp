@@ -108,17 +108,25 @@ void print_plan(const planner::Plan& p, std::ostream& out) {
   const auto& t = p.time_s;
   out << "\ntime per " << (p.kind == planner::JobKind::inference ? "decode step" : "step")
       << fmt(": %.4g s\n", p.step_time_s);
-  for (const auto& [name, v] : {std::pair<const char*, double>{"compute", t.compute},
-                                {"tp_comm", t.tp_comm},
-                                {"cp_comm", t.cp_comm},
-                                {"pp_comm", t.pp_comm},
-                                {"pp_bubble", t.pp_bubble},
-                                {"dp_comm", t.dp_comm},
-                                {"ep_comm", t.ep_comm},
-                                {"exposed_comm", t.exposed_comm},
-                                {"offload", t.offload}}) {
-    if (std::string_view(name) == "offload" && v == 0) continue;  // a line only for a job that offloads
-    out << "  " << pad(name, 13) << fmt("%10.4g s", v) << fmt("  (%4.1f%% of the step)\n", 100.0 * v / p.step_time_s);
+  // A communication's line gives its time and the part compute does not hide; the share of the step
+  // is of what adds to it, so compute, bubble, the exposed parts and offload add up to the step.
+  struct Part {
+    const char* name;
+    double seconds, adds;  // adds: what of it lengthens the step
+    bool communication;
+  };
+  for (const Part& part :
+       {Part{"compute", t.compute, t.compute, false}, Part{"tp_comm", t.tp_comm, t.tp_exposed, true},
+        Part{"cp_comm", t.cp_comm, t.cp_exposed, true}, Part{"pp_comm", t.pp_comm, t.pp_exposed, true},
+        Part{"pp_bubble", t.pp_bubble, t.pp_bubble, false}, Part{"dp_comm", t.dp_comm, t.dp_exposed, true},
+        Part{"ep_comm", t.ep_comm, t.ep_exposed, true}, Part{"exposed_comm", t.exposed_comm, t.exposed_comm, false},
+        Part{"offload", t.offload, t.offload, false}}) {
+    if (std::string_view(part.name) == "offload" && part.seconds == 0) continue;  // a line only for a job that offloads
+    const bool total = std::string_view(part.name) == "exposed_comm";
+    out << "  " << pad(part.name, 13) << fmt("%10.4g s", part.seconds)
+        << (part.communication ? fmt(", exposed %9.4g s", part.adds) : std::string(21, ' '))
+        << fmt("  (%4.1f%% of the step", 100.0 * part.adds / p.step_time_s)
+        << (total ? ": the exposed parts above)\n" : ")\n");
   }
   out << "bottleneck: " << p.bottleneck << "\n\n";
   out << fmt("tokens/s (job) %.6g", p.tokens_per_s) << fmt(", %.0f per GPU\n", p.tokens_per_s / p.gpus);

@@ -22,6 +22,9 @@
                       ['ep_comm', 'EP all-to-all', '#0891b2'], ['dequant', 'Dequantisation', '#92400e'],
                       ['exposed_comm', 'Exposed comm', '#dc2626'], ['offload', 'CPU offload (PCIe + host step)', '#64748b']];
 
+  // Each communication's part that compute does not hide (time_s.*_exposed; they sum to exposed_comm).
+  const EXPOSED_PART = {tp_comm: 'tp_exposed', cp_comm: 'cp_exposed', pp_comm: 'pp_exposed', dp_comm: 'dp_exposed', ep_comm: 'ep_exposed'};
+
   // The words a plan is read in, shown as column tooltips and in "How to read a plan".
   const GLOSSARY = {
     layout: 'TP: tensor parallel (each layer split over this many GPUs). PP: pipeline parallel (layers split into stages). ' +
@@ -694,8 +697,9 @@
             'GiB (2³⁰ bytes) is the unit of a card\'s nominal size: an "80 GB" card holds 80 GiB. The sentences above count 10⁹-byte GB.')),
         h('div', {}, h('h3', {}, stepName + ' time breakdown'),
           h('div', {class: 'chart-box small'}, h('canvas', {id: 'chart-time', role: 'img', 'aria-label': `${stepName} time ${duration(p.step_time_s)} broken down`})),
-          h('p', {class: 'note'}, `${stepName} ${duration(p.step_time_s)}: `, parts.map(([k, label]) => `${label} ${duration(t[k])}`).join(', ') + '. ',
-            'Communication the planner overlaps with compute shows in its own bar, but only the exposed part adds to the step.'))),
+          h('p', {class: 'note', id: 'plan-time-note'}, `${stepName} ${duration(p.step_time_s)}: `,
+            parts.map(([k, label]) => `${label} ${duration(t[k])}` + (EXPOSED_PART[k] ? ` (${duration(t[EXPOSED_PART[k]])} exposed)` : '')).join(', ') + '. ',
+            'Communication the planner overlaps with compute shows in its own bar, but only its exposed part adds to the step.'))),
       bw.length ? [h('h3', {}, 'Bandwidths used'), links.length ? h('p', {}, 'Achievable: ' + links.join('; ') + '.') : null, h('ul', {class: 'plain'}, bw.map(([k, v]) => h('li', {}, h('strong', {}, k.replace(/_/g, ' ') + ': '), typeof v === 'string' ? v : JSON.stringify(v))))] : null,
       p.warnings && p.warnings.length ? [h('h3', {}, 'Warnings'), h('ul', {class: 'plain'}, p.warnings.map(w => h('li', {}, h('span', {class: 'badge warn'}, 'warning'), ' ', typeof w === 'string' ? inFormTerms(w) : JSON.stringify(w))))] : null));
     const Chart = await LW.chartjs();

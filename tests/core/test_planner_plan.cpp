@@ -47,6 +47,17 @@ TEST_CASE("every example in data/examples plans (or recommends) with the contrac
       CHECK(p["memory_gb"].contains(key));
     for (const char* key : {"compute", "tp_comm", "pp_comm", "pp_bubble", "dp_comm", "exposed_comm"})
       CHECK(p["time_s"].contains(key));
+    // Each communication's exposed part: at most the communication, together exposed_comm.
+    const json& t = p["time_s"];
+    double exposed = 0;
+    for (const char* part : {"tp", "cp", "pp", "dp", "ep"}) {
+      const double comm = t[std::string(part) + "_comm"].get<double>(),
+                   shown = t[std::string(part) + "_exposed"].get<double>();
+      CHECK(shown >= 0);
+      CHECK(shown <= comm * (1 + 1e-12));
+      exposed += shown;
+    }
+    CHECK(exposed == Approx(t["exposed_comm"].get<double>()).epsilon(1e-9));
     CHECK(p["step_time_s"].get<double>() > 0);
     CHECK(p["mfu"].get<double>() > 0);
     CHECK(p["mfu"].get<double>() < 1);

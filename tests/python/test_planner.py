@@ -126,6 +126,11 @@ def test_plan_is_sane():
     # Every layout key of the contract is a typed, documented field of Layout.
     declared = {name for name, value in vars(linkwise.Layout).items() if isinstance(value, linkwise._records.Field)}
     assert set(plan.to_dict()["layout"]) == declared
+    # And every time_s key of TimeBreakdown, the exposed parts among them, which sum to exposed_comm.
+    declared = {name for name, value in vars(linkwise.TimeBreakdown).items() if isinstance(value, linkwise._records.Field)}
+    assert set(plan.to_dict()["time_s"]) == declared
+    exposed = [getattr(plan.time_s, part + "_exposed") for part in ("tp", "cp", "pp", "dp", "ep")]
+    assert sum(exposed) == pytest.approx(plan.time_s.exposed_comm, rel=1e-9)
     assert json.loads(plan.to_json()) == plan.to_dict()
     assert "bottleneck" in plan._repr_html_() and "Plan(" in repr(plan)
 

@@ -240,6 +240,10 @@ def test_recommendation_renders_with_charts_and_reopens(browser, web_server, art
     wait_for(browser, lambda d: chart_points(d, "chart-memory") and chart_points(d, "chart-time"), what="the breakdown charts")
     bottleneck = browser.find_element(By.ID, "plan-bottleneck").text
     assert bottleneck.startswith("Bottleneck:") and answer["results"][0]["bottleneck"] in bottleneck
+    # Each communication in the breakdown's sentence gives its exposed part, as time_s has it.
+    time_note = browser.find_element(By.ID, "plan-time-note").text
+    comms = [k for k in ("tp_comm", "cp_comm", "pp_comm", "dp_comm", "ep_comm") if answer["results"][0]["time_s"][k]]
+    assert comms and time_note.count(" exposed)") == len(comms), time_note
     # The interval and the memory verdict, as the API gives them.
     interval = browser.find_element(By.ID, "plan-interval").text
     assert interval.startswith("p10–p90:") and answer["results"][0]["interval"]["basis"] in interval

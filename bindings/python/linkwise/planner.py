@@ -160,7 +160,12 @@ class TimeBreakdown(Record):
     dequant = Field[float]("QLoRA: NF4 dequantisation of the base weights before every GEMM (part of compute), s.")
     offload = Field[float]("CPU offload, added to the step: PCIe transfers of gradients and weights and the "
                            "host's optimizer step, s.")
-    exposed_comm = Field[float]("Communication not hidden behind compute, s.")
+    exposed_comm = Field[float]("Communication not hidden behind compute, s: the sum of the *_exposed parts.")
+    tp_exposed = Field[float]("The part of tp_comm compute does not hide, s.")
+    cp_exposed = Field[float]("The part of cp_comm compute does not hide, s.")
+    pp_exposed = Field[float]("The part of pp_comm compute does not hide, s.")
+    dp_exposed = Field[float]("The part of dp_comm compute does not hide, s.")
+    ep_exposed = Field[float]("The part of ep_comm compute does not hide, s.")
 
 
 class Layout(Record):

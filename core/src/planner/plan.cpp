@@ -140,10 +140,12 @@ std::string bottleneck_words(const Workload& w, HardwareRef hw, int nodes, const
   // The largest term holds the step back: a link term where it outweighs compute, else compute,
   // with the largest link term after it where that still costs more than a tenth of the step.
   if (worst->seconds > 0.1 * step && worst->seconds >= e.compute) return link;
+  // The whole step's hardware FLOP rate, not the kernels' while they run: bubble and exposed
+  // communication lower it with compute unchanged.
   const double achieved = e.hardware_flops_per_step / (l.gpus() * e.step) / p.peak_flops;
-  return "compute: " + percent(e.compute, step) + " of the step, at " + fmt("%.0f%%", 100 * achieved) +
-         " of the dense " + std::string(to_string(w.job.precision)) + " peak (GEMMs " +
-         fmt("%.0f%%", 100 * e.gemm_time_fraction) + " of compute time)" +
+  return "compute: " + percent(e.compute, step) + " of the step (GEMMs " + fmt("%.0f%%", 100 * e.gemm_time_fraction) +
+         " of compute time); over the whole step the GPUs run at " + fmt("%.0f%%", 100 * achieved) + " of the dense " +
+         std::string(to_string(w.job.precision)) + " peak" +
          (worst->seconds > 0.1 * step ? "; then " + link : std::string());
 }
 
@@ -236,8 +238,21 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
     plan.why_not_reasons.push_back(Reason::memory);
   }
   plan.step_time_s = e.step;
-  plan.time_s = {e.compute, e.tp_comm, e.cp_comm,      e.pp_comm, e.pp_bubble,
-                 e.dp_comm, e.ep_comm, e.exposed_comm, e.dequant, e.offload};
+  plan.time_s.compute = e.compute;
+  plan.time_s.tp_comm = e.tp_comm;
+  plan.time_s.cp_comm = e.cp_comm;
+  plan.time_s.pp_comm = e.pp_comm;
+  plan.time_s.pp_bubble = e.pp_bubble;
+  plan.time_s.dp_comm = e.dp_comm;
+  plan.time_s.ep_comm = e.ep_comm;
+  plan.time_s.exposed_comm = e.exposed_comm;
+  plan.time_s.tp_exposed = e.tp_exposed;
+  plan.time_s.cp_exposed = e.cp_exposed;
+  plan.time_s.pp_exposed = e.pp_exposed;
+  plan.time_s.dp_exposed = e.dp_exposed;
+  plan.time_s.ep_exposed = e.ep_exposed;
+  plan.time_s.dequant = e.dequant;
+  plan.time_s.offload = e.offload;
   plan.tokens_per_s = e.tokens_per_s;
   const double gpus = plan.gpus;
   plan.model_tflops_per_gpu = e.model_flops_per_step / e.step / gpus / units::kFlopsPerTflop;

@@ -34,6 +34,8 @@ struct MemoryGb {  // per GPU, GB = 10^9 bytes
 
 struct TimeS {  // seconds per step (training: optimizer step; inference: one decode step)
   double compute = 0, tp_comm = 0, cp_comm = 0, pp_comm = 0, pp_bubble = 0, dp_comm = 0, ep_comm = 0, exposed_comm = 0;
+  // What of each communication compute does not hide: they add up to exposed_comm.
+  double tp_exposed = 0, cp_exposed = 0, pp_exposed = 0, dp_exposed = 0, ep_exposed = 0;
   double dequant = 0;  // QLoRA: NF4 dequantisation, part of compute
   double offload = 0;  // CPU offload: PCIe transfers of gradients and weights, added to the step
 };
