@@ -29,7 +29,12 @@ nlohmann::json read_workload(const std::string& path) { return read_json_file(pa
 
 std::optional<MeasuredLinks> read_measured(const std::string& report_path, const Catalog& catalog) {
   if (report_path.empty()) return std::nullopt;
-  return probe::measured_links(probe::load_report(report_path), catalog);
+  try {
+    return probe::measured_links(probe::load_report(report_path), catalog);
+  } catch (const Error& e) {
+    // The workload is a file too: say which file a field belongs to.
+    throw Error(e.kind(), "--report " + report_path + ": " + e.message(), e.field());
+  }
 }
 
 std::string fmt(const char* format, double v) {

@@ -62,6 +62,16 @@ TEST_CASE("an empty recommend says why, per instance type") {
   const double best_hours = (*deadline)["best_hours"].get<double>();
   CHECK(best_hours > 10);
   CHECK((*deadline)["detail"].get<std::string>().find("against the 10 h deadline") != std::string::npos);
+  // A deadline is quoted as the user wrote it, not rounded into an exponent ("1.44e+03 h").
+  json long_job = doc;
+  long_job["job"]["tokens"] = 1e14;
+  long_job["constraints"]["deadline_hours"] = 1440;
+  const json long_answer = planner::recommend_json(long_job, catalog, 5);
+  const json* slow = entry(long_answer["rejected"], "aws:p5.48xlarge");
+  REQUIRE(slow);
+  REQUIRE(reason(*slow, "deadline"));
+  CHECK((*reason(*slow, "deadline"))["detail"].get<std::string>().find("against the 1440 h deadline") !=
+        std::string::npos);
   json fastest = doc;
   fastest["constraints"].erase("deadline_hours");
   fastest["constraints"]["objective"] = "time";

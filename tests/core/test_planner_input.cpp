@@ -410,6 +410,13 @@ TEST_CASE("a params_b model uses the documented shape rule") {
   CHECK(small.total_params() / 1e9 == Approx(7).epsilon(0.05));
   for (double b : {0.125, 1.0, 13.0, 175.0, 405.0, 1000.0})
     CHECK(planner::shape_from_params(b).total_params() / 1e9 == Approx(b).epsilon(0.12));
+  // Below the smallest shape the rule builds (one layer of width 128 and the embeddings), an error
+  // naming the field, not a model several times the size asked for.
+  json d = good();
+  d["model"] = {{"params_b", 1e-9}};
+  CHECK(failing_field(d) == "model.params_b");
+  d["model"] = {{"params_b", 0.01}};
+  CHECK(failing_field(d) == "model.params_b");
 }
 
 TEST_CASE("presets carry their published shapes and sources") {

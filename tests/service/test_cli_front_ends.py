@@ -70,6 +70,17 @@ def test_a_report_of_another_gpu_is_refused_by_plan(tmp_path):
     assert done.returncode == 2 and "H100" in done.stderr and "B200" in done.stderr, done.stderr
 
 
+def test_a_malformed_report_error_names_the_report_file(tmp_path):
+    workload = {"model": {"preset": "llama3.1-8b"},
+                "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 64, "tokens": 1e9},
+                "hardware": {"instance": "aws:p5.48xlarge"}, "layout": {"tp": 1, "pp": 1, "dp": 8}}
+    path, report = tmp_path / "w.json", tmp_path / "e.json"
+    path.write_text(json.dumps(workload))
+    report.write_text("{}")
+    done = run_cli("plan", str(path), "--report", str(report), check=False)
+    assert done.returncode == 2 and f"--report {report}: " in done.stderr, done.stderr
+
+
 def test_gpus_json_is_the_rest_envelope():
     doc = json.loads(run_cli("gpus", "--json").stdout)
     assert doc["total"] == len(doc["items"]) >= 15

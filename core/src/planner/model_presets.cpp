@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 
 #include <nlohmann/json.hpp>
 
@@ -300,6 +301,16 @@ ModelShape shape_from_params(double params_b, int vocab) {
   m.layers = 1;
   const double embeddings = 2.0 * m.embedding_params();
   m.layers = std::max(1, int(std::lround((n - embeddings) / m.layer_params())));
+  // Below one layer of width 128 and the vocabulary's embeddings the rule has no shape that small:
+  // planning a model several times the size asked for would answer another question.
+  if (m.total_params() > 2.0 * n) {
+    char smallest[64];
+    std::snprintf(smallest, sizeof smallest, "%.3g", m.total_params() / 1e9);
+    throw_invalid("model.params_b", "model.params_b (" + nlohmann::json(params_b).dump() +
+                                        ") is below the smallest model the params_b rule builds (" + smallest +
+                                        " B: one layer of width 128 and the " + std::to_string(vocab) +
+                                        "-token vocabulary's embeddings); give the model's shapes instead");
+  }
   m.name = "params_b=" + nlohmann::json(params_b).dump();
   m.source = "linkwise shape rule for params_b (Llama-style: SwiGLU, GQA 8 KV heads, head 128, hidden = 128 x layers)";
   return m;

@@ -286,7 +286,7 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
       plan.meets_latency_target = e.tpot * 1000.0 <= *w.job.latency_target_ms;
       if (!*plan.meets_latency_target)
         plan.why_not.push_back(fmt("time per output token %.1f ms exceeds ", e.tpot * 1000) +
-                               fmt("the %.3g ms target", *w.job.latency_target_ms));
+                               fmt("the %g ms target", *w.job.latency_target_ms));
       if (!*plan.meets_latency_target) plan.why_not_reasons.push_back(Reason::latency_target);
     }
   }
@@ -302,8 +302,7 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
   if (c.deadline_hours && plan.job_hours) {
     plan.meets_deadline = *plan.job_hours <= *c.deadline_hours;
     if (!*plan.meets_deadline)
-      plan.why_not.push_back(fmt("takes %.1f h, ", *plan.job_hours) +
-                             fmt("over the %.3g h deadline", *c.deadline_hours));
+      plan.why_not.push_back(fmt("takes %.1f h, ", *plan.job_hours) + fmt("over the %g h deadline", *c.deadline_hours));
     if (!*plan.meets_deadline) plan.why_not_reasons.push_back(Reason::deadline);
   }
   if (c.budget_usd && plan.cost_usd) {

@@ -649,7 +649,7 @@ std::optional<Rejection> rejection_of(const Workload& w, const Option& o, const 
   if (t.deadline > 0) {
     auto n = reason_count(Reason::deadline, t.deadline,
                           words("fastest plan %.1f h", t.best_hours) +
-                              words(" against the %.3g h deadline", c.deadline_hours.value_or(0)));
+                              words(" against the %g h deadline", c.deadline_hours.value_or(0)));
     n.best_hours = t.best_hours;
     near.push_back(std::move(n));
   }
@@ -663,7 +663,7 @@ std::optional<Rejection> rejection_of(const Workload& w, const Option& o, const 
   if (t.latency > 0) {
     auto n = reason_count(Reason::latency_target, t.latency,
                           words("lowest time per output token %.1f ms", t.best_tpot_ms) +
-                              words(" against the %.3g ms target", w.job.latency_target_ms.value_or(0)));
+                              words(" against the %g ms target", w.job.latency_target_ms.value_or(0)));
     n.best_tpot_ms = t.best_tpot_ms;
     near.push_back(std::move(n));
   }
