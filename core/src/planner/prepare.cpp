@@ -215,10 +215,11 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
   }
   if (gpu.architecture == Architecture::cdna3 || gpu.architecture == Architecture::cdna4) eta = k.gemm_efficiency_cdna;
   if (gpu.architecture == Architecture::blackwell) eta = k.gemm_efficiency_blackwell;
-  // Framework profile: Megatron-Core / NeMo use cuDNN fused attention where the GPU has it (Hopper on).
-  if ((job.framework == Framework::megatron_core || job.framework == Framework::nemo) &&
-      gpu.architecture != Architecture::ampere && gpu.architecture != Architecture::volta)
-    p.attention_efficiency = std::min(0.75, p.attention_efficiency * k.te_attention_speedup);
+  // Megatron-Core's runtime uses cuDNN fused attention where the GPU has it (Hopper on); which
+  // layouts run it is the time model's to ask (megatron_runtime: under auto it depends on ZeRO).
+  p.fused_attention_efficiency = p.attention_efficiency;
+  if (gpu.architecture != Architecture::ampere && gpu.architecture != Architecture::volta)
+    p.fused_attention_efficiency = std::min(0.75, p.attention_efficiency * k.te_attention_speedup);
   // fp8 runs only the transformer's linear layers in fp8 (Transformer Engine, torchao float8); the
   // output layer, attention, norms and activations stay 16-bit.
   p.logits_flops = p.attention_peak_flops * eta;

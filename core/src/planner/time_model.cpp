@@ -206,7 +206,8 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   const MoeStage st = moe_stage(m, l);
   const double layers_per_stage = st.layers;
   const Rates rates{hw.peak_flops * hw.gemm_efficiency, hw.hbm_bytes_per_s, m.gemm_element_bytes};
-  const double attention_flops_per_s = hw.attention_peak_flops * hw.attention_efficiency;
+  const double attention_flops_per_s =
+      hw.attention_peak_flops * (megatron_runtime(m, l) ? hw.fused_attention_efficiency : hw.attention_efficiency);
   const double sp_div = l.sequence_parallel ? tp : 1.0;
 
   // Link bandwidths for each parallel group (Megatron rank order: tp fastest, then cp, dp, pp); a
@@ -719,8 +720,15 @@ double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int 
   const double attention_rows = m.mla ? 0.0 : (h + (m.q_width + 2 * m.kv_width) / tp) + (m.o_width / tp + h);
   const double dense_gemm = 2.0 * tokens * (m.layer_params - 2 * h) / tp / r.flops +
                             r.elem * tokens * (attention_rows + (h + m.mlp_in_width / tp) + (m.ffn / tp + h)) / r.hbm;
-  double attention = 2.0 * sequences * (m.seq_len / cp) * attention_context(m, m.seq_len) * m.attention_width / tp /
-                     (hw.attention_peak_flops * hw.attention_efficiency);
+  // ZeRO is a free choice: the bound takes a stage below 3, where the default profile runs
+  // Megatron-Core's runtime (fused attention, pipeline sends that can hide).
+  Layout below_zero3;
+  below_zero3.zero = 1;
+  const bool megatron_possible = megatron_runtime(m, below_zero3);
+  double attention =
+      2.0 * sequences * (m.seq_len / cp) * attention_context(m, m.seq_len) * m.attention_width / tp /
+      (hw.attention_peak_flops * (megatron_possible ? std::max(hw.fused_attention_efficiency, hw.attention_efficiency)
+                                                    : hw.attention_efficiency));
   if (!m.flash)
     attention = 2.0 * attention + 4.0 * 2.0 * sequences * (m.heads / tp) * (m.seq_len / cp) * m.seq_len / r.hbm;
   const double sp_div = sequence_parallel_possible ? tp : 1.0;
@@ -764,10 +772,7 @@ double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int 
     const double p2p = nodes > 1 && total_gpus > domain ? hw.nic_per_gpu : hw.intra_p2p;
     // Interleaving under Megatron-Core's runtime can hide the sends (estimate_time), so the bound
     // counts them only where the framework cannot.
-    // (ZeRO is a free choice: the bound takes a stage below 3, where the default profile is Megatron-Core's.)
-    Layout interleaved;
-    interleaved.zero = 1;
-    const bool sends_can_hide = max_virtual_stages > 1 && megatron_runtime(m, interleaved);
+    const bool sends_can_hide = max_virtual_stages > 1 && megatron_possible;
     if (!sends_can_hide) pp_comm = 2.0 * tokens * h * 2.0 / sp_div / p2p;
     // max_virtual_stages 0: DualPipe, whose smaller bubble the bound leaves out.
     if (max_virtual_stages > 0) bubble = (pp - 1) / max_virtual_stages * compute / max_micro_batches;

@@ -93,17 +93,20 @@ struct PreparedHardware {
   double logits_flops =
       0;  // achievable FLOP/s of the output layer: 16-bit even for fp8 jobs (TE, torchao keep it in bf16)
   double gemm_efficiency = 0;       // ceiling for large GEMMs at the job's precision on this generation
-  double attention_efficiency = 0;  // FlashAttention on this generation
-  double hbm_bytes_per_s = 0;       // achievable
-  double capacity_bytes = 0;        // per GPU, after the reserve
-  double host_memory_bytes = 0;     // the node's host memory (catalog memory_gib); 0: unknown
-  int host_vcpus = 0;               // the node's host hardware threads (catalog vcpus); 0: unknown
-  double pcie_bytes_per_s = 0;      // one GPU's PCIe x16 link, one direction (link_physics.hpp)
-  int pcie_gen = 0;                 // the catalog's PCIe generation of the GPU; 0: unstated (timed as Gen4)
-  double context_bytes = 0;         // CUDA context and library workspaces of this generation
-  double nccl_channel_factor = 1;   // NCCL channels relative to Ampere's (more NVLinks: more channels)
-  double intra_busbw = 0;           // all-reduce bus bandwidth inside a node, bytes/s
-  double intra_p2p = 0;             // GPU-to-GPU one direction inside a node
+  double attention_efficiency = 0;  // FlashAttention on this generation (the PyTorch stacks)
+  // Transformer Engine's cuDNN fused attention where the GPU has it (Hopper on), which a layout under
+  // Megatron-Core's runtime runs (framework_memory.hpp megatron_runtime); elsewhere attention_efficiency.
+  double fused_attention_efficiency = 0;
+  double hbm_bytes_per_s = 0;      // achievable
+  double capacity_bytes = 0;       // per GPU, after the reserve
+  double host_memory_bytes = 0;    // the node's host memory (catalog memory_gib); 0: unknown
+  int host_vcpus = 0;              // the node's host hardware threads (catalog vcpus); 0: unknown
+  double pcie_bytes_per_s = 0;     // one GPU's PCIe x16 link, one direction (link_physics.hpp)
+  int pcie_gen = 0;                // the catalog's PCIe generation of the GPU; 0: unstated (timed as Gen4)
+  double context_bytes = 0;        // CUDA context and library workspaces of this generation
+  double nccl_channel_factor = 1;  // NCCL channels relative to Ampere's (more NVLinks: more channels)
+  double intra_busbw = 0;          // all-reduce bus bandwidth inside a node, bytes/s
+  double intra_p2p = 0;            // GPU-to-GPU one direction inside a node
   double intra_latency_s = 0;
   double nic_per_gpu = 0;  // inter-node bandwidth per GPU (node network / GPUs), bytes/s; 0: none
   double inter_latency_s = 0;
