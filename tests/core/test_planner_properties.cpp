@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "linkwise/planner/engine.hpp"
+#include "linkwise/planner/framework_memory.hpp"
 #include "linkwise/planner/search.hpp"
 #include "planner_test_util.hpp"
 
@@ -189,6 +190,13 @@ TEST_CASE("the search's step lower bound never exceeds the estimate") {
       const double lb = step_lower_bound(m, p, c.nodes, l.tp, l.pp, l.cp, l.dp, l.virtual_stages, l.tp > 1, k);
       CHECK(lb <= run(c, hw).step);
       CHECK(lb > 0.3 * run(c, hw).step);  // and is not trivially loose
+      // The bound for the layout's own runtime (auto: Megatron-Core's below ZeRO-3, FSDP's at 3) holds
+      // too, and is at least the bound for any runtime, which the search uses where both are left.
+      const bool megatron = megatron_runtime(m, l);
+      const double own =
+          step_lower_bound(m, p, c.nodes, l.tp, l.pp, l.cp, l.dp, l.virtual_stages, l.tp > 1, k, 1, megatron);
+      CHECK(own <= run(c, hw).step);
+      CHECK(own >= lb);
     }
 }
 

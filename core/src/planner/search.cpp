@@ -10,6 +10,7 @@
 
 #include "linkwise/enum_names.hpp"
 #include "linkwise/error.hpp"
+#include "linkwise/planner/framework_memory.hpp"
 #include "linkwise/planner/search.hpp"
 #include "linkwise/text.hpp"
 #include "linkwise/units.hpp"
@@ -231,6 +232,13 @@ struct TrainingChoices {
   bool overlap_a2a = false, dualpipe = false;
 };
 
+// The runtimes a search subtree still holds ZeRO stages of: [0] the others, [1] Megatron-Core's
+// (framework_memory.hpp megatron_runtime; under auto the ZeRO stage decides).
+struct Runtimes {
+  bool alive[2] = {false, false};
+  bool none() const { return !alive[0] && !alive[1]; }
+};
+
 // Expert-parallel sizes: the workload's, or every divisor of the experts (ascending).
 std::vector<int> ep_choices(const Workload& w) {
   if (!w.model.moe.enabled()) return {1};
@@ -329,6 +337,16 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
   if (!cx.exhaustive)
     std::sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) { return a.bound < b.bound; });
 
+  // Which ZeRO stages run under Megatron-Core's runtime: under auto it depends on the stage (below 3
+  // yes, at 3 PyTorch FSDP's), and each runtime has its own bound, so one group can be pruned while
+  // the other is searched; a framework with one runtime has one group.
+  std::array<bool, 4> megatron_at_zero{};
+  for (int zero = 0; zero < 4; ++zero) {
+    Layout stage;
+    stage.zero = zero;
+    megatron_at_zero[zero] = megatron_runtime(cx.model, stage);
+  }
+
   Layout l;
   for (const Unit& u : units) {
     const Option& opt = options[u.option];
@@ -340,6 +358,25 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
     }
     const PreparedHardware& hw = opt.prepared;
     const int gpn = hw.gpus_per_node, gpus = u.nodes * gpn;
+    // Drops each runtime whose bound (bound_of(megatron) + extra) loses to the k-th result; where none
+    // is left, the subtree is counted as pruned. Returns the smallest bound of those left.
+    const auto prune_runtimes = [&](Runtimes& runtimes, double extra, const auto& bound_of) {
+      double kept = kInf, lowest = kInf, lowest_objective = kInf;
+      for (int r = 0; r < 2; ++r) {
+        if (!runtimes.alive[r]) continue;
+        const double lb = bound_of(r == 1) + extra;
+        const double bound = objective_bound(cx, hw, u.nodes, lb);
+        if (lb < lowest) lowest = lb, lowest_objective = bound;
+        if (bound <= top.threshold()) kept = std::min(kept, lb);
+        else runtimes.alive[r] = false;
+      }
+      if (runtimes.none()) {
+        count_pruned(cx);
+        note_pruned(cx, hw, u.nodes, lowest, lowest_objective, tally);
+        return lowest;
+      }
+      return kept;
+    };
     // TP stays inside the NVLink domain (the node, or a rack-scale domain across instances).
     const int tp_limit = w.constraints.tp_across_nodes ? gpus : std::min(gpus, std::max(gpn, hw.nvlink_domain_gpus));
     for (int tp : choices.tps) {
@@ -351,13 +388,9 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
         if (gpus % ((long long)tp * cp) != 0 || w.job.seq_len % cp != 0) continue;
         for (std::size_t pp_index = 0; pp_index < choices.pps.size(); ++pp_index) {
           const int pp = choices.pps[pp_index];
-          // The deepest ZeRO stage the job's stack runs at this pipeline depth (stack_problem): the
-          // memory-monotone order below starts there (-1: none, nothing to evaluate).
-          int deepest_zero = -1;
+          // The ZeRO stages the job's stack runs at this pipeline depth (stack_problem).
           std::array<bool, 4> zero_runs{};  // per ZeRO stage 0-3, once per pipeline depth
-          for (int zero : choices.zeros)
-            if ((zero_runs[zero] = stack_problem(w.job, pp, zero).why.empty()))
-              deepest_zero = std::max(deepest_zero, zero);
+          for (int zero : choices.zeros) zero_runs[zero] = stack_problem(w.job, pp, zero).why.empty();
           // 64-bit: a layout fixed by the workload may hold sizes up to 2^20 each.
           const long long model_parallel = (long long)tp * cp * pp;
           if (gpus % model_parallel != 0) continue;
@@ -368,16 +401,17 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
           const bool sps[] = {tp > 1 && spec.sequence_parallel.value_or(true)};  // Megatron drops SP at tp 1
           const std::vector<int>& vs = choices.virtual_stages[pp_index];
           const int max_v = *std::max_element(vs.begin(), vs.end());
+          // The runtimes this subtree still holds a ZeRO stage of ([0] others, [1] Megatron-Core's).
+          Runtimes subtree{};
+          for (int zero : choices.zeros)
+            if (zero_runs[zero]) subtree.alive[megatron_at_zero[zero]] = true;
           double subtree_lb = 0;
           if (!cx.exhaustive) {
-            subtree_lb =
-                step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, choices.dualpipe ? 0 : max_v, sps[0], cx.k);
-            const double bound = objective_bound(cx, hw, u.nodes, subtree_lb);
-            if (!(bound <= top.threshold())) {
-              count_pruned(cx);
-              note_pruned(cx, hw, u.nodes, subtree_lb, bound, tally);
-              continue;
-            }
+            subtree_lb = prune_runtimes(subtree, 0.0, [&](bool megatron) {
+              return step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, choices.dualpipe ? 0 : max_v, sps[0], cx.k,
+                                      1, megatron);
+            });
+            if (subtree.none()) continue;
           }
           l.tp = tp;
           l.cp = cp;
@@ -406,32 +440,31 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
               l.sequence_parallel = sp;
               for (int v : vs) {
                 if (v > 1 && (sequences % pp != 0)) continue;  // interleaving needs micro-batches in multiples of pp
-                if (!cx.exhaustive && v != max_v) {            // the subtree's bound, now for this many virtual stages
-                  const double lb = step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k) + a2a_lb;
-                  const double bound = objective_bound(cx, hw, u.nodes, lb);
-                  if (!(bound <= top.threshold())) {
-                    count_pruned(cx);
-                    note_pruned(cx, hw, u.nodes, lb, bound, tally);
-                    continue;
-                  }
+                Runtimes at_v = subtree;
+                if (!cx.exhaustive && v != max_v) {  // the subtree's bound, now for this many virtual stages
+                  prune_runtimes(at_v, a2a_lb, [&](bool megatron) {
+                    return step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k, 1, megatron);
+                  });
+                  if (at_v.none()) continue;
                 }
                 l.virtual_stages = v;
+                Runtimes at_mb = at_v;  // a runtime that loses at a micro-batch loses at every larger one
                 for (int mb : choices.micro_batches) {
                   if (sequences % mb != 0) continue;  // divisors of the batch that are not of this replica's share
                   if (v > 1 && (sequences / mb) % pp != 0) continue;
                   if (choices.dualpipe && (sequences / mb) % 2 != 0) continue;
                   if (!cx.exhaustive && pp > 1 && mb > 1 && !choices.dualpipe) {
                     // Fewer, larger micro-batches only grow the bubble's bound: once it loses, so do the rest.
-                    const double lb =
-                        step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k, mb) + a2a_lb;
-                    const double bound = objective_bound(cx, hw, u.nodes, lb);
-                    if (!(bound <= top.threshold())) {
-                      count_pruned(cx);
-                      note_pruned(cx, hw, u.nodes, lb, bound, tally);
-                      break;
-                    }
+                    prune_runtimes(at_mb, a2a_lb, [&](bool megatron) {
+                      return step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k, mb, megatron);
+                    });
+                    if (at_mb.none()) break;
                   }
                   l.micro_batch = mb;
+                  // The deepest ZeRO stage left to evaluate: the memory-monotone order starts there.
+                  int deepest = -1;
+                  for (int zero : choices.zeros)
+                    if (zero_runs[zero] && at_mb.alive[megatron_at_zero[zero]]) deepest = std::max(deepest, zero);
                   Candidate best;
                   bool any_fit_at_min = false;
                   Verdict failed = Verdict::ok;  // what turned down the last fitting setting
@@ -441,16 +474,17 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                     // not fit, no shallower stage does.
                     for (auto zero_it = choices.zeros.rbegin(); zero_it != choices.zeros.rend(); ++zero_it) {
                       const int zero = *zero_it;
-                      // What the job's stack cannot run is never a candidate (the rule plan applies).
-                      if (!zero_runs[zero]) continue;
+                      // What the job's stack cannot run is never a candidate (the rule plan applies),
+                      // nor a stage whose runtime's bound already loses.
+                      if (!zero_runs[zero] || !at_mb.alive[megatron_at_zero[zero]]) continue;
                       l.zero = zero;
                       Estimate e;
                       estimate_memory(cx.model, hw, l, cx.k, e);
                       count_evaluated(cx);
-                      if (zero == deepest_zero && e.fits) any_fit_at_min = true;
+                      if (zero == deepest && e.fits) any_fit_at_min = true;
                       if (!e.fits) {
                         note_memory(tally, e, hw);
-                        if (!cx.exhaustive && zero == deepest_zero) break;
+                        if (!cx.exhaustive && zero == deepest) break;
                         continue;
                       }
                       estimate_time(cx.model, hw, u.nodes, l, cx.k, e);

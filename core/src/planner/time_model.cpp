@@ -697,7 +697,7 @@ double a2a_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int n
 
 double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int nodes, int tp_, int pp_, int cp_,
                         int dp_, int max_virtual_stages, bool sequence_parallel_possible, const PlannerConstants& k,
-                        int min_micro_batch) noexcept {
+                        int min_micro_batch, std::optional<bool> megatron) noexcept {
   // Every term below is a part of estimate_time()'s training step taken at its smallest over the
   // free choices (micro-batch, ZeRO, recompute, virtual stages, ep, etp, overlap); terms that can
   // vanish are left out (the all-to-all among them).
@@ -720,11 +720,11 @@ double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int 
   const double attention_rows = m.mla ? 0.0 : (h + (m.q_width + 2 * m.kv_width) / tp) + (m.o_width / tp + h);
   const double dense_gemm = 2.0 * tokens * (m.layer_params - 2 * h) / tp / r.flops +
                             r.elem * tokens * (attention_rows + (h + m.mlp_in_width / tp) + (m.ffn / tp + h)) / r.hbm;
-  // ZeRO is a free choice: the bound takes a stage below 3, where the default profile runs
-  // Megatron-Core's runtime (fused attention, pipeline sends that can hide).
+  // Megatron-Core's runtime (fused attention, pipeline sends that can hide) where the bound is for
+  // it, or for any layout and the framework may run it (auto below ZeRO-3: the bound takes that stage).
   Layout below_zero3;
   below_zero3.zero = 1;
-  const bool megatron_possible = megatron_runtime(m, below_zero3);
+  const bool megatron_possible = megatron.value_or(megatron_runtime(m, below_zero3));
   double attention =
       2.0 * sequences * (m.seq_len / cp) * attention_context(m, m.seq_len) * m.attention_width / tp /
       (hw.attention_peak_flops * (megatron_possible ? std::max(hw.fused_attention_efficiency, hw.attention_efficiency)

@@ -100,9 +100,11 @@ std::vector<int> candidate_node_counts(const Constraints& c, int gpus_per_node, 
 // A lower bound on the training step time of any layout with this tp, pp, cp, dp on `nodes` nodes
 // (any micro-batch of at least min_micro_batch sequences, ZeRO stage, recompute, up to
 // max_virtual_stages; 0 for DualPipe, whose bubble the bound leaves out). Never above estimate().step.
+// megatron: the layouts under Megatron-Core's runtime (true) or the others (false) only, for a
+// framework whose runtime depends on the ZeRO stage (auto); unset: any layout.
 double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int nodes, int tp, int pp, int cp, int dp,
                         int max_virtual_stages, bool sequence_parallel_possible, const PlannerConstants& k,
-                        int min_micro_batch = 1) noexcept;
+                        int min_micro_batch = 1, std::optional<bool> megatron = std::nullopt) noexcept;
 
 // A lower bound on the exposed expert all-to-all of a training step with this layout's tp, pp,
 // cp, dp, ep and etp (any micro-batch and recompute): every dispatch and combine of the step's
