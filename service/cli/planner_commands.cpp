@@ -86,7 +86,9 @@ void print_plan(const planner::Plan& p, std::ostream& out) {
       << (p.active_params_b < p.params_b ? fmt(", %.4gB active", p.active_params_b) : std::string()) << "; "
       << planner::to_string(p.kind) << ", " << planner::to_string(p.precision) << ") on " << p.nodes << " x "
       << p.instance << " (" << p.gpus << " x " << p.gpu_model << ")\n";
-  out << "layout: " << layout_words(p.layout, p.kind) << "\n\n";
+  out << "layout: " << layout_words(p.layout, p.kind) << "\n";
+  if (!p.framework.empty()) out << "planned as: " << p.framework << "\n";
+  out << "\n";
   const auto& m = p.memory_gb;
   out << "memory per GPU (GB)\n";
   for (const auto& [name, v] : {std::pair<const char*, double>{"weights", m.weights},

@@ -334,3 +334,23 @@ TEST_CASE("a layout that fits only with a recipe's memory option says which, and
   CHECK(said.find(total) != std::string::npos);
   CHECK(advice(with).empty());  // nothing left to suggest that would help
 }
+
+// A plan says which stack its step was planned as: the job's framework, and for auto Megatron-Core
+// below ZeRO-3 and PyTorch FSDP at ZeRO-3 (one rule: megatron_runtime); a serving plan names its engine.
+TEST_CASE("a training plan names the stack it was planned as, auto resolved by the ZeRO stage") {
+  const Catalog catalog = Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
+  json doc = json::parse(R"({"model": {"preset": "llama3.1-8b"},
+      "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 64},
+      "hardware": {"instance": "aws:p5.48xlarge"}, "layout": {"tp": 1, "pp": 1, "dp": 8, "zero": 1}})");
+  CHECK(planner::plan_json(doc, catalog)["framework"] == "megatron-core");
+  doc["layout"]["zero"] = 3;
+  CHECK(planner::plan_json(doc, catalog)["framework"] == "fsdp");
+  doc["job"]["framework"] = "torchtitan";
+  CHECK(planner::plan_json(doc, catalog)["framework"] == "torchtitan");
+  const json serving = json::parse(R"({"model": {"preset": "llama3.1-8b"},
+      "job": {"kind": "inference", "prompt_len": 1024, "output_len": 256, "concurrent": 8},
+      "hardware": {"instance": "aws:p5.48xlarge"}, "layout": {"tp": 8, "pp": 1, "dp": 1}})");
+  const json s = planner::plan_json(serving, catalog);
+  CHECK_FALSE(s.contains("framework"));
+  CHECK(s["engine"] == "tensorrt-llm");
+}

@@ -110,6 +110,8 @@ nlohmann::json to_json(const Plan& p) {
     out["max_concurrent"] = optional_json(p.max_concurrent);
     out["max_concurrent_limit"] = optional_json(p.max_concurrent_limit);
     out["concurrent_is_max"] = p.concurrent_is_max;
+  } else {
+    out["framework"] = p.framework;
   }
   if (!p.why.empty()) out["why"] = p.why;
   return out;

@@ -20,9 +20,18 @@ inline bool fsdp_family(const PreparedModel& m, const Layout& l) noexcept {
 
 // True where the layout runs under Megatron-Core's runtime (its schedules, buffers and Transformer
 // Engine layers): megatron-core, nemo, and the default profile below ZeRO-3 (framework.hpp).
+inline bool megatron_runtime(Framework f, int zero) noexcept {
+  return f == Framework::megatron_core || f == Framework::nemo || (f == Framework::auto_ && zero < 3);
+}
 inline bool megatron_runtime(const PreparedModel& m, const Layout& l) noexcept {
-  return m.framework == Framework::megatron_core || m.framework == Framework::nemo ||
-         (m.framework == Framework::auto_ && l.zero < 3);
+  return megatron_runtime(m.framework, l.zero);
+}
+
+// The stack a layout is planned as: the job's framework, and for the default (auto) Megatron-Core
+// below ZeRO-3, PyTorch FSDP at ZeRO-3 (what a plan reports as `framework`).
+inline Framework planned_framework(Framework f, int zero) noexcept {
+  if (f != Framework::auto_) return f;
+  return megatron_runtime(f, zero) ? Framework::megatron_core : Framework::fsdp;
 }
 
 // Model states per local parameter for the framework, optimizer, precision and offload of `m`.

@@ -92,7 +92,9 @@ struct Plan {
   std::optional<double> ttft_s, tpot_s, decode_tokens_per_s;
   std::optional<double> ttft_under_load_s;  // mean TTFT when `concurrent` requests arrive together
   std::optional<bool> meets_latency_target;
-  std::string engine;                       // the serving engine profile used ("tensorrt-llm", ...)
+  std::string engine;  // the serving engine profile used ("tensorrt-llm", ...)
+  // Training: the stack the step was planned as (job.framework; auto resolved by the ZeRO stage).
+  std::string framework;
   std::optional<long long> concurrent;      // sequences decoded together, whole job
   std::optional<long long> max_concurrent;  // what the engines' KV pools hold, whole job
   // What sets max_concurrent: "kv_pool" (the engine's KV cache is full) or "engine_batch_limit"
