@@ -684,6 +684,7 @@
         [[layoutText(p.layout, p.job_kind === 'inference', lastOffload), 'layout'],
          [inColumn('step', p.job_kind === 'inference' ? (p.tpot_s ?? p.step_time_s) : p.step_time_s), p.job_kind === 'inference' ? 'decode step' : 'step'],
          [num(p.tokens_per_s, 0), 'tokens/s (whole job)'], [p.job_kind === 'inference' ? inColumn('ttft', p.ttft_s) : num(p.mfu * 100, 1) + '%', p.job_kind === 'inference' ? 'time to first token, idle' : 'MFU'],
+         ...(p.job_kind !== 'inference' && p.framework ? [[p.framework, 'stack the step is planned as']] : []),
          ...(p.job_kind === 'inference' ? [[inColumn('ttft_load', p.ttft_under_load_s), 'time to first token under load'],
                                            [concurrentText(p), `sequences together on ${p.engine}` + (p.concurrent_is_max ? MAX_CONCURRENT[p.max_concurrent_limit] : '')]] : []),
          [usd(p.price_usd_per_hour) + '/h', 'price'], [usd(p.cost_usd), 'cost'], [inColumn('job', p.job_hours === null ? null : p.job_hours * 3600), 'job time']]
