@@ -108,6 +108,8 @@ void print_plan(const planner::Plan& p, std::ostream& out) {
           : colour                    ? "\033[31mDOES NOT FIT\033[0m"
                                       : "DOES NOT FIT")
       << fmt(" (margin %.2f GB)\n", p.memory_margin_gb);
+  // What turns the plan down besides memory (a latency target, a deadline) is not part of "fits".
+  if (p.fits && !p.why_not.empty()) out << "but it does not qualify:\n";
   for (std::size_t i = 0; i < p.why_not.size(); ++i)
     out << "  - " << (i < p.why_not_reasons.size() ? std::string(planner::to_string(p.why_not_reasons[i])) + ": " : "")
         << p.why_not[i] << "\n";
@@ -140,7 +142,11 @@ void print_plan(const planner::Plan& p, std::ostream& out) {
   out << interval_words(p) << "\n";
   if (p.kind == planner::JobKind::inference) {
     out << fmt("time to first token %.4g s", *p.ttft_s) << fmt(", per output token %.4g ms", *p.tpot_s * 1000)
-        << fmt(", decode %.6g tokens/s\n", *p.decode_tokens_per_s);
+        << fmt(", decode %.6g tokens/s", *p.decode_tokens_per_s)
+        << (p.meets_latency_target
+                ? (*p.meets_latency_target ? "; meets job.latency_target_ms" : "; misses job.latency_target_ms")
+                : "")
+        << "\n";
     out << "engine " << p.engine << fmt(": %.0f sequences together", double(p.concurrent.value_or(0)))
         << (p.concurrent_is_max ? " (max)" : "") << fmt(", at most %.0f", double(p.max_concurrent.value_or(0)))
         << (p.max_concurrent_limit == "engine_batch_limit" ? " (the engine's batch limit, KV memory left over)"

@@ -81,6 +81,23 @@ def test_a_malformed_report_error_names_the_report_file(tmp_path):
     assert done.returncode == 2 and f"--report {report}: " in done.stderr, done.stderr
 
 
+def test_a_serving_plan_says_whether_it_meets_its_latency_target(tmp_path):
+    workload = {"model": {"preset": "llama3.1-70b"},
+                "job": {"kind": "inference", "prompt_len": 2048, "output_len": 512, "concurrent": 64,
+                        "latency_target_ms": 5},
+                "hardware": {"instance": "aws:p5.48xlarge"}, "layout": {"tp": 8, "pp": 1, "dp": 1}}
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(workload))
+    out = run_cli("plan", str(path)).stdout
+    # Memory fits, the target does not: "fits" is not the whole verdict.
+    assert "fits (margin" in out and "but it does not qualify:\n  - latency_target:" in out, out
+    assert "misses job.latency_target_ms" in out, out
+    workload["job"]["latency_target_ms"] = 500
+    path.write_text(json.dumps(workload))
+    out = run_cli("plan", str(path)).stdout
+    assert "meets job.latency_target_ms" in out and "does not qualify" not in out, out
+
+
 def test_gpus_json_is_the_rest_envelope():
     doc = json.loads(run_cli("gpus", "--json").stdout)
     assert doc["total"] == len(doc["items"]) >= 15
