@@ -354,3 +354,36 @@ TEST_CASE("a training plan names the stack it was planned as, auto resolved by t
   CHECK_FALSE(s.contains("framework"));
   CHECK(s["engine"] == "tensorrt-llm");
 }
+
+// Groups are consecutive ranks: on 36-GPU NVLink domains (AWS's GB200 UltraServer of 36) groups of
+// 8 do not tile a domain, so some straddle two and run on the network; groups of 4 tile it.
+TEST_CASE("tensor parallelism that does not tile the NVLink domain runs on the network, and says so") {
+  const Catalog catalog = Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
+  json doc = json::parse(R"({"model": {"preset": "llama3.1-70b"},
+      "job": {"kind": "pretrain", "seq_len": 8192, "global_batch": 512},
+      "hardware": {"instance": "aws:u-p6e-gb200x36", "nodes": 8}, "layout": {"tp": 4, "pp": 9}})");
+  const json tiled = planner::plan_json(doc, catalog);
+  doc["layout"]["tp"] = 8;
+  const json straddling = planner::plan_json(doc, catalog);
+  const auto warns = [](const json& p) {
+    for (const json& w : p["warnings"])
+      if (w.get<std::string>().rfind("tensor parallelism (tp=", 0) == 0) return true;
+    return false;
+  };
+  CHECK_FALSE(warns(tiled));
+  CHECK(warns(straddling));
+  CHECK(straddling["bottleneck"].get<std::string>().find("tensor-parallel collectives (tp=8) over nvlink") ==
+        std::string::npos);
+  // Per TP collective, the network is far slower than the rack's NVLink: more time per byte.
+  CHECK(straddling["time_s"]["tp_comm"].get<double>() > 2.0 * tiled["time_s"]["tp_comm"].get<double>());
+  // recommend keeps TP inside the domain: it never offers tp 8 there.
+  json rec = doc;
+  rec.erase("layout");
+  rec["hardware"].erase("nodes");
+  rec["job"]["tokens"] = 1e11;
+  rec["constraints"] = {{"instances", {"aws:u-p6e-gb200x36"}}, {"max_nodes", 8}, {"objective", "time"}};
+  rec.erase("hardware");
+  const json r = planner::recommend_json(rec, catalog, 20);
+  REQUIRE_FALSE(r["results"].empty());
+  for (const json& p : r["results"]) CHECK(36 % p["layout"]["tp"].get<int>() == 0);
+}

@@ -122,9 +122,9 @@ std::string bottleneck_words(const Workload& w, HardwareRef hw, int nodes, const
   Part parts[] = {
       {e.dp_exposed, dp_what + " over " + dp_link},
       {e.tp_exposed, "tensor-parallel collectives (tp=" + std::to_string(l.tp) + ") over " +
-                         (l.tp <= hw.instance.gpu_count                                          ? intra_words(hw)
-                          : inside_nvlink_domain(p, l.tp, double(nodes) * hw.instance.gpu_count) ? domain_words(hw, p)
-                                                                                                 : network_words(hw))},
+                         (!inside_nvlink_domain(p, l.tp, double(nodes) * hw.instance.gpu_count) ? network_words(hw)
+                          : l.tp <= hw.instance.gpu_count                                       ? intra_words(hw)
+                                                                                                : domain_words(hw, p))},
       {e.ep_exposed, ep_words(hw, l, e, p)},
       {e.pp_bubble, "pipeline bubble (pp=" + std::to_string(l.pp) + ", " + fmt("%.0f", e.micro_batches) +
                         " micro-batches" +
@@ -320,9 +320,13 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
   plan.intra_node_busbw_gbytes_per_s = p.intra_busbw / units::kBytesPerGB;
   if (p.has_network) plan.inter_node_gbytes_per_s_per_gpu = p.nic_per_gpu / units::kBytesPerGB;
 
-  if (l.tp > hw.instance.gpu_count && !inside_nvlink_domain(p, l.tp, plan.gpus))
-    plan.warnings.push_back("tensor parallelism (tp=" + std::to_string(l.tp) +
-                            ") spans nodes: its collectives run on the network");
+  if (!inside_nvlink_domain(p, l.tp, plan.gpus))
+    plan.warnings.push_back("tensor parallelism (tp=" + std::to_string(l.tp) + ") " +
+                            (l.tp > plan.nvlink_domain_gpus
+                                 ? std::string("spans nodes")
+                                 : "does not tile the " + std::to_string(plan.nvlink_domain_gpus) +
+                                       "-GPU NVLink domain, so some groups straddle two") +
+                            ": its collectives run on the network");
   if (w.model.moe.enabled() && l.ep > 1 && !e.ep_inside_domain)
     plan.warnings.push_back("expert parallelism (ep=" + std::to_string(l.ep) + " x etp=" + std::to_string(l.etp) +
                             ") leaves the " + std::to_string(plan.nvlink_domain_gpus) + "-GPU " + link_family(hw) +

@@ -123,8 +123,9 @@ struct PreparedHardware {
 // Whether a group of `group` consecutive ranks stays inside one NVLink domain (the node, or a
 // rack-scale domain that whole groups tile) on a job of `total_gpus`.
 inline bool inside_nvlink_domain(const PreparedHardware& hw, double group, double total_gpus) noexcept {
-  if (group <= hw.gpus_per_node) return true;
-  const double d = hw.nvlink_domain_gpus;
+  // Groups are consecutive ranks: they stay inside a domain only where they tile it (36-GPU racks
+  // hold no whole number of 8-GPU groups: some straddle two racks), or where one domain holds the job.
+  const double d = std::max<double>(hw.gpus_per_node, hw.nvlink_domain_gpus);
   return group <= d && (total_gpus <= d || static_cast<long long>(d) % static_cast<long long>(group) == 0);
 }
 
