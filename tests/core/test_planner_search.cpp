@@ -293,9 +293,22 @@ TEST_CASE("a cost objective on the workload's own unpriced machine ranks by time
   doc["constraints"] = {{"budget_usd", 1000}};
   const json with_budget = planner::recommend_json(doc, catalog, 3);
   CHECK(with_budget["results"].empty());
-  // One machine turned down: the answer is its own reason, not a pointer to `rejected`.
+  // One machine turned down: the answer is its own reason, not a pointer to `rejected`; with a
+  // budget the reason is the budget, which cannot be checked without a price.
   CHECK(with_budget["why_no_results"] ==
-        "no plan qualifies on crusoe:h100-80gb-sxm-ib.8x: no price in the catalog: no cost to rank by");
+        "no plan qualifies on crusoe:h100-80gb-sxm-ib.8x: no price in the catalog: constraints.budget_usd cannot be "
+        "checked");
+  // The time objective ranks without prices, but a budget still filters: an unpriced machine is
+  // not shown as within it.
+  doc["constraints"] = {{"budget_usd", 1000}, {"objective", "time"}};
+  const json timed_budget = planner::recommend_json(doc, catalog, 3);
+  CHECK(timed_budget["results"].empty());
+  REQUIRE(timed_budget["rejected"].size() == 1);
+  CHECK(timed_budget["rejected"][0]["reason"] == "unpriced");
+  doc.erase("hardware");
+  CHECK(planner::recommend_json(doc, catalog, 3)["results"].empty());
+  doc["constraints"].erase("budget_usd");
+  CHECK_FALSE(planner::recommend_json(doc, catalog, 3)["results"].empty());  // by time, no budget: ranked
 }
 
 TEST_CASE("a machine without a stated network reports its inter-node bandwidth as unknown, not 0") {

@@ -885,11 +885,17 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
     }
     Option o{hw, {}, {}};
     o.prepared = prepare_hardware(hw, w.job, k, measured_for(hw), w.constraints.spot);
-    if (w.constraints.objective != Objective::time && o.prepared.price_per_node_hour < 0) {
+    // A price is needed to rank by cost and to hold to a budget: a budget always filters, so a
+    // machine whose cost is unknown cannot be shown as within it.
+    if ((w.constraints.objective != Objective::time || w.constraints.budget_usd) &&
+        o.prepared.price_per_node_hour < 0) {
       const std::string why = w.constraints.spot ? "no spot price" : "no price";
       result.skipped.push_back(hw.instance.id + ": " + why);
-      rejected.emplace_back(
-          m, single_rejection(hw, Reason::unpriced, why + std::string(" in the catalog: no cost to rank by")));
+      rejected.emplace_back(m,
+                            single_rejection(hw, Reason::unpriced,
+                                             why + " in the catalog: " +
+                                                 (w.constraints.budget_usd ? "constraints.budget_usd cannot be checked"
+                                                                           : "no cost to rank by")));
       continue;
     }
     if (w.nodes) {
