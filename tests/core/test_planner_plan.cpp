@@ -387,3 +387,36 @@ TEST_CASE("tensor parallelism that does not tile the NVLink domain runs on the n
   REQUIRE_FALSE(r["results"].empty());
   for (const json& p : r["results"]) CHECK(36 % p["layout"]["tp"].get<int>() == 0);
 }
+
+// A plan that leaves the GPUs idle most of the step says so, and a plan far beyond the largest
+// calibration run gets an interval that widens with every doubling of the GPUs.
+TEST_CASE("a plan at very low MFU warns, and the interval widens with the scale beyond the calibration runs") {
+  const Catalog catalog = Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
+  const auto has = [](const json& p, const std::string& start) {
+    for (const json& w : p["warnings"])
+      if (w.get<std::string>().rfind(start, 0) == 0) return true;
+    return false;
+  };
+  // An 8B model over 64 GPUs with two sequences a step: the pipeline is mostly bubble.
+  json doc = json::parse(R"({"model": {"preset": "llama3.1-8b"},
+      "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 2},
+      "hardware": {"instance": "aws:p5.48xlarge", "nodes": 8}, "layout": {"tp": 8, "pp": 8, "dp": 1}})");
+  const json idle = planner::plan_json(doc, catalog);
+  CHECK(idle["mfu"].get<double>() < 0.10);
+  CHECK(has(idle, "MFU "));
+  doc["hardware"]["nodes"] = 1;
+  doc["job"]["global_batch"] = 64;
+  doc["layout"] = {{"tp", 1}, {"pp", 1}, {"dp", 8}};
+  const json busy = planner::plan_json(doc, catalog);
+  CHECK(busy["mfu"].get<double>() > 0.10);
+  CHECK_FALSE(has(busy, "MFU "));
+
+  const auto width = [&](int gpus) {
+    const planner::Interval iv =
+        planner::throughput_interval(Architecture::hopper, planner::Precision::bf16, planner::JobKind::pretrain,
+                                     planner::Layout{}, gpus, 4096, 0.4, false, planner::Engine::auto_, 0.0);
+    return iv.tokens_high / iv.tokens_low;
+  };
+  CHECK(width(6144) > width(3072));
+  CHECK(width(3072 * 512) > width(6144));
+}

@@ -145,8 +145,16 @@ Interval throughput_interval(Architecture generation, Precision precision, JobKi
     widen(1.5, "CPU offload: " + pct(offload_share) +
                    " of the step is the host's optimizer step and its transfers, which no published run in the "
                    "calibration checks: interval widened");
-  if (gpus > 3072)
-    widen(1.5, "more GPUs (" + std::to_string(gpus) + ") than any calibration run (3072): interval widened");
+  // Beyond the largest calibration run the interval widens with every doubling of the GPUs: a plan
+  // at 500 times that scale is not known to the same 10-30%.
+  if (gpus > 3072) {
+    const double doublings = std::log2(double(gpus) / 3072.0);
+    const double factor = std::max(1.5, 1.0 + 0.5 * doublings);
+    char how[64];
+    std::snprintf(how, sizeof how, "%.1f", factor);
+    widen(factor, "more GPUs (" + std::to_string(gpus) + ") than any calibration run (3072): interval widened " + how +
+                      "x in log space");
+  }
   if (seq_len > 262144) widen(1.5, "sequence length beyond the calibration runs (262144): interval widened");
   return out;
 }
