@@ -178,7 +178,7 @@
           h('section', {class: 'panel', 'aria-labelledby': 'h-json', style: null},
             h('h2', {id: 'h-json'}, 'Workload JSON'),
             h('p', {class: 'note', id: 'p-json-help'}, 'The same JSON goes to ', h('code', {}, 'linkwise recommend workload.json'),
-              ', to Python\'s ', h('code', {}, 'linkwise.recommend_json(text)'), ' and to ', h('code', {}, 'POST /v1/recommendations'), '. Edit it here and run it, or paste one of data/examples/.'),
+              ', to Python\'s ', h('code', {}, 'linkwise.recommend(json.loads(text))'), ' and to ', h('code', {}, 'POST /v1/recommendations'), '. Edit it here and run it, or paste one of data/examples/.'),
             jsonArea,
             h('div', {class: 'copyrow'}, copyJson, useJson, reopenLink)))));
     built = true;

@@ -263,3 +263,19 @@ def test_workload_file_with_a_key_written_twice_is_refused_naming_it(tmp_path):
     with pytest.raises(ValueError) as caught:
         linkwise.Workload.from_json(twice)
     assert caught.value.field == "model" and "twice" in str(caught.value)
+
+
+def test_an_empty_answer_says_why_where_it_is_shown():
+    """A search with no plan names its reason in repr() and the notebook's HTML, as the CLI and the
+    web page do, and as .why_no_results; JSON text given as a path is a clear TypeError."""
+    empty = linkwise.recommend(linkwise.Workload("llama3.1-70b", job={"kind": "pretrain", "seq_len": 4096,
+                                                                       "global_batch": 256, "tokens": 1e11},
+                                                 constraints={"deadline_hours": 1}))
+    assert len(empty) == 0 and empty.why_no_results
+    assert empty.why_no_results == empty.search["why_no_results"]
+    assert "no plan: " + empty.why_no_results in repr(empty)
+    assert "No plan:" in empty._repr_html_()
+    some = linkwise.recommend(RECOMMEND_70B, top=1)
+    assert len(some) == 1 and some.why_no_results is None and "no plan:" not in repr(some)
+    with pytest.raises(TypeError, match="json.loads"):
+        linkwise.Workload.from_json('{"model": {"preset": "llama3.1-8b"}}')

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import errno
+import html as _html
 import json
 import os
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
@@ -63,6 +64,10 @@ class Workload:
             # key written twice (which json.load would keep silently, last one winning) are errors
             # naming the workload, like invalid JSON.
             path = os.fspath(source)
+            if isinstance(source, str) and source.lstrip().startswith("{"):
+                # JSON text, not a path: say so, rather than "no such file" with the text as its name.
+                raise TypeError("Workload.from_json takes a contract dict or a JSON file's path; for JSON "
+                                "text pass json.loads(text)")
             if not os.path.exists(path):  # Python's own error for a missing file, as open() gives
                 raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
             document = _core.read_json(path, "workload")
@@ -359,9 +364,27 @@ class PlanList(RecordList[Plan]):
         budget, network_unknown, unpriced, latency_target, constraint (as Plan.why_not_reasons)."""
         return copy.deepcopy(self._search.get("rejected", []))
 
+    @property
+    def why_no_results(self) -> Optional[str]:
+        """Why the list is empty, in words (``why_no_results`` of ``linkwise recommend --json``);
+        None when it holds plans."""
+        return self._search.get("why_no_results") or None
+
     def to_contract(self) -> JsonDict:
         """The whole ``linkwise recommend --json`` document: {"results": [...], **search}."""
         return {"results": self.to_dict(), **copy.deepcopy(self._search)}
+
+    # An empty answer says why where it is shown (a notebook cell, repr()), as the CLI and the web
+    # page do, not only in .search.
+    def __repr__(self) -> str:
+        text = super().__repr__()
+        return text + ("\nno plan: " + self.why_no_results if not self and self.why_no_results else "")
+
+    def _repr_html_(self) -> str:
+        html = super()._repr_html_()
+        if not self and self.why_no_results:
+            html += "<p><strong>No plan:</strong> " + _html.escape(self.why_no_results) + "</p>"
+        return html
 
 
 # The order of a plan's fields in its HTML view and to_pandas(): the answer, then the details.
