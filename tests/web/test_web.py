@@ -312,6 +312,26 @@ def test_plan_form_edits_reach_the_workload(browser, web_server):
     assert browser.find_element(By.ID, "p-instance").get_attribute("aria-invalid") == "true"
     assert browser.find_element(By.ID, "p-nodes").get_attribute("aria-invalid") is None  # only the named one
     browser.get_log("browser")  # the 400 is expected
+    browser.find_element(By.ID, "p-instance").send_keys("e")
+    # What the form cannot send as typed is named there, not replaced by a default or misreported:
+    # plans to show out of range, and a number field holding text.
+    top = browser.find_element(By.ID, "p-top")
+    top.clear()
+    top.send_keys("0")
+    browser.find_element(By.XPATH, "//button[normalize-space()='Recommend']").click()
+    alert = wait_for(browser, lambda d: d.find_element(By.ID, "alert").is_displayed() and d.find_element(By.ID, "alert"),
+                     timeout=30, what="the plans-to-show error")
+    assert "Plans to show: a whole number from 1 to 100, got 0" in alert.text, alert.text
+    assert top.get_attribute("aria-invalid") == "true"
+    top.clear()
+    top.send_keys("5")
+    tokens = browser.find_element(By.ID, "p-tokens")
+    tokens.clear()
+    tokens.send_keys("1e")  # an exponent with no digits: the browser holds it as bad input, value ""
+    browser.find_element(By.XPATH, "//button[normalize-space()='Recommend']").click()
+    alert = wait_for(browser, lambda d: "not a number" in d.find_element(By.ID, "alert").text and d.find_element(By.ID, "alert"),
+                     timeout=30, what="the not-a-number error")
+    assert "Tokens: not a number" in alert.text and tokens.get_attribute("aria-invalid") == "true", alert.text
 
 
 def test_plan_form_sets_the_training_profile(browser, web_server):
