@@ -454,7 +454,11 @@
     if (!plans.length) {
       // Custom hardware without a price cannot rank by cost: that is not "nothing fits".
       const unpriced = (answer.rejected || []).length && answer.rejected.every(r => (r.reasons || []).every(x => x.reason === 'unpriced'));
-      results.replaceChildren(h('section', {class: 'panel'}, h('h2', {}, unpriced ? 'Nothing to rank by cost' : 'No plan fits'), summary,
+      // "Fits" is memory's word: where a budget, a deadline or a latency target turned plans down the
+      // heading says they do not qualify.
+      const missedTarget = (answer.rejected || []).some(r => ['deadline', 'budget', 'latency_target'].includes(r.reason));
+      results.replaceChildren(h('section', {class: 'panel'},
+        h('h2', {}, unpriced ? 'Nothing to rank by cost' : missedTarget ? 'No plan qualifies' : 'No plan fits'), summary,
         unpriced ? h('p', {}, 'The hardware has no price: set the objective to "shortest time", or give hardware.custom.price_usd_per_hour.') : null,
         h('p', {id: 'plan-why-none'}, answer.why_no_results ? whyNoResults(answer.why_no_results, (answer.rejected || []).length)
                                                             : 'Nothing fits these constraints. Loosen them (more nodes, a larger budget or deadline, other GPUs).'),

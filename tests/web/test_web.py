@@ -538,6 +538,14 @@ def test_no_plan_fits_lists_each_instance_types_reasons(browser, web_server, art
     panel = browser.find_element(By.ID, "plan-results").text
     assert panel.count(detail) == 1 and "aws:g5.xlarge" in panel, panel
     assert shown in ([], ["aws:g5.xlarge: " + detail]), shown
+    # Turned down by a deadline, not memory: the heading does not say "fits".
+    late = {"model": {"preset": "llama3.1-8b"},
+            "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 64, "tokens": 1e12, "precision": "bf16"},
+            "hardware": {"instance": "aws:p5.48xlarge", "nodes": 1}, "constraints": {"deadline_hours": 1}}
+    answer = open_no_fit(late)
+    assert answer["rejected"][0]["reason"] == "deadline"
+    heading = browser.find_element(By.CSS_SELECTOR, "#plan-results h2").text
+    assert heading == "No plan qualifies", heading
 
 
 def test_plan_form_keeps_fields_it_has_no_control_for(browser, web_server):
