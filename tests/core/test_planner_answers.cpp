@@ -161,11 +161,11 @@ TEST_CASE("plan and recommend share the reason vocabulary") {
   CHECK(p["fits"] == false);
   REQUIRE(p["why_not"].size() == p["why_not_reasons"].size());
   CHECK(p["why_not_reasons"] == json({"memory", "deadline"}));
-  const std::set<std::string> vocabulary = {"memory",   "deadline",       "budget",    "network_unknown",
-                                            "unpriced", "latency_target", "constraint"};
-  for (auto r :
-       {planner::Reason::memory, planner::Reason::deadline, planner::Reason::budget, planner::Reason::network_unknown,
-        planner::Reason::unpriced, planner::Reason::latency_target, planner::Reason::constraint})
+  const std::set<std::string> vocabulary = {"memory",   "deadline",       "budget",     "network_unknown",
+                                            "unpriced", "latency_target", "constraint", "unsupported"};
+  for (auto r : {planner::Reason::memory, planner::Reason::deadline, planner::Reason::budget,
+                 planner::Reason::network_unknown, planner::Reason::unpriced, planner::Reason::latency_target,
+                 planner::Reason::constraint, planner::Reason::unsupported})
     CHECK(vocabulary.count(std::string(planner::to_string(r))) == 1);
 }
 

@@ -258,7 +258,7 @@ TEST_CASE("serving engines: auto runs what the GPU can run, and TensorRT-LLM is 
   for (const json& p : answer["results"]) CHECK(p["gpu_model"] == "H100-SXM5-80GB");
   bool amd_rejected = false;
   for (const json& r : answer["rejected"])
-    amd_rejected |= r["gpu_model"] == "MI300X" && r["reason"] == "constraint" &&
+    amd_rejected |= r["gpu_model"] == "MI300X" && r["reason"] == "unsupported" &&
                     r["reasons"].dump().find("NVIDIA GPUs only") != std::string::npos;
   CHECK(amd_rejected);
   // auto over the same catalog plans both, each with the engine its GPU runs.

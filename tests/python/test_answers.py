@@ -22,7 +22,8 @@ def test_an_empty_answer_says_why():
     rejected = plans.rejected
     assert rejected and rejected == plans.search["rejected"]
     reasons = {r["reason"] for r in rejected}
-    assert reasons <= {"memory", "deadline", "budget", "network_unknown", "unpriced", "latency_target", "constraint"}
+    assert reasons <= {"memory", "deadline", "budget", "network_unknown", "unpriced", "latency_target", "constraint",
+                       "unsupported"}
     deadline = [r for r in rejected if r["reason"] == "deadline"]
     assert deadline, rejected
     first = deadline[0]["reasons"][0]

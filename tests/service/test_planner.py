@@ -244,7 +244,7 @@ def test_an_empty_answer_says_why_and_the_cli_prints_it(server, tmp_path):
     body = r.json()
     assert body["results"] == [] and body["rejected"], body
     assert all(x["reason"] in {"memory", "deadline", "budget", "network_unknown", "unpriced", "latency_target",
-                               "constraint"} for x in body["rejected"])
+                               "constraint", "unsupported"} for x in body["rejected"])
     assert any(x["reason"] == "deadline" and x["reasons"][0]["best_hours"] > 0.01 for x in body["rejected"])
     path = tmp_path / "impossible.json"
     path.write_text(json.dumps(workload))

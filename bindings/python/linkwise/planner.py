@@ -226,7 +226,7 @@ class Plan(Record):
     memory_margin_gb = Field[float]("Capacity minus total memory per GPU, GB (negative: does not fit).")
     why_not = Field[List[str]]("Why it does not fit or meet the constraints, in words; empty when it does.")
     why_not_reasons = Field[List[str]]("The class of each why_not entry: memory, deadline, budget, "
-                                       "latency_target (the vocabulary of recommend's rejected).")
+                                       "latency_target, constraint (the vocabulary of recommend's rejected).")
     memory_gb = Field[MemoryBreakdown]("Memory per GPU, GB.", MemoryBreakdown)
     step_time_s = Field[float]("Time of one optimizer step (training) or one batch, s.")
     time_s = Field[TimeBreakdown]("The step's time by part, s.", TimeBreakdown)
@@ -361,7 +361,8 @@ class PlanList(RecordList[Plan]):
     def rejected(self) -> List[JsonDict]:
         """Instance types with no qualifying plan and why: [{"instance", "gpu_model", "reason",
         "reasons": [{"reason", "count", "detail", "best_hours"?...}]}]. Reasons: memory, deadline,
-        budget, network_unknown, unpriced, latency_target, constraint (as Plan.why_not_reasons)."""
+        budget, network_unknown, unpriced, latency_target, constraint (the workload's constraints), unsupported
+        (the GPU cannot run the job as asked) (as Plan.why_not_reasons)."""
         return copy.deepcopy(self._search.get("rejected", []))
 
     @property

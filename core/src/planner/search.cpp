@@ -786,7 +786,7 @@ std::string rejected_words(const std::vector<Rejection>& rejected) {
 
 namespace {
 
-constexpr EnumNames<Reason, 7> kReasonNames{{
+constexpr EnumNames<Reason, 8> kReasonNames{{
     {Reason::memory, "memory"},
     {Reason::deadline, "deadline"},
     {Reason::budget, "budget"},
@@ -794,6 +794,7 @@ constexpr EnumNames<Reason, 7> kReasonNames{{
     {Reason::unpriced, "unpriced"},
     {Reason::latency_target, "latency_target"},
     {Reason::constraint, "constraint"},
+    {Reason::unsupported, "unsupported"},
 }};
 constexpr EnumNames<Grouping, 3> kGroupingNames{{
     {Grouping::none, "none"},
@@ -880,7 +881,7 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
     if (own_rejected) continue;  // set only when the workload's own hardware is the one machine
     if (const auto mismatch = job_mismatch(hw.gpu, w.job)) {
       result.skipped.push_back(hw.instance.id + ": " + mismatch->reason);
-      rejected.emplace_back(m, single_rejection(hw, Reason::constraint, mismatch->reason));
+      rejected.emplace_back(m, single_rejection(hw, Reason::unsupported, mismatch->reason));
       continue;
     }
     Option o{hw, {}, {}};

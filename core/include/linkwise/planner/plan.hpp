@@ -24,7 +24,9 @@ namespace linkwise::planner {
 //   unpriced        no (spot) price, so no cost to rank by
 //   latency_target  time per output token over job.latency_target_ms
 //   constraint      another constraint rules it out (precision, max_gpus, min_nodes, ...)
-enum class Reason { memory, deadline, budget, network_unknown, unpriced, latency_target, constraint };
+// Why a plan does not qualify. constraint: the workload's constraints (providers, nodes, GPUs);
+// unsupported: the GPU cannot run the job as asked (no tensor cores at its precision, an unknown peak).
+enum class Reason { memory, deadline, budget, network_unknown, unpriced, latency_target, constraint, unsupported };
 std::string_view to_string(Reason r) noexcept;
 
 struct MemoryGb {  // per GPU, GB = 10^9 bytes
