@@ -21,11 +21,11 @@ namespace linkwise::planner {
 //   deadline        takes longer than constraints.deadline_hours
 //   budget          costs more than constraints.budget_usd
 //   network_unknown no stated network bandwidth between nodes: one node only
-//   unpriced        no (spot) price, so no cost to rank by
+//   unpriced        no (spot) price: no cost to rank by, or a budget that cannot be checked
 //   latency_target  time per output token over job.latency_target_ms
-//   constraint      another constraint rules it out (precision, max_gpus, min_nodes, ...)
-// Why a plan does not qualify. constraint: the workload's constraints (providers, nodes, GPUs);
-// unsupported: the GPU cannot run the job as asked (no tensor cores at its precision, an unknown peak).
+//   constraint      another of the workload's constraints rules it out (max_gpus, min_nodes, ...)
+//   unsupported     the GPU cannot run the job as asked (no tensor cores at its precision, an
+//                   unknown peak, an engine that does not run on it)
 enum class Reason { memory, deadline, budget, network_unknown, unpriced, latency_target, constraint, unsupported };
 std::string_view to_string(Reason r) noexcept;
 
