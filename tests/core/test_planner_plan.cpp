@@ -420,3 +420,55 @@ TEST_CASE("a plan at very low MFU warns, and the interval widens with the scale 
   CHECK(width(6144) > width(3072));
   CHECK(width(3072 * 512) > width(6144));
 }
+
+// Found by a review of the changes above: hiding sends never costs more than not hiding them; DualPipe
+// hides its sends as it hides the all-to-all; QLoRA is planned as the PEFT stack it runs on, which
+// splits no sequence either; a floor of nodes alone is searched from it upwards and never answered
+// with silence.
+TEST_CASE("pipeline sends and QLoRA's stack and a node floor as reviewed") {
+  const Catalog catalog = Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
+  json few = json::parse(R"({"model": {"preset": "llama3.1-70b"},
+      "job": {"kind": "pretrain", "seq_len": 8192, "global_batch": 2},
+      "hardware": {"instance": "aws:p5.48xlarge", "nodes": 4},
+      "layout": {"tp": 8, "pp": 4, "dp": 1, "virtual_stages": 2}})");
+  const json p = planner::plan_json(few, catalog);
+  CHECK(p["time_s"]["pp_exposed"].get<double>() <= p["time_s"]["pp_comm"].get<double>());
+
+  std::ifstream in(std::filesystem::path(LINKWISE_TEST_DATA_DIR) / "examples" / "pretrain-deepseek-v3-h800.json");
+  json dualpipe = json::parse(in);
+  dualpipe["job"]["framework"] = "hai-llm";
+  const json d = planner::plan_json(dualpipe, catalog);
+  CHECK(d["time_s"]["pp_exposed"].get<double>() < 0.5 * d["time_s"]["pp_comm"].get<double>());
+
+  json qlora = json::parse(R"({"model": {"preset": "llama3.1-8b"},
+      "job": {"kind": "lora", "seq_len": 4096, "global_batch": 16, "lora_base": "4bit"},
+      "hardware": {"instance": "aws:p5.48xlarge"}, "layout": {"tp": 1, "pp": 1, "dp": 8, "zero": 1}})");
+  CHECK(planner::plan_json(qlora, catalog)["framework"] == "hf-accelerate");
+  qlora["layout"]["zero"] = 3;
+  CHECK(planner::plan_json(qlora, catalog)["framework"] == "fsdp");
+  qlora["layout"] = {{"tp", 1}, {"pp", 1}, {"cp", 2}, {"dp", 4}};
+  try {
+    planner::plan_json(qlora, catalog);
+    FAIL("QLoRA with cp 2 planned");
+  } catch (const Error& e) {
+    CHECK(e.field() == "layout.cp");
+  }
+
+  const json floor = json::parse(R"({"model": {"preset": "llama3.1-70b"},
+      "job": {"kind": "pretrain", "seq_len": 8192, "global_batch": 2048, "tokens": 1e11},
+      "constraints": {"min_nodes": 100, "instances": ["aws:p5.48xlarge"], "objective": "time"}})");
+  const json r = planner::recommend_json(floor, catalog, 3);
+  if (r["results"].empty()) {
+    REQUIRE(r["rejected"].size() == 1);
+    CHECK_FALSE(r["rejected"][0]["reasons"].empty());
+  } else {
+    for (const json& plan : r["results"]) CHECK(plan["nodes"].get<int>() >= 100);
+  }
+  // Exactly 100 nodes of 8 GPUs hold no layout of a 2048-sequence batch: the answer says so.
+  json exact = floor;
+  exact["constraints"]["max_nodes"] = 100;
+  const json none = planner::recommend_json(exact, catalog, 3);
+  REQUIRE(none["results"].empty());
+  REQUIRE(none["rejected"].size() == 1);
+  CHECK(none["rejected"][0]["reasons"][0]["detail"].get<std::string>().find("no layout of this job splits") == 0);
+}

@@ -127,9 +127,9 @@ TEST_CASE("node counts reach max_gpus and min_nodes when max_nodes is not given,
   c.max_gpus = 64;  // fewer than 64 nodes' worth: the GPUs bound it
   CHECK(planner::candidate_node_counts(c, 8, true).back() == 8);
   c.max_gpus.reset();
-  c.min_nodes = 100;
+  c.min_nodes = 100;  // from the floor up to twice it: 100, 128, 192
   n = planner::candidate_node_counts(c, 8, true);
-  CHECK(n == std::vector<int>{100});
+  CHECK(n == std::vector<int>{100, 128, 192});
   c.min_nodes = 5;
   n = planner::candidate_node_counts(c, 8, true);
   CHECK(n.front() == 5);

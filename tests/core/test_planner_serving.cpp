@@ -207,9 +207,11 @@ TEST_CASE("QLoRA pays the NF4 dequantisation of every base weight per GEMM pass"
   const Catalog catalog = serving_catalog();
   json doc = json::parse(R"({
     "model": {"preset": "llama2-7b"},
-    "job": {"kind": "lora", "seq_len": 2048, "global_batch": 16, "tokens": 1e8, "lora_rank": 16},
+    "job": {"kind": "lora", "seq_len": 2048, "global_batch": 16, "tokens": 1e8, "lora_rank": 16,
+            "framework": "hf-accelerate"},
     "hardware": {"instance": "aws:p5.48xlarge", "nodes": 1},
     "layout": {"tp": 1, "pp": 1, "dp": 8, "micro_batch": 1, "zero": 1, "recompute": "none"}})");
+  // One stack for both (QLoRA runs under PEFT/Transformers): the difference is the dequantisation.
   const json lora = planner::plan_json(doc, catalog);
   doc["job"]["lora_base"] = "4bit";
   const json qlora = planner::plan_json(doc, catalog);

@@ -260,7 +260,8 @@ class Plan(Record):
     engine = Field[Optional[str]]("Inference: the serving engine profile used ('vllm', 'sglang', 'tensorrt-llm'; job.engine auto: "
                                   "'tensorrt-llm' on NVIDIA GPUs, 'vllm' on AMD).")
     framework = Field[Optional[str]]("Training: the stack the step was planned as (job.framework; auto: "
-                                     "'megatron-core' below ZeRO-3, 'fsdp' at ZeRO-3).")
+                                     "'megatron-core' below ZeRO-3, 'fsdp' with compiled blocks at ZeRO-3, "
+                                     "'hf-accelerate' for QLoRA below ZeRO-3).")
     concurrent = Field[Optional[int]]("Inference: sequences decoded together, whole job.")
     max_concurrent = Field[Optional[int]]("Inference: the most sequences the engines run together, whole "
                                           "job: what their KV pools hold or their batch limit, whichever is "

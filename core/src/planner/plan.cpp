@@ -25,7 +25,7 @@ std::string percent(double part, double whole) { return fmt("%.0f%%", whole > 0 
 std::string network_words(HardwareRef hw) {
   const Instance& in = hw.instance;
   if (!in.network_gbits_per_s) return "the network";
-  return fmt("%.4g", *in.network_gbits_per_s) + " Gbit/s " + std::string(to_string(in.network_type));
+  return fmt("%g", *in.network_gbits_per_s) + " Gbit/s " + std::string(to_string(in.network_type));
 }
 
 std::string intra_words(HardwareRef hw) {
@@ -171,7 +171,8 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
   plan.layout = l;
   plan.raw = e;
   if (w.job.kind != JobKind::inference)
-    plan.framework = std::string(to_string(planned_framework(w.job.framework, l.zero)));
+    plan.framework = std::string(to_string(
+        planned_framework(w.job.framework, l.zero, w.job.kind == JobKind::lora && w.job.lora_base == LoraBase::nf4)));
 
   using units::bytes_to_gb;
   plan.memory_gb = {bytes_to_gb(e.weights),     bytes_to_gb(e.gradients), bytes_to_gb(e.optimizer),

@@ -638,11 +638,12 @@ std::string why_words(const Workload& w, const Plan& p, int rank) {
 
 std::vector<int> candidate_node_counts(const Constraints& c, int gpus_per_node, bool has_network) {
   // Without constraints.max_nodes the search stops at 64 nodes, or further where max_gpus or
-  // min_nodes ask for more: a limit the user wrote is never cut short by the default.
+  // min_nodes ask for more (up to twice min_nodes): a limit the user wrote is never cut short by
+  // the default.
   constexpr int kDefaultMaxNodes = 64;
   int ceiling = kDefaultMaxNodes;
   if (c.max_gpus) ceiling = std::max(ceiling, *c.max_gpus / std::max(1, gpus_per_node));
-  if (c.min_nodes) ceiling = std::max(ceiling, *c.min_nodes);
+  if (c.min_nodes) ceiling = std::max(ceiling, 2 * *c.min_nodes);  // up to twice the floor: a layout may need more
   const int max_nodes = has_network ? c.max_nodes.value_or(ceiling) : 1;
   const auto allowed = [&](long long n) {
     return n <= max_nodes && (!c.max_gpus || n * gpus_per_node <= *c.max_gpus) && (!c.min_nodes || n >= *c.min_nodes);
@@ -723,7 +724,21 @@ std::optional<Rejection> rejection_of(const Workload& w, const Option& o, const 
           words(", the instance has %.0f GiB", units::bytes_to_gib(t.host_capacity));
     r.reasons.push_back(reason_count(Reason::memory, t.memory, std::move(detail)));
   }
-  if (r.reasons.empty()) return std::nullopt;
+  if (r.reasons.empty()) {
+    // Nothing was evaluated, nothing was outranked: no layout of the job splits over the node
+    // counts tried. Said, never left out of the answer.
+    if (t.feasible == 0 && t.outranked == 0) {
+      std::string counts;
+      for (int n : o.node_counts) counts += (counts.empty() ? "" : ", ") + std::to_string(n);
+      r.reasons.push_back(reason_count(Reason::constraint, 1,
+                                       "no layout of this job splits over the node counts tried (" +
+                                           (counts.empty() ? std::string("none") : counts) + " of " +
+                                           std::to_string(o.prepared.gpus_per_node) +
+                                           " GPUs): the global batch, layers and heads do not divide over them"));
+      return r;
+    }
+    return std::nullopt;
+  }
   if (!o.prepared.has_network && !(w.nodes && *w.nodes == 1))
     r.reasons.push_back(
         reason_count(Reason::network_unknown, 1, "no stated network bandwidth between nodes: one node only"));

@@ -533,10 +533,13 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     const double send = tokens * h * 2.0 / sp_div / pp_p2p + pp_latency;
     pp_comm = 2.0 * micro_batches * v * send;
     pp_exposed = pp_comm;
-    if (l.virtual_stages > 1 && megatron_runtime(m, l))
-      pp_exposed = 2.0 * (pp - 1) * send + micro_batches * v *
-                                               (std::max(0.0, send - stage_fwd_mb / v) +
-                                                std::max(0.0, send - (stage_compute_mb - stage_fwd_mb) / v));
+    // DualPipe overlaps its sends as it does the all-to-all (DeepSeek-V3 report 3.2.1: "both
+    // all-to-all and PP communication can be fully hidden").
+    if ((l.virtual_stages > 1 && megatron_runtime(m, l)) || l.dualpipe)
+      pp_exposed =
+          std::min(pp_comm, 2.0 * (pp - 1) * send + micro_batches * v *
+                                                        (std::max(0.0, send - stage_fwd_mb / v) +
+                                                         std::max(0.0, send - (stage_compute_mb - stage_fwd_mb) / v)));
   }
 
   // Data parallelism over DP x CP; the routed experts' gradients over the expert-DP group.
@@ -772,7 +775,7 @@ double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int 
     const double p2p = nodes > 1 && total_gpus > domain ? hw.nic_per_gpu : hw.intra_p2p;
     // Interleaving under Megatron-Core's runtime can hide the sends (estimate_time), so the bound
     // counts them only where the framework cannot.
-    const bool sends_can_hide = max_virtual_stages > 1 && megatron_possible;
+    const bool sends_can_hide = (max_virtual_stages > 1 && megatron_possible) || max_virtual_stages == 0;
     if (!sends_can_hide) pp_comm = 2.0 * tokens * h * 2.0 / sp_div / p2p;
     // max_virtual_stages 0: DualPipe, whose smaller bubble the bound leaves out.
     if (max_virtual_stages > 0) bubble = (pp - 1) / max_virtual_stages * compute / max_micro_batches;

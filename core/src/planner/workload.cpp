@@ -458,8 +458,8 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
         throw_invalid("layout.tp", why);
     // What the job's stack cannot run among the parts the workload fixes (the search leaves out the rest).
     if (w.job.kind != JobKind::inference) {
-      if (const StackProblem p =
-              parallelism_problem(w.job, s.tp.value_or(1), s.pp.value_or(1), s.virtual_stages.value_or(1));
+      if (const StackProblem p = parallelism_problem(w.job, s.tp.value_or(1), s.pp.value_or(1),
+                                                     s.virtual_stages.value_or(1), s.cp.value_or(1));
           !p.why.empty())
         throw_invalid(p.field, p.why);
       if (s.pp && s.zero)
@@ -599,13 +599,15 @@ StackProblem stack_problem(const Job& job, int pp, int zero) {
   return {};
 }
 
-StackProblem parallelism_problem(const Job& job, int tp, int pp, int virtual_stages) {
+StackProblem parallelism_problem(const Job& job, int tp, int pp, int virtual_stages, int cp) {
   if (job.kind == JobKind::lora && job.lora_base == LoraBase::nf4) {
     const std::string qlora = "job.lora_base 4bit (QLoRA, bitsandbytes NF4) runs under PEFT/Transformers, ";
     if (tp > 1)
       return {"layout.tp", qlora + "which split no layer over GPUs: layout.tp must be 1, got " + std::to_string(tp)};
     if (pp > 1)
       return {"layout.pp", qlora + "which run no pipeline schedule: layout.pp must be 1, got " + std::to_string(pp)};
+    if (cp > 1)
+      return {"layout.cp", qlora + "which split no sequence over GPUs: layout.cp must be 1, got " + std::to_string(cp)};
   }
   // DeepSpeed's PipelineEngine runs one 1F1B schedule over contiguous stages (deepspeed/runtime/pipe/
   // schedule.py TrainSchedule): no interleaved chunks.
@@ -674,7 +676,7 @@ void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int 
                                                  std::to_string(m.layers) + " / " + std::to_string(l.pp) + "))");
   }
   if (const StackProblem p = stack_problem(w.job, l.pp, l.zero); !p.why.empty()) throw_invalid(p.field, p.why);
-  if (const StackProblem p = parallelism_problem(w.job, l.tp, l.pp, l.virtual_stages); !p.why.empty())
+  if (const StackProblem p = parallelism_problem(w.job, l.tp, l.pp, l.virtual_stages, l.cp); !p.why.empty())
     throw_invalid(p.field, p.why);
   // MoE: overlapping the all-to-all needs one (ep > 1); DualPipe sets it for its own schedule.
   if (l.overlap_a2a && l.ep == 1 && !l.dualpipe && w.layout.overlap_a2a)

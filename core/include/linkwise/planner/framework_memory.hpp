@@ -19,19 +19,23 @@ inline bool fsdp_family(const PreparedModel& m, const Layout& l) noexcept {
 }
 
 // True where the layout runs under Megatron-Core's runtime (its schedules, buffers and Transformer
-// Engine layers): megatron-core, nemo, and the default profile below ZeRO-3 (framework.hpp).
-inline bool megatron_runtime(Framework f, int zero) noexcept {
+// Engine layers): megatron-core, nemo, and the default profile below ZeRO-3 (framework.hpp). QLoRA's
+// NF4 base runs under PEFT/Transformers whatever the profile (workload.cpp refuses Megatron for it).
+inline bool megatron_runtime(Framework f, int zero, bool qlora = false) noexcept {
+  if (qlora) return false;
   return f == Framework::megatron_core || f == Framework::nemo || (f == Framework::auto_ && zero < 3);
 }
 inline bool megatron_runtime(const PreparedModel& m, const Layout& l) noexcept {
-  return megatron_runtime(m.framework, l.zero);
+  return megatron_runtime(m.framework, l.zero, m.dequant_4bit);
 }
 
 // The stack a layout is planned as: the job's framework, and for the default (auto) Megatron-Core
-// below ZeRO-3, PyTorch FSDP at ZeRO-3 (what a plan reports as `framework`).
-inline Framework planned_framework(Framework f, int zero) noexcept {
+// below ZeRO-3, PyTorch FSDP (with compiled blocks) at ZeRO-3, and for QLoRA Hugging Face
+// Accelerate below ZeRO-3 (what a plan reports as `framework`).
+inline Framework planned_framework(Framework f, int zero, bool qlora = false) noexcept {
   if (f != Framework::auto_) return f;
-  return megatron_runtime(f, zero) ? Framework::megatron_core : Framework::fsdp;
+  if (megatron_runtime(f, zero, qlora)) return Framework::megatron_core;
+  return qlora && zero < 3 ? Framework::hf_accelerate : Framework::fsdp;
 }
 
 // Model states per local parameter for the framework, optimizer, precision and offload of `m`.

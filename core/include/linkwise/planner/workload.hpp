@@ -235,7 +235,7 @@ StackProblem stack_problem(const Job& job, int pp, int zero);
 // The same for how the model is split: QLoRA's NF4 base runs under PEFT/Transformers, which split
 // no layer over GPUs (tp 1) and run no pipeline schedule (pp 1); DeepSpeed's pipeline engine has no
 // interleaved schedule (virtual_stages 1). Each dimension can be asked alone (the others at 1).
-StackProblem parallelism_problem(const Job& job, int tp, int pp, int virtual_stages);
+StackProblem parallelism_problem(const Job& job, int tp, int pp, int virtual_stages, int cp = 1);
 
 // Whether Megatron-Core can split `layers` over `pp` stages: evenly, or with the middle stages at
 // ceil(layers / pp) and the first and last sharing the deficit, each keeping at least one layer
