@@ -725,19 +725,16 @@ std::optional<Rejection> rejection_of(const Workload& w, const Option& o, const 
     r.reasons.push_back(reason_count(Reason::memory, t.memory, std::move(detail)));
   }
   if (r.reasons.empty()) {
-    // Nothing was evaluated, nothing was outranked: no layout of the job splits over the node
+    // Nothing was evaluated, outranked or turned down: no layout of the job splits over the node
     // counts tried. Said, never left out of the answer.
-    if (t.feasible == 0 && t.outranked == 0) {
-      std::string counts;
-      for (int n : o.node_counts) counts += (counts.empty() ? "" : ", ") + std::to_string(n);
-      r.reasons.push_back(reason_count(Reason::constraint, 1,
-                                       "no layout of this job splits over the node counts tried (" +
-                                           (counts.empty() ? std::string("none") : counts) + " of " +
-                                           std::to_string(o.prepared.gpus_per_node) +
-                                           " GPUs): the global batch, layers and heads do not divide over them"));
-      return r;
-    }
-    return std::nullopt;
+    std::string counts;
+    for (int n : o.node_counts) counts += (counts.empty() ? "" : ", ") + std::to_string(n);
+    r.reasons.push_back(reason_count(Reason::constraint, 1,
+                                     "no layout of this job splits over the node counts tried (" +
+                                         (counts.empty() ? std::string("none") : counts) + " of " +
+                                         std::to_string(o.prepared.gpus_per_node) +
+                                         " GPUs): the global batch, layers and heads do not divide over them"));
+    return r;
   }
   if (!o.prepared.has_network && !(w.nodes && *w.nodes == 1))
     r.reasons.push_back(
