@@ -341,11 +341,7 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
   // yes, at 3 PyTorch FSDP's), and each runtime has its own bound, so one group can be pruned while
   // the other is searched; a framework with one runtime has one group.
   std::array<bool, 4> megatron_at_zero{};
-  for (int zero = 0; zero < 4; ++zero) {
-    Layout stage;
-    stage.zero = zero;
-    megatron_at_zero[zero] = megatron_runtime(cx.model, stage);
-  }
+  for (int zero = 0; zero < 4; ++zero) megatron_at_zero[zero] = megatron_runtime(cx.model, zero);
 
   Layout l;
   for (const Unit& u : units) {

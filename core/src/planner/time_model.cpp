@@ -725,9 +725,7 @@ double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int 
                             r.elem * tokens * (attention_rows + (h + m.mlp_in_width / tp) + (m.ffn / tp + h)) / r.hbm;
   // Megatron-Core's runtime (fused attention, pipeline sends that can hide) where the bound is for
   // it, or for any layout and the framework may run it (auto below ZeRO-3: the bound takes that stage).
-  Layout below_zero3;
-  below_zero3.zero = 1;
-  const bool megatron_possible = megatron.value_or(megatron_runtime(m, below_zero3));
+  const bool megatron_possible = megatron.value_or(megatron_runtime(m, /*zero=*/1));
   double attention =
       2.0 * sequences * (m.seq_len / cp) * attention_context(m, m.seq_len) * m.attention_width / tp /
       (hw.attention_peak_flops * (megatron_possible ? std::max(hw.fused_attention_efficiency, hw.attention_efficiency)

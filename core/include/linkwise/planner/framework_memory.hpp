@@ -25,9 +25,11 @@ inline bool megatron_runtime(Framework f, int zero, bool qlora = false) noexcept
   if (qlora) return false;
   return f == Framework::megatron_core || f == Framework::nemo || (f == Framework::auto_ && zero < 3);
 }
-inline bool megatron_runtime(const PreparedModel& m, const Layout& l) noexcept {
-  return megatron_runtime(m.framework, l.zero, m.dequant_4bit);
+// The model's job at a ZeRO stage (the search asks per stage, before a layout exists).
+inline bool megatron_runtime(const PreparedModel& m, int zero) noexcept {
+  return megatron_runtime(m.framework, zero, m.dequant_4bit);
 }
+inline bool megatron_runtime(const PreparedModel& m, const Layout& l) noexcept { return megatron_runtime(m, l.zero); }
 
 // The stack a layout is planned as: the job's framework, and for the default (auto) Megatron-Core
 // below ZeRO-3, PyTorch FSDP (with compiled blocks) at ZeRO-3, and for QLoRA Hugging Face
