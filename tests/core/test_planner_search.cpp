@@ -78,6 +78,45 @@ TEST_CASE("pruned search equals exhaustive search") {
   }
 }
 
+// Plans that differ only in virtual stages are one choice: the top-k keeps the best of them, so a
+// 70B search on one machine type is not five copies of one layout with v = 40, 20, 10, 8, 5.
+TEST_CASE("the top-k holds one plan per layout up to its virtual stages, the best of them") {
+  const Catalog catalog = small_catalog();
+  const planner::Workload w = planner::parse_workload(json::parse(R"({"model": {"preset": "llama3.1-70b"},
+     "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 512, "tokens": 1e11},
+     "constraints": {"instances": ["aws:p5.48xlarge"], "max_nodes": 8}})"),
+                                                      catalog);
+  const auto r = planner::search(w, catalog, 20, nullptr);
+  REQUIRE(r.plans.size() == 20);
+  auto family = [](const planner::Plan& p) {
+    json l = planner::to_json(p.layout);
+    l.erase("virtual_stages");
+    return std::to_string(p.nodes) + p.instance + l.dump();
+  };
+  std::set<std::string> seen;
+  int interleaved = 0;
+  for (const auto& p : r.plans) {
+    INFO(family(p));
+    CHECK(seen.insert(family(p)).second);
+    interleaved += p.layout.virtual_stages > 1;
+    // The kept one is its layout's best: no other virtual-stage count of it does better.
+    if (p.layout.pp > 1) {
+      for (int v : {1, 2, 4, 5, 8, 10, 20, 40}) {
+        if (80 % (p.layout.pp * v) != 0 || v == p.layout.virtual_stages) continue;
+        json doc = {{"model", {{"preset", "llama3.1-70b"}}},
+                    {"job", {{"kind", "pretrain"}, {"seq_len", 4096}, {"global_batch", 512}, {"tokens", 1e11}}},
+                    {"hardware", {{"instance", p.instance}, {"nodes", p.nodes}}},
+                    {"layout", planner::to_json(p.layout)}};
+        doc["layout"]["virtual_stages"] = v;
+        const planner::Plan other = planner::plan(planner::parse_workload(doc, catalog));
+        INFO("v " << v);
+        if (other.memory_verdict == "fits") CHECK(other.step_time_s >= p.step_time_s * (1 - 1e-12));
+      }
+    }
+  }
+  CHECK(interleaved > 0);  // the case holds interleaved plans, so the rule was exercised
+}
+
 TEST_CASE("recommend respects the constraints and explains each result") {
   const Catalog catalog = small_catalog();
   json doc = json::parse(R"({"model": {"preset": "llama3.1-70b"},

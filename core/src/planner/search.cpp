@@ -70,14 +70,32 @@ auto key(const Candidate& c) {
 }
 bool better(const Candidate& a, const Candidate& b) { return key(a) < key(b); }
 
+// Plans that differ only in their virtual stages per pipeline rank are one choice for a buyer (the
+// same machines, groups and batch split; interleaving is a tuning knob of the run): the top-k
+// keeps the best of them and leaves room for a different layout.
+bool same_but_virtual_stages(const Candidate& a, const Candidate& b) {
+  const Layout &x = a.layout, &y = b.layout;
+  return a.option == b.option && a.nodes == b.nodes && x.tp == y.tp && x.pp == y.pp && x.cp == y.cp && x.dp == y.dp &&
+         x.ep == y.ep && x.etp == y.etp && x.micro_batch == y.micro_batch &&
+         x.sequence_parallel == y.sequence_parallel && x.overlap_a2a == y.overlap_a2a && x.dualpipe == y.dualpipe;
+}
+
 class TopK {
  public:
   explicit TopK(int k) : k_(k) { items_.reserve(k + 1); }
   // A subtree whose objective bound is above this cannot enter. While the k-th plan is unsure,
   // any plan the planner can vouch for outranks it whatever its objective: nothing can be skipped.
   double threshold() const { return int(items_.size()) < k_ || unsure(items_.back()) ? kInf : items_.back().objective; }
+  // The best k plans, one per layout up to its virtual stages: the same set whatever the order of
+  // the offers (a plan outranked by its own layout's, kept or evicted, could not have entered).
   void offer(const Candidate& c) {
     if (int(items_.size()) == k_ && !better(c, items_.back())) return;
+    for (auto it = items_.begin(); it != items_.end(); ++it)
+      if (same_but_virtual_stages(*it, c)) {
+        if (!better(c, *it)) return;
+        items_.erase(it);
+        break;
+      }
     auto at = std::upper_bound(items_.begin(), items_.end(), c, better);
     items_.insert(at, c);
     if (int(items_.size()) > k_) items_.pop_back();
