@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "linkwise/error.hpp"
 #include "linkwise/json_input.hpp"
@@ -578,10 +579,17 @@ TEST_CASE("a serving plan refuses training fields, a dense model refuses dualpip
   d = serve;
   d["job"]["optimizer"] = "adamw";
   CHECK(failing_field(d) == "job.optimizer");
-  for (const char* key : {"zero", "micro_batch", "sequence_parallel", "virtual_stages"}) {
+  // A training setting on a serving plan is an error, but for the neutral value its own plan prints
+  // (so a plan's layout reads back).
+  for (const auto& [key, neutral, other] : {std::tuple<const char*, json, json>{"zero", 0, 1},
+                                            {"micro_batch", 1, 2},
+                                            {"sequence_parallel", false, true},
+                                            {"virtual_stages", 1, 2}}) {
     d = serve;
-    d["layout"][key] = std::string(key) == "sequence_parallel" ? json(false) : json(key == std::string("zero") ? 0 : 1);
+    d["layout"][key] = other;
     CHECK(failing_field(d) == std::string("layout.") + key);
+    d["layout"][key] = neutral;
+    CHECK(failing_field(d) == "<no error>");
   }
   d = good();
   d["layout"]["dualpipe"] = true;  // llama3.1-70b has no experts: DualPipe would only double its weights
@@ -591,6 +599,40 @@ TEST_CASE("a serving plan refuses training fields, a dense model refuses dualpip
   d["layout"]["dp"] = 32;  // sequence_parallel true stays: Megatron-LM drops it at tp 1
   CHECK(failing_field(d) == "layout.sequence_parallel");
   d["layout"]["sequence_parallel"] = false;
+  CHECK(failing_field(d) == "<no error>");
+}
+
+// What a plan prints as its layout is a layout the planner reads: pasted back into the workload,
+// it plans the same step; a derived size that disagrees is refused.
+TEST_CASE("a plan's printed layout reads back as the same plan, edp checked") {
+  const Catalog catalog = small_catalog();
+  json serve = good();
+  serve["job"] = json::parse(R"({"kind": "inference", "prompt_len": 1024, "output_len": 256, "concurrent": 8})");
+  serve["hardware"] = {{"instance", "aws:p5.48xlarge"}, {"nodes", 1}};
+  serve["layout"] = {{"tp", 8}, {"pp", 1}};
+  json moe = good();
+  moe["model"] = {{"preset", "mixtral-8x7b"}};
+  moe["hardware"]["nodes"] = 2;
+  moe["layout"] = {{"tp", 2}, {"pp", 1}, {"ep", 8}};
+  for (const json& w : {good(), serve, moe}) {
+    INFO(w.dump());
+    const json first = planner::plan_json(w, catalog);
+    json again = w;
+    again["layout"] = first["layout"];
+    const json second = planner::plan_json(again, catalog);
+    CHECK(second["layout"] == first["layout"]);
+    CHECK(second["step_time_s"] == first["step_time_s"]);
+    CHECK(second["memory_gb"] == first["memory_gb"]);
+  }
+  json d = moe;
+  d["layout"]["edp"] = 2;  // tp 2 x dp 8 / ep 8 = 2
+  CHECK(failing_field(d) == "<no error>");
+  d["layout"]["edp"] = 4;
+  CHECK(failing_field(d) == "layout.edp");
+  d = good();
+  d["layout"]["edp"] = 128;  // a dense model: tp x cp x dp = 8 x 1 x 4 = 32
+  CHECK(failing_field(d) == "layout.edp");
+  d["layout"]["edp"] = 32;
   CHECK(failing_field(d) == "<no error>");
 }
 

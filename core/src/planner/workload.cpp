@@ -393,7 +393,7 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     const json& l = object_at(doc, "layout", "layout");
     reject_unknown(l, "layout",
                    {"tp", "pp", "cp", "dp", "micro_batch", "zero", "recompute", "recompute_layer_fraction",
-                    "sequence_parallel", "virtual_stages", "ep", "etp", "overlap_a2a", "dualpipe"});
+                    "sequence_parallel", "virtual_stages", "ep", "etp", "edp", "overlap_a2a", "dualpipe"});
     LayoutSpec& s = w.layout;
     s.tp = opt_int(l, "tp", "layout.tp", 1, limits::kLayoutSize);
     s.pp = opt_int(l, "pp", "layout.pp", 1, limits::kLayoutSize);
@@ -404,6 +404,7 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     s.virtual_stages = opt_int(l, "virtual_stages", "layout.virtual_stages", 1, limits::kLayoutSize);
     s.ep = opt_int(l, "ep", "layout.ep", 1, limits::kLayoutSize);
     s.etp = opt_int(l, "etp", "layout.etp", 1, limits::kLayoutSize);
+    s.edp = opt_int(l, "edp", "layout.edp", 1, limits::kLayoutSize);
     s.overlap_a2a = opt_bool(l, "overlap_a2a", "layout.overlap_a2a");
     s.dualpipe = opt_bool(l, "dualpipe", "layout.dualpipe");
     if (!w.model.moe.enabled()) {
@@ -441,12 +442,18 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     s.sequence_parallel = opt_bool(l, "sequence_parallel", "layout.sequence_parallel");
     // Training settings a serving plan would echo but never use: serving engines run one batch of
     // sequences per step with whole weights on each TP rank (no ZeRO, micro-batches, Megatron SP
-    // or interleaved stages).
+    // or interleaved stages). The values a serving plan prints for them (zero 0, micro_batch 1,
+    // sequence_parallel false, virtual_stages 1) say exactly that, so its layout reads back.
     if (w.job.kind == JobKind::inference)
-      for (const char* key : {"zero", "micro_batch", "sequence_parallel", "virtual_stages"})
-        if (l.contains(key) && !l[key].is_null())
-          throw_invalid(std::string("layout.") + key,
-                        std::string("layout.") + key + " is a training setting: an inference plan does not use it");
+      for (const auto& [key, neutral] : {std::pair<const char*, json>{"zero", 0},
+                                         {"micro_batch", 1},
+                                         {"sequence_parallel", false},
+                                         {"virtual_stages", 1}})
+        if (l.contains(key) && !l[key].is_null() && l[key] != neutral)
+          throw_invalid(std::string("layout.") + key, std::string("layout.") + key +
+                                                          " is a training setting: an inference plan does not use it "
+                                                          "(only its neutral value " +
+                                                          neutral.dump() + " is accepted)");
     // Megatron-LM drops --sequence-parallel at tp 1 (megatron/training/arguments.py: "Disabling
     // sequence parallelism because tensor model parallelism is disabled"): it would be ignored.
     if (s.sequence_parallel.value_or(false) && s.tp && *s.tp == 1)
@@ -712,6 +719,12 @@ void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int 
   } else if (l.ep != 1 || l.etp != 1) {
     throw_invalid(l.ep != 1 ? "layout.ep" : "layout.etp", "layout.ep and layout.etp are for mixture-of-experts models");
   }
+  // layout.edp is what the other sizes make it; a plan prints it, and reads it back only when it agrees.
+  if (w.layout.edp && (long long)*w.layout.edp * l.ep * l.etp != (long long)l.tp * l.cp * l.dp)
+    throw_invalid(
+        "layout.edp",
+        "layout.edp is derived, tp x cp x dp / (ep x etp) = " + std::to_string((long long)l.tp * l.cp * l.dp) + " / " +
+            std::to_string((long long)l.ep * l.etp) + "; got " + std::to_string(*w.layout.edp) + " (leave it out)");
   if (w.job.kind != JobKind::inference) {
     if (w.job.global_batch % ((long long)l.dp * l.micro_batch) != 0)
       throw_invalid("layout.micro_batch", "job.global_batch (" + std::to_string(w.job.global_batch) +

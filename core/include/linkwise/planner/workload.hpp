@@ -135,6 +135,8 @@ struct HardwareRef {
 // A layout as given (fields may be absent: the search fills them).
 struct LayoutSpec {
   std::optional<int> tp, pp, cp, dp, micro_batch, zero, virtual_stages, ep, etp;
+  // Derived (tp cp dp / (ep etp)): read only to check it, so a plan's printed layout reads back.
+  std::optional<int> edp;
   std::optional<bool> overlap_a2a;
   std::optional<bool> dualpipe;
   std::optional<Recompute> recompute;
