@@ -213,6 +213,10 @@ void Server::stop() {
 
 bool Server::pre_route(const httplib::Request& req, httplib::Response& res) {
   current = {Clock::now(), &kUnmatched};
+  // Range is ignored (RFC 9110 section 14.2 lets a server ignore it, and it means nothing on a
+  // POST): cpp-httplib would cut a 200 answer to the range and keep its status 200. The request
+  // is the server's own, non-const object (process_request's local), handed here as const.
+  const_cast<httplib::Request&>(req).ranges.clear();
   if (req.target.size() > options_.max_target_bytes) {
     write_problem(res,
                   problem_for_status(414, "path and query are " + std::to_string(req.target.size()) +

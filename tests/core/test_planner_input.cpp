@@ -259,6 +259,14 @@ TEST_CASE("a layout the job's training stack cannot run is refused, and recommen
   d["model"] = {{"preset", "mixtral-8x7b"}};
   d["layout"] = {{"tp", 8}, {"pp", 1}, {"ep", 1}, {"overlap_a2a", true}};
   CHECK(failing_field(d) == "layout.overlap_a2a");
+  // A serving plan does not overlap it (the engine profiles time each step as it runs): true would
+  // change nothing, so it is refused; false reads back.
+  d["job"] = json::parse(R"({"kind": "inference", "prompt_len": 1024, "output_len": 256, "concurrent": 8})");
+  d["hardware"]["nodes"] = 1;
+  d["layout"] = {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"ep", 8}, {"overlap_a2a", true}};
+  CHECK(failing_field(d) == "layout.overlap_a2a");
+  d["layout"]["overlap_a2a"] = false;
+  CHECK(failing_field(d) == "<no error>");
 
   // CPU offload costs PCIe time and host memory: 70B with its parameters offloaded on one 8 x A100-40GB
   // node needs about a terabyte of host memory, which a2-highgpu-8g's 680 GiB cannot hold.
@@ -685,6 +693,15 @@ TEST_CASE("hardware.custom that the catalog loader would refuse is refused, nami
   CHECK(with({{"network_type", "gpudirect-tcpx"}, {"gpudirect_rdma", true}}) == "hardware.custom.gpudirect_rdma");
   CHECK(with({{"gpudirect_rdma", true}}) == "<no error>");                               // InfiniBand
   CHECK(with({{"nvlink_gbytes_per_s", 900}}) == "hardware.custom.nvlink_gbytes_per_s");  // above A100's 600
+  // Figures too small to be a machine (they would drive the step time past a double: null hours,
+  // a 0 GB/s bottleneck, a negative capacity) are refused too, at the field.
+  CHECK(with({{"nvlink_gbytes_per_s", 1e-300}}) == "hardware.custom.nvlink_gbytes_per_s");
+  CHECK(with({{"nvlink_gbytes_per_s", 7.9}}) == "hardware.custom.nvlink_gbytes_per_s");
+  CHECK(with({{"nvlink_gbytes_per_s", 8}}) == "<no error>");
+  CHECK(with({{"network_gbits_per_s", 0.5}}) == "hardware.custom.network_gbits_per_s");
+  CHECK(with({{"network_gbits_per_s", 1}}) == "<no error>");
+  CHECK(with({{"gpu_memory_gb", 0.0001}}) == "hardware.custom.gpu_memory_gb");
+  CHECK(with({{"gpu_memory_gb", 1}}) == "<no error>");
 }
 
 TEST_CASE("constraints hold for the workload's own hardware, an empty answer says why") {

@@ -738,11 +738,13 @@ TEST_CASE("hai-llm keeps what DeepSeek-V3's report says it keeps, term by term")
 }
 
 TEST_CASE("recommend ranks plans that clear the memory error band before tight ones") {
-  // Mixtral-8x22B in fp8 just fits one B200 (140.6 GB of weights + the KV cache of 64 chats): the
-  // cheapest plan is `tight`. A plan that may run out of memory is not the better buy, so the
-  // 2-GPU plan ranks first although it costs more, and the tight one follows.
-  json doc = json::parse(R"({"model": {"preset": "mixtral-8x22b"},
-      "job": {"kind": "inference", "precision": "fp8", "prompt_len": 2048, "output_len": 512, "concurrent": 64, "tokens": 1e9},
+  // A 174B model in fp8 just fits one B200 (173.9 GB of weights, inside the 10% band of the 192.8
+  // GB card before a single sequence's KV cache): the cheapest plan is `tight`. A plan that may
+  // not start is not the better buy, so the 2-GPU plans rank first although they cost more, and
+  // the tight one follows. (The serving engines size their KV pool at start-up, so what is at
+  // risk is the weights, activations and one sequence: memory_model.cpp.)
+  json doc = json::parse(R"({"model": {"params_b": 174},
+      "job": {"kind": "inference", "precision": "fp8", "prompt_len": 256, "output_len": 256, "concurrent": 8, "tokens": 1e9},
       "constraints": {"instances": ["lambda:gpu_1x_b200_sxm6", "lambda:gpu_2x_b200_sxm6"]}})");
   const json r = planner::recommend_json(doc, real_catalog(), 10);
   REQUIRE(r["results"].size() >= 2);

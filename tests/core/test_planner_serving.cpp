@@ -1,3 +1,4 @@
+#include <algorithm>
 // Serving realism (issue 11, part 6): engine profiles, max-throughput mode, TTFT under load, and
 // QLoRA's dequantisation cost, through the JSON contract every front end uses.
 #include <catch2/catch.hpp>
@@ -132,14 +133,30 @@ TEST_CASE("max-throughput mode is tight only where the memory outside the engine
   const double total = mem["total"].get<double>(), capacity = mem["capacity"].get<double>();
   REQUIRE(total * (1 + band) > capacity);  // the whole-total rule would call this tight
   CHECK(p["memory_verdict"] == "fits");
-  // A stated concurrency holding the same memory keeps the whole-total rule: its KV cache is the
-  // sequences' own, as large as the pool was.
+  // A stated concurrency holding the same memory gets the same verdict: the engine sizes its pool
+  // at start-up either way, and more sequences than it holds queue rather than fail.
   json stated = doc;
   stated["job"]["concurrent"] = p["concurrent"];
   const json q = planner::plan_json(stated, catalog);
   REQUIRE(q["fits"] == true);
   CHECK(q["memory_gb"]["total"].get<double>() * (1 + band) > capacity);
-  CHECK(q["memory_verdict"] == "tight");
+  CHECK(q["memory_verdict"] == "fits");
+  // A pool that cannot hold one sequence does not start, whatever the concurrency asks: refused
+  // with a memory reason in either mode.
+  for (const json& concurrent : {json("max"), p["concurrent"]}) {
+    json none = doc;
+    none["job"]["concurrent"] = concurrent;
+    none["job"]["prompt_len"] = 1000000;  // one sequence's KV cache beyond the pool
+    const json z = planner::plan_json(none, catalog);
+    INFO(concurrent.dump());
+    CHECK(z["fits"] == false);
+    CHECK(z["memory_verdict"] == "no");
+    CHECK(z["max_concurrent"] == 0);
+    const json& why = z["why_not"];
+    CHECK(std::any_of(why.begin(), why.end(), [](const json& x) {
+      return x.get<std::string>().find("cannot hold one sequence") != std::string::npos;
+    }));
+  }
   // Weights that leave the band no room stay tight in max mode: 76B parameters in fp8 on one H100
   // (Llama 3.1 70B's 70.6 GB of fp8 weights leave it room: fits).
   json big = doc;

@@ -129,6 +129,21 @@ def test_http_hygiene(server):
     alive(server)
 
 
+def test_range_headers_are_ignored_not_half_applied(server):
+    """A Range header is ignored (RFC 9110 lets a server do so; on a POST it means nothing): the
+    whole answer comes back, status 200, no Content-Range, never a 200 cut to the range."""
+    full = post(server, "/v1/plans", BASE)
+    for headers in ({"Range": "bytes=0-10"}, {"Range": "bytes=0-10,20-30"}):
+        r = requests.post(server.url + "/v1/plans", data=json.dumps(BASE),
+                          headers={"Content-Type": "application/json", **headers}, timeout=30)
+        assert r.status_code == 200 and "Content-Range" not in r.headers
+        assert r.json()["step_time_s"] == full.json()["step_time_s"]
+        g = requests.get(server.url + "/v1/gpus", headers=headers, timeout=10)
+        assert g.status_code == 200 and "Content-Range" not in g.headers
+        assert g.json() == requests.get(server.url + "/v1/gpus", timeout=10).json()
+    alive(server)
+
+
 def test_slow_clients_do_not_starve_the_workers(tmp_path):
     srv = Server(tmp_path / "slow.db", tmp_path / "slow.log", threads=4).start()
     try:

@@ -338,8 +338,13 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     out.host_memory_unknown = hw.host_memory_bytes <= 0;
     out.host_vcpus_unknown = hw.host_vcpus <= 0;
   }
-  out.fits = out.total <= out.capacity && !(m.concurrent_max && out.sequences < 1) && out.host_fits;
-  const bool pool_sized_at_start = m.kind == JobKind::inference && m.concurrent_max && out.sequences >= 1;
+  // A serving engine sizes its KV pool at start-up (vLLM's gpu_memory_utilization, SGLang's
+  // mem_fraction_static, TensorRT-LLM's free_gpu_memory_fraction): a pool that cannot hold one
+  // sequence means the engine does not start, whatever `concurrent` asks; above the pool's
+  // capacity requests only queue.
+  const bool pool_holds_none = m.kind == JobKind::inference && out.max_sequences < 1;
+  out.fits = out.total <= out.capacity && !pool_holds_none && out.host_fits;
+  const bool pool_sized_at_start = m.kind == JobKind::inference && !pool_holds_none && out.sequences >= 1;
   out.memory_at_risk = pool_sized_at_start ? out.total - out.kv_cache + out.kv_cache / out.sequences : out.total;
   out.tight = out.fits && out.memory_at_risk * (1.0 + k.memory_error_band) > out.capacity;
 }

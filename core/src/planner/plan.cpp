@@ -273,7 +273,7 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
     plan.max_concurrent = static_cast<long long>(e.max_sequences) * l.dp;
     plan.max_concurrent_limit = e.max_sequences_at_batch_limit ? "engine_batch_limit" : "kv_pool";
     plan.concurrent_is_max = w.job.concurrent_max;
-    if (w.job.concurrent_max && e.sequences < 1) {
+    if (e.max_sequences < 1) {
       const EngineProfile& profile = engine_profile(engine);
       plan.why_not.push_back("the engine's KV pool (" + plan.engine +
                              fmt(", %.0f%% ", 100 * memory_fraction(profile, l.tp)) +

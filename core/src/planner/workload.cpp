@@ -276,6 +276,19 @@ std::string number_words(double v) {
 // type could carry (one or two rails per GPU plus front-end ports). A figure above these is a typo, and planning on it
 // would mislead. (NVLink against the GPU's own figure is the catalog's rule, check_instance_links.)
 void check_custom_bounds(const Instance& in, const Gpu& gpu) {
+  auto at_least = [](const char* field, double value, double minimum, const char* unit, const char* what) {
+    if (value < minimum)
+      throw_invalid(std::string("hardware.custom.") + field, std::string("hardware.custom.") + field + " (" +
+                                                                 number_words(value) + " " + unit + ") is below " +
+                                                                 number_words(minimum) + " " + unit + ": " + what);
+  };
+  at_least("gpu_memory_gb", in.gpu_memory_gb, limits::kMemoryGbMin, "GB", "less than the planner holds back");
+  if (in.nvlink_gbytes_per_s)
+    at_least("nvlink_gbytes_per_s", *in.nvlink_gbytes_per_s, limits::kNvlinkGbytesPerSMin, "GB/s",
+             "slower than a PCIe 1.0 x16 slot, not a GPU link");
+  if (in.network_gbits_per_s)
+    at_least("network_gbits_per_s", *in.network_gbits_per_s, limits::kNetworkGbitsPerSMin, "Gbit/s",
+             "slower than Gigabit Ethernet");
   if (gpu.memory_gb > 0 && in.gpu_memory_gb > gpu.memory_gb * limits::kMemorySpecSlack)
     throw_invalid("hardware.custom.gpu_memory_gb", "hardware.custom.gpu_memory_gb (" + number_words(in.gpu_memory_gb) +
                                                        " GB) exceeds " + gpu.id + "'s HBM (" +
@@ -685,7 +698,12 @@ void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int 
   if (const StackProblem p = stack_problem(w.job, l.pp, l.zero); !p.why.empty()) throw_invalid(p.field, p.why);
   if (const StackProblem p = parallelism_problem(w.job, l.tp, l.pp, l.virtual_stages, l.cp); !p.why.empty())
     throw_invalid(p.field, p.why);
-  // MoE: overlapping the all-to-all needs one (ep > 1); DualPipe sets it for its own schedule.
+  // MoE: overlapping the all-to-all needs one (ep > 1); DualPipe sets it for its own schedule. The
+  // serving profiles time each engine step as it runs by default, without an overlap of one
+  // batch's all-to-all with another's compute: true would change nothing there.
+  if (l.overlap_a2a && w.job.kind == JobKind::inference)
+    throw_invalid("layout.overlap_a2a", "layout.overlap_a2a is a training setting: the serving engine profiles "
+                                        "do not overlap the all-to-all (only false is accepted)");
   if (l.overlap_a2a && l.ep == 1 && !l.dualpipe && w.layout.overlap_a2a)
     throw_invalid("layout.overlap_a2a", "layout.overlap_a2a needs layout.ep > 1: with ep 1 there is no all-to-all");
   if (l.dualpipe) {

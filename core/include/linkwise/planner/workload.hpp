@@ -55,6 +55,12 @@ inline constexpr long long kLoraRank = 1LL << 16;
 inline constexpr double kNicGbitsPerPort = 800;  // fastest NIC port shipping (InfiniBand XDR, ConnectX-8 / 800GbE)
 inline constexpr int kNicPortsPerGpuMax = 2;     // ports per GPU on the densest rails (plus 2 front-end ports per node)
 inline constexpr double kMemorySpecSlack = 1.02;  // gpu_memory_gb may not exceed the GPU's spec beyond rounding
+// Below these a figure is a typo too (and would drive the step time to overflow): a card smaller
+// than the 0.5 GB the planner holds back, an NVLink slower than a PCIe 1.0 x16 slot (4 GB/s per
+// direction), a network slower than Gigabit Ethernet.
+inline constexpr double kMemoryGbMin = 1;
+inline constexpr double kNvlinkGbytesPerSMin = 8;
+inline constexpr double kNetworkGbitsPerSMin = 1;
 // Model shapes (model.*): beyond any published model, and small enough that the search's divisor
 // loops (over heads, layers and experts) and every product of shapes stay cheap and inside 64 bits.
 inline constexpr long long kLayers = 1LL << 14;            // model.layers, model.moe.dense_layers, model.moe.moe_every
