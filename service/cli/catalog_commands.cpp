@@ -379,7 +379,7 @@ void register_instances(CLI::App& app) {
   auto* no_rdma = instances->add_flag("--no-rdma", options->no_rdma, "Only instances without GPUDirect RDMA");
   rdma->excludes(no_rdma);
   instances->add_option("--max-price", options->max_price, "At most this on-demand price, USD per hour");
-  instances->add_option("--region", options->region, "Offered in this region");
+  auto* region = instances->add_option("--region", options->region, "Offered in this region");
   instances->add_option("--sort", options->sort,
                         "Sort by a field's JSON name, '-' prefix for descending (e.g. price_usd_per_gpu_hour, "
                         "-nvlink_gbytes_per_s)");
@@ -411,7 +411,7 @@ void register_instances(CLI::App& app) {
       [options, instances, show, provider = instances->get_option("--provider"), gpu = instances->get_option("--gpu"),
        min_gpus = instances->get_option("--min-gpus"), min_mem = instances->get_option("--min-gpu-memory"),
        min_nvlink = instances->get_option("--min-nvlink"), min_net = instances->get_option("--min-network"),
-       max_price = instances->get_option("--max-price"), columns] {
+       max_price = instances->get_option("--max-price"), region, columns] {
         if (show->parsed()) return;
         InstanceFilter filter;
         // Given, even empty: an empty name names nothing and is refused (as REST and Python refuse it).
@@ -425,7 +425,7 @@ void register_instances(CLI::App& app) {
         if (options->rdma) filter.rdma = true;
         if (options->no_rdma) filter.rdma = false;
         if (max_price->count()) filter.max_price = options->max_price;
-        if (!options->region.empty()) filter.region = options->region;
+        if (region->count()) filter.region = options->region;
         const InstanceSort sort = InstanceSort::parse(options->sort);
 
         const Catalog catalog = load_chosen_catalog();

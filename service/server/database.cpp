@@ -75,7 +75,7 @@ void check_database_file(const std::filesystem::path& path) {
     sqlite::refuse_newer(db, kServiceSchema, sqlite::stored_version(db, kServiceSchema));
   } catch (const Error& e) {
     // Whatever stops the read (not SQLite, damaged, another application's, newer) refuses --db.
-    throw Error(e.kind() == ErrorKind::io ? ErrorKind::invalid_input : e.kind(), e.what(), "db");
+    throw Error(e.kind() == ErrorKind::io ? ErrorKind::invalid_input : e.kind(), e.message(), "db");
   }
 }
 

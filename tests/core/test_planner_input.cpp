@@ -644,6 +644,28 @@ TEST_CASE("a plan's printed layout reads back as the same plan, edp checked") {
   CHECK(failing_field(d) == "<no error>");
 }
 
+// A client's NUL in a name must not cut the message short (front ends render message(), which
+// keeps it; what() would end there): the list of known presets follows the quoted name.
+TEST_CASE("an unknown preset with a NUL in its name keeps the whole message") {
+  json d = good();
+  d["model"]["preset"] = std::string("llama3.1-70b\0x", 14);
+  try {
+    planner::plan_json(d, small_catalog());
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.field() == "model.preset");
+    CHECK(e.message().find("known:") != std::string::npos);
+    CHECK(visible_text(e.message()).find("llama3.1-70b\\u0000x'") != std::string::npos);
+  }
+  // kv_heads below heads is grouped-query attention: refused when the shape says mha.
+  json shape = good();
+  shape["model"] = json::parse(R"({"layers": 80, "hidden": 8192, "heads": 64, "kv_heads": 8, "ffn_hidden": 28672,
+                                   "gated_mlp": true, "vocab": 128256, "attention": {"kind": "mha"}})");
+  CHECK(failing_field(shape) == "model.kv_heads");
+  shape["model"]["attention"]["kind"] = "gqa";
+  CHECK(failing_field(shape) == "<no error>");
+}
+
 TEST_CASE("a key written twice in one object is an error naming its path") {
   auto field_of = [](std::string_view text) {
     try {

@@ -270,6 +270,15 @@ TEST_CASE("a generation with 5 published check runs takes its own band; one with
                                                              planner::JobKind::pretrain, l, 8, 4096, 0.30);
   CHECK(ada.widened);
   CHECK(ada.reasons.front().find("interval doubled") != std::string::npos);
+  // Serving: the engine's band on its check rows is the interval, not a widening of one.
+  const planner::Interval serving =
+      planner::throughput_interval(Architecture::hopper, planner::Precision::fp8, planner::JobKind::inference, l, 8,
+                                   4096, 0.30, false, planner::Engine::tensorrt_llm);
+  CHECK_FALSE(serving.widened);
+  CHECK(serving.reasons.empty());
+  CHECK(serving.basis.find("tensorrt-llm serving runs") != std::string::npos);
+  CHECK(serving.tokens_low < 1.0);
+  CHECK(serving.tokens_high > 1.0);
 }
 
 TEST_CASE("the bottleneck is the largest term of the step, the largest link term after it") {
@@ -404,6 +413,23 @@ TEST_CASE("a plan at very low MFU warns, and the interval widens with the scale 
   const json idle = planner::plan_json(doc, catalog);
   CHECK(idle["mfu"].get<double>() < 0.10);
   CHECK(has(idle, "MFU "));
+  const auto says = [](const json& p, const std::string& words) {
+    for (const json& w : p["warnings"])
+      if (w.get<std::string>().find(words) != std::string::npos) return true;
+    return false;
+  };
+  CHECK(says(idle, "waits on communication"));
+  // Busy GPUs far from their peak (256 micro-batches of one 16-token sequence per GPU: tiny GEMMs)
+  // get the other reason: the warning names the cause the breakdown shows.
+  json tiny = json::parse(R"({"model": {"preset": "llama3.1-8b"},
+      "job": {"kind": "pretrain", "seq_len": 16, "global_batch": 2048},
+      "hardware": {"instance": "aws:p5.48xlarge", "nodes": 1}, "layout": {"tp": 1, "pp": 1, "dp": 8}})");
+  const json small = planner::plan_json(tiny, catalog);
+  INFO(small["time_s"].dump());
+  CHECK(small["mfu"].get<double>() < 0.10);
+  CHECK(small["time_s"]["compute"].get<double>() > 0.5 * small["step_time_s"].get<double>());
+  CHECK(says(small, "runs far from the peak"));
+  CHECK_FALSE(says(small, "waits on communication"));
   doc["hardware"]["nodes"] = 1;
   doc["job"]["global_batch"] = 64;
   doc["layout"] = {{"tp", 1}, {"pp", 1}, {"dp", 8}};

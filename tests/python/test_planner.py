@@ -79,6 +79,17 @@ def test_plan_of_a_bad_workload_is_a_value_error_naming_the_field(change, field)
     assert caught.value.field.startswith(field), (caught.value.field, str(caught.value))
 
 
+def test_a_deeply_nested_workload_is_the_contract_error_not_a_recursion_error():
+    deep = {}
+    node = deep
+    for _ in range(100_000):
+        node["x"] = {}
+        node = node["x"]
+    with pytest.raises(linkwise.InvalidInputError) as caught:
+        linkwise.Workload.from_json({**PRETRAIN_70B_P5, "model": deep})
+    assert "nested deeper than" in str(caught.value)
+
+
 def test_unknown_preset_or_instance_is_an_unknown_reference():
     with pytest.raises(ValueError) as caught:
         linkwise.Workload("llama9-1t", job=PRETRAIN_70B_P5["job"])

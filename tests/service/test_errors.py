@@ -267,6 +267,10 @@ def test_regions_match_case_insensitively_and_an_unknown_one_is_a_400(server):
     assert lower["total"] > 0 and upper == lower
     r = requests.get(server.url + "/v1/instances", params={"region": "us-east-9"}, timeout=10)
     assert_problem(r, 400, field="region", detail_has="did you mean")
+    # An empty region names nothing: refused by REST and the CLI alike (not read as "no filter").
+    assert requests.get(server.url + "/v1/instances", params={"region": ""}, timeout=10).status_code == 400
+    cli = run_cli("instances", "--region", "", "--db", str(server.db), check=False)
+    assert cli.returncode == 2 and "region" in cli.stderr
 
 
 def test_an_engine_the_gpu_cannot_run_is_refused_naming_the_field(server):

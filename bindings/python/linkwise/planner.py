@@ -74,10 +74,11 @@ class Workload:
         if not isinstance(document, Mapping):
             from ._errors import InvalidInputError
             raise InvalidInputError("workload: expected a JSON object", field="workload")
+        # Missing or unknown fields are the core's to judge, and nesting too: checked before the
+        # copy, whose recursion a 100k-deep dict would exhaust (RecursionError, not the contract's error).
+        _core.check_workload(dict(document), _catalog_core(catalog))
         workload = cls.__new__(cls)
         workload._data = copy.deepcopy(dict(document))
-        # Missing or unknown fields are the core's to judge.
-        _core.check_workload(workload._data, _catalog_core(catalog))
         return workload
 
     def replace(self, *, catalog: Optional[Catalog] = None, **changes: Any) -> Workload:

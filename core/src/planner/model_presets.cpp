@@ -459,7 +459,7 @@ ModelShape parse_model(const nlohmann::json& model) {
       return preset(json_fields::string(*p, "model.preset"));
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::not_found) throw;
-      throw_unknown_reference(e.field(), e.what());
+      throw_unknown_reference(e.field(), e.message());
     }
   }
   if (const auto* p = json_fields::member_or_null(model, "params_b")) {
@@ -493,6 +493,11 @@ ModelShape parse_model(const nlohmann::json& model) {
       if (json_fields::member_or_null(model, "kv_heads") && m.attention == AttentionKind::mla)
         throw_invalid("model.kv_heads",
                       "model.kv_heads is for gqa; mla caches a latent (model.attention.kv_lora_rank)");
+      // mha: one K and V per query head; a smaller model.kv_heads says gqa, not mha.
+      if (m.attention == AttentionKind::mha && m.kv_heads != m.heads)
+        throw_invalid("model.kv_heads", "model.kv_heads (" + std::to_string(m.kv_heads) + ") below model.heads (" +
+                                            std::to_string(m.heads) +
+                                            ") is grouped-query attention: model.attention.kind \"gqa\", not \"mha\"");
       m.kv_heads = m.heads;  // mha; mla: every head has its own K and V after the up-projection
     }
   }

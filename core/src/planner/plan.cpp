@@ -373,10 +373,21 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
                             " generation: its GEMM efficiency is the uncalibrated default " +
                             fmt("%.2f", k.gemm_efficiency_other));
   }
-  if (w.job.kind != JobKind::inference && plan.mfu < 0.10)
-    plan.warnings.push_back(fmt("MFU %.1f%%: compute is a small share of the step ", 100 * plan.mfu) +
-                            "(the rest waits on communication, the pipeline bubble or offload): fewer GPUs or "
-                            "another layout would waste less");
+  if (w.job.kind != JobKind::inference && plan.mfu < 0.10) {
+    // Low MFU has two causes with different remedies: GPUs that wait (communication, bubble,
+    // offload), or GPUs busy with work far from their peak (small GEMMs, memory-bound kernels).
+    const double compute_share = e.step > 0 ? e.compute / e.step : 0.0;
+    if (compute_share < 0.5)
+      plan.warnings.push_back(fmt("MFU %.1f%%: ", 100 * plan.mfu) +
+                              fmt("compute is %.0f%% of the step ", 100 * compute_share) +
+                              "(the rest waits on communication, the pipeline bubble or offload): fewer GPUs or "
+                              "another layout would waste less");
+    else
+      plan.warnings.push_back(fmt("MFU %.1f%%: ", 100 * plan.mfu) +
+                              fmt("compute is %.0f%% of the step but runs far from the peak ", 100 * compute_share) +
+                              "(small matrix multiplies, memory-bound kernels: short sequences or small "
+                              "micro-batches): longer sequences or larger micro-batches would use the GPUs better");
+  }
   {
     const Interval iv = throughput_interval(
         hw.gpu.architecture, w.job.precision, w.job.kind, l, plan.gpus,
