@@ -744,6 +744,26 @@ TEST_CASE("constraints hold for the workload's own hardware, an empty answer say
   d["constraints"] = {{"min_nodes", 8}, {"max_nodes", 4}};
   CHECK(failing_field(d) == "constraints.min_nodes");
 
+  // A stated tp_across_nodes false rules out a TP group beyond the NVLink domain (tp 16 over two
+  // 8-GPU nodes); true, or left out, lets the fixed layout stand. An objective ranks recommend's
+  // plans: plan, with one, refuses it rather than ignore it.
+  d = good();
+  d["model"] = {{"preset", "gpt3-175b"}};
+  d["layout"]["tp"] = 16;
+  d["layout"]["dp"] = 2;
+  d["constraints"] = {{"tp_across_nodes", false}};
+  const json across = planner::plan_json(d, catalog);
+  REQUIRE(across["why_not"].size() == 1);
+  CHECK(across["why_not_reasons"] == json({"constraint"}));
+  CHECK_THAT(across["why_not"][0].get<std::string>(), Catch::Matchers::Contains("constraints.tp_across_nodes"));
+  d["constraints"] = {{"tp_across_nodes", true}};
+  CHECK(planner::plan_json(d, catalog)["why_not"].empty());
+  d.erase("constraints");
+  CHECK(planner::plan_json(d, catalog)["why_not"].empty());
+  d = good();
+  d["constraints"] = {{"objective", "time"}};
+  CHECK(failing_field(d) == "constraints.objective");
+
   json r = json::parse(R"({"model": {"preset": "llama3.1-8b"},
       "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 64, "tokens": 1e9}})");
   // recommend on the workload's own machine, which the constraints exclude: rejected, not searched.

@@ -189,6 +189,17 @@ TEST_CASE("an --instance of another machine is refused, as plan --report refuses
     }
   }
   CHECK(validate(testing::synthetic_report(), real, std::string("aws:p5.48xlarge")).instance.detected_by == "option");
+  // A GPU the catalog cannot name is no proof of the instance's GPU either: refused, not counted.
+  ProbeReport unknown = testing::synthetic_report();
+  for (auto& gpu : unknown.environment.gpus) gpu.name = "Tesla Z9000";
+  try {
+    validate(unknown, real, std::string("aws:p5.48xlarge"));
+    FAIL("expected invalid_input for an unknown GPU");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::invalid_input);
+    CHECK(e.field() == "instance");
+    CHECK(contains(e.message(), "\"Tesla Z9000\" is no single catalog GPU"));
+  }
 }
 
 TEST_CASE("cloud metadata in the report names the instance", "[probe][validate]") {

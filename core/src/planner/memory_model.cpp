@@ -305,6 +305,8 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
   const MemoryOverhead o = framework_overhead(m, hw, l, k, m.layer_params / tp, params_per_gpu + expert_params_per_gpu,
                                               out.gradients, states, dynamic_bytes);
   out.overhead = o.total - o.held_weights - o.held_gradients;
+  out.context_and_nccl = o.context + o.nccl;
+  out.allocator_reserve = o.allocator;
   out.weights += o.held_weights;  // unsharded copies kept through the step are weights and gradients
   out.gradients += o.held_gradients;
   out.total = states + o.held_weights + o.held_gradients + out.activations + out.kv_cache + out.overhead;

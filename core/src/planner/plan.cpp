@@ -429,6 +429,9 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
 Plan plan(const Workload& w, const MeasuredLinks* measured) {
   if (!w.hardware)
     throw_invalid("hardware", "plan needs hardware: {\"instance\": ..., \"nodes\": N} or {\"custom\": {...}}");
+  if (w.constraints.objective_given)
+    throw_invalid("constraints.objective", "constraints.objective ranks the plans recommend finds; plan evaluates "
+                                           "the one layout given (leave it out, or use recommend)");
   const Hardware& hw = *w.hardware;
   const int nodes = w.nodes.value_or(1);
   const int gpus = nodes * hw.instance.gpu_count;
@@ -449,6 +452,15 @@ Plan plan(const Workload& w, const MeasuredLinks* measured) {
   // does not qualify, as recommend would reject it (never a silent "fits").
   for (const std::string& why : unmet_constraints(w.constraints, hw.instance, nodes)) {
     p.why_not.push_back(why);
+    p.why_not_reasons.push_back(Reason::constraint);
+  }
+  // tp_across_nodes false, stated: a TP group beyond the NVLink domain is what it rules out (the
+  // search never builds one; a fixed layout is told so).
+  if (w.constraints.tp_across_nodes_given && !w.constraints.tp_across_nodes &&
+      !inside_nvlink_domain(prepared, layout.tp, gpus)) {
+    p.why_not.push_back("layout.tp " + std::to_string(layout.tp) + " leaves the " +
+                        std::to_string(std::max(prepared.gpus_per_node, prepared.nvlink_domain_gpus)) +
+                        "-GPU NVLink domain, which constraints.tp_across_nodes false rules out");
     p.why_not_reasons.push_back(Reason::constraint);
   }
   return p;

@@ -506,8 +506,12 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     k.budget_usd = opt_number(c, "budget_usd", "constraints.budget_usd", limits::kUsd);
     k.deadline_hours = opt_number(c, "deadline_hours", "constraints.deadline_hours", limits::kHours);
     k.spot = opt_bool(c, "spot", "constraints.spot").value_or(false);
-    k.tp_across_nodes = opt_bool(c, "tp_across_nodes", "constraints.tp_across_nodes").value_or(false);
-    const std::string objective = opt_string(c, "objective", "constraints.objective").value_or("cost");
+    const std::optional<bool> across = opt_bool(c, "tp_across_nodes", "constraints.tp_across_nodes");
+    k.tp_across_nodes = across.value_or(false);
+    k.tp_across_nodes_given = across.has_value();
+    const std::optional<std::string> stated_objective = opt_string(c, "objective", "constraints.objective");
+    k.objective_given = stated_objective.has_value();
+    const std::string objective = stated_objective.value_or("cost");
     k.objective = parse_enum(kObjectiveNames, objective, "constraints.objective");
     if (k.objective == Objective::cost_within_deadline && !k.deadline_hours)
       throw_invalid("constraints.deadline_hours", "objective cost_within_deadline needs constraints.deadline_hours");

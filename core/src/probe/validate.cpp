@@ -135,6 +135,16 @@ InstanceMatch match_instance(const ProbeReport& report, const Catalog& catalog,
     // A report measures only the machine it ran on (the planner's --report rule, measured_mismatch):
     // another GPU model, or more GPUs than the instance has, is another machine. Fewer GPUs is a
     // run on part of it (CUDA_VISIBLE_DEVICES), noted.
+    // A GPU the catalog cannot name cannot be told to be the instance's either (the planner's
+    // --report refuses it alike: measured_mismatch); counted, it would vouch for a machine it may
+    // not have measured.
+    if (!env.gpus.empty() && !report_gpu_model) {
+      throw Error(ErrorKind::invalid_input,
+                  "the report's GPU \"" + env.gpus.front().name + "\" is no single catalog GPU, so it cannot be told " +
+                      "to be " + instance.gpu_model + " of " + instance.id +
+                      "; a report measures only the machine it ran on",
+                  "instance");
+    }
     if (report_gpu_model && *report_gpu_model != instance.gpu_model) {
       throw Error(ErrorKind::invalid_input,
                   "the report measured " + *report_gpu_model + " (\"" + env.gpus.front().name + "\"), not " +

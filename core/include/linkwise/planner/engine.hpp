@@ -134,6 +134,10 @@ struct Estimate {
   // memory per GPU, bytes
   double weights = 0, gradients = 0, optimizer = 0, activations = 0, kv_cache = 0, overhead = 0;
   double total = 0, capacity = 0;
+  // Of overhead: what PyTorch's torch.cuda.max_memory_allocated leaves out of nvidia-smi's figure
+  // (the CUDA context and NCCL's buffers outside the caching allocator, and the allocator's reserve
+  // over live tensors), for comparing with published peaks measured either way.
+  double context_and_nccl = 0, allocator_reserve = 0;
   bool fits = false;
   bool tight = false;  // fits, but inside the memory model's measured error band (memory_verdict "tight")
   // The memory that band applies to: all of it, except for a serving engine in max-throughput mode,

@@ -189,6 +189,9 @@ struct Constraints {
   // domain that spans instances (GB200 NVL72 rented as trays) they may span instances without it.
   bool tp_across_nodes = false;
   Objective objective = Objective::cost;
+  // Written in the workload (not the defaults): plan holds a stated tp_across_nodes false as a
+  // constraint, and refuses an objective (it ranks recommend's plans; plan has one).
+  bool tp_across_nodes_given = false, objective_given = false;
 };
 
 struct Workload {
