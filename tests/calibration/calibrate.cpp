@@ -23,6 +23,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -510,17 +511,24 @@ struct MemRun {
   // What the figure counts: nvidia-smi (everything on the card) or PyTorch's max_memory_reserved
   // (torchtitan's log), which leaves out the CUDA context and NCCL's buffers outside the caching allocator.
   bool torch_reserved = false;
+  // torch.cuda.max_memory_allocated (litgpt's "Memory used"): the live tensors only, without the
+  // caching allocator's reserve either.
+  bool torch_allocated = false;
   planner::Workload workload;
   double measured_bytes = 0;  // 0 for an OOM report
 };
 
-std::vector<MemRun> load_memory_runs(const std::string& path, const std::string& check_set_path,
-                                     const Catalog& catalog) {
+std::vector<MemRun> load_memory_runs(const std::string& path, const std::string& peft_path,
+                                     const std::string& check_set_path, const Catalog& catalog) {
   std::vector<MemRun> out;
+  std::set<std::string> ids;  // one row, one id: a figure quoted twice under one id would count twice unnoticed
   auto add = [&](const json& r, json workload, const std::string& group, bool fit, bool oom, double bytes,
-                 bool torch_reserved = false) {
+                 bool torch_reserved = false, bool torch_allocated = false) {
+    if (!ids.insert(r["id"].get<std::string>()).second)
+      throw std::runtime_error("memory run id " + r["id"].get<std::string>() + " appears twice");
     MemRun run;
     run.torch_reserved = torch_reserved;
+    run.torch_allocated = torch_allocated;
     run.id = r["id"].get<std::string>();
     run.group = group;
     run.fit_set = fit;
@@ -577,6 +585,35 @@ std::vector<MemRun> load_memory_runs(const std::string& path, const std::string&
           oom ? 0.0 : r["measured_gb"].get<double>() * 1073741824.0);
     }
   }
+  // LoRA / QLoRA peaks (memory_peft_runs.json): presets on one GPU, as the rows state them.
+  if (std::ifstream in(peft_path); !peft_path.empty() && in) {
+    const json doc = json::parse(in);
+    for (const json& r : doc["runs"]) {
+      json job = {{"kind", "lora"},
+                  {"seq_len", r["seq_len"]},
+                  {"global_batch", r["micro_batch"]},
+                  {"precision", r["precision"]},
+                  {"framework", r["framework"]},
+                  {"lora_rank", r["lora_rank"]},
+                  {"lora_targets", r["lora_targets"]}};
+      if (r["lora_base"].is_string()) job["lora_base"] = r["lora_base"];
+      json w = {
+          {"model", {{"preset", r["preset"]}}},
+          {"job", job},
+          {"hardware",
+           {{"custom", {{"gpu_model", r["gpu"]}, {"gpu_count", 1}, {"intra_node_fabric", "none"}}}, {"nodes", 1}}},
+          {"layout",
+           {{"tp", 1},
+            {"pp", 1},
+            {"dp", 1},
+            {"micro_batch", r["micro_batch"]},
+            {"zero", r["zero"]},
+            {"recompute", r["recompute"]}}}};
+      const bool oom = r["oom"].get<bool>();
+      add(r, w, "check: " + r["source_group"].get<std::string>() + " (allocated)", false, oom,
+          oom ? 0.0 : r["measured_gb"].get<double>() * 1e9, false, true);
+    }
+  }
   if (!check_set_path.empty()) {
     std::ifstream in(check_set_path);
     const json doc = json::parse(in);
@@ -609,10 +646,10 @@ MemPrediction predict_memory(const MemRun& run, const planner::PlannerConstants&
   const auto model = planner::prepare_model(w.model, w.job);
   planner::estimate_memory(model, prepared, l, k, e);
   double compared = e.total;
-  if (run.torch_reserved) {  // like with like: PyTorch's reserved pool holds neither the context nor NCCL's buffers
-    const planner::MemoryOverhead o = planner::framework_overhead(model, prepared, l, k, 0, 0, 0, 0, 0);
-    compared -= o.context + o.nccl;
-  }
+  // Like with like: PyTorch's reserved pool holds neither the context nor NCCL's buffers; its
+  // allocated bytes not the allocator's reserve either.
+  if (run.torch_reserved || run.torch_allocated) compared -= e.context_and_nccl;
+  if (run.torch_allocated) compared -= e.allocator_reserve;
   return {compared, e.fits, e.tight};
 }
 
@@ -819,6 +856,7 @@ int main(int argc, char** argv) {
   std::string data_dir = LINKWISE_DATA_DIR;
   bool table = false, do_fit = false, do_fit_memory = false, bands = false;
   std::string memory_runs_path = LINKWISE_CALIBRATION_DIR "/memory_runs.json";
+  std::string memory_peft_runs_path = LINKWISE_CALIBRATION_DIR "/memory_peft_runs.json";
   double max_memory_median = -1;
   int max_oom_fits = 0;
   int max_ran_not_fitting = -1;         // --max-ran-no: published runs (they ran) the memory model calls `no`
@@ -851,6 +889,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--fit-memory")) do_fit_memory = true;
     else if (!std::strcmp(argv[i], "--bands")) bands = true;
     else if (!std::strcmp(argv[i], "--memory-runs") && i + 1 < argc) memory_runs_path = argv[++i];
+    else if (!std::strcmp(argv[i], "--memory-peft-runs") && i + 1 < argc) memory_peft_runs_path = argv[++i];
     else if (!std::strcmp(argv[i], "--memory-check") && i + 2 < argc) {
       max_memory_median = std::atof(argv[++i]);
       max_oom_fits = std::atoi(argv[++i]);
@@ -879,7 +918,9 @@ int main(int argc, char** argv) {
                    "usage: %s [--runs FILE] [--check-set FILE] [--moe-fit-set FILE] [--cdna-fit-set FILE] "
                    "[--blackwell-fit-set FILE] [--data DIR] [--table] [--fit] [--fit-moe] [--fit-cdna] "
                    "[--fit-blackwell] [--fit-on all|half-a|half-b|mosaicml] [--check FIT "
-                   "HOLDOUT] [--max-ran-no N] [--write-held-out FILE] [--workload ID]\n",
+                   "HOLDOUT] [--max-ran-no N] [--write-held-out FILE] [--workload ID] [--memory-runs FILE] "
+                   "[--memory-peft-runs FILE] [--fit-memory] [--memory-check MEDIAN OOM_FITS] [--memory-groups MAX] "
+                   "[--memory-group-limit NAME MAX] [--scale-check LO HI] [--bands]\n",
                    argv[0]);
       return 2;
     }
@@ -1030,7 +1071,7 @@ int main(int argc, char** argv) {
 
   bool memory_ok = true;
   if (table || do_fit_memory || max_memory_median >= 0 || max_memory_group_median >= 0) {
-    const std::vector<MemRun> mem = load_memory_runs(memory_runs_path, check_set_path, catalog);
+    const std::vector<MemRun> mem = load_memory_runs(memory_runs_path, memory_peft_runs_path, check_set_path, catalog);
     if (do_fit_memory) fit_memory(mem, k);
     memory_ok = memory_report_runs(mem, k, table, max_memory_median, max_oom_fits, max_memory_group_median,
                                    memory_group_limits);

@@ -463,3 +463,30 @@ TEST_CASE("LoRA on the attention alone: fewer adapters, and the frozen MLP keeps
   job.lora_base = LoraBase::fp8;
   CHECK(memory_of(m, job, l, h100).weights < 0.51 * bf16_base);
 }
+
+TEST_CASE("the Hugging Face stack's eager Llama block keeps fp32 norm inputs and silu(gate); fused stacks do not") {
+  // Per token and layer of Llama 3.1 8B (bf16, no TP, no recompute): two RMSNorms keep their fp32
+  // input (2 bytes more than a fused norm's 16-bit input) and, with a trained norm weight, the 16-bit
+  // normalized tensor (2 bytes); SwiGLU's product keeps silu(gate) (2 bytes per intermediate).
+  const ModelShape m = preset("llama3.1-8b");
+  Layout l;
+  l.dp = 8;
+  Job job = pretrain(4096, 64);
+  job.framework = Framework::fsdp;
+  const double fused = per_layer_activations(m, job, l);
+  job.framework = Framework::torchtitan;
+  CHECK(per_layer_activations(m, job, l) == Approx(fused).epsilon(1e-12));  // not assumed of torchtitan
+  job.framework = Framework::hf_accelerate;
+  const double tokens = 4096;
+  CHECK(per_layer_activations(m, job, l) - fused ==
+        Approx(tokens * (2 * (2 + 2) * m.hidden + 2.0 * m.ffn_hidden)).epsilon(1e-9));
+  job.torch_compile = true;  // compiled blocks fuse them away
+  CHECK(per_layer_activations(m, job, l) == Approx(fused).epsilon(1e-12));
+  job.torch_compile = false;
+  job.kind = JobKind::lora;  // frozen norm weights: no normalized copy for their gradient
+  job.framework = Framework::fsdp;
+  const double lora_fused = per_layer_activations(m, job, l);
+  job.framework = Framework::hf_accelerate;
+  CHECK(per_layer_activations(m, job, l) - lora_fused ==
+        Approx(tokens * (2 * 2 * m.hidden + 2.0 * m.ffn_hidden)).epsilon(1e-9));
+}

@@ -80,6 +80,17 @@ LayerActivationBytes layer_activation_bytes(const PreparedModel& m, const Layout
   // gate, up (16-bit, the activation's backward reads them), product | fc1 out, activation out;
   // the product or activation output is the second Linear's input.
   a.per_ffn = (m.gated ? 4.0 : 2.0) + mlp_linear_in;
+  if (m.eager_llama && m.framework == Framework::hf_accelerate) {
+    // The Hugging Face stack's eager Llama block (transformers' LlamaRMSNorm and LlamaMLP; litgpt's
+    // RMSNorm and LLaMAMLP are the same ops): each RMSNorm upcasts its input and keeps the fp32
+    // copy for pow and the rsqrt scaling (4 bytes, not the fused kernel's 2), and with a trained
+    // norm weight the 16-bit normalized tensor for its gradient too; SwiGLU's product keeps
+    // silu(gate) besides gate and up (fused kernels recompute it in backward). torchtitan and the
+    // other FSDP stacks may run fused norms (torchtitan's fused_rmsnorm): not assumed of them.
+    const bool norm_weight_trains = m.kind != JobKind::lora;
+    a.replicated += 2 * (2 + (norm_weight_trains ? 2 : 0)) * h;
+    if (m.gated) a.per_ffn += 2.0;
+  }
   a.routed_input = mlp_linear_in;
   a.mlp = a.per_ffn * m.ffn;
   a.sharded = qkv + a.core + attention_out + a.mlp;
