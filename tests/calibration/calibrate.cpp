@@ -23,6 +23,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -33,6 +34,7 @@
 #include "linkwise/planner.hpp"
 #include "linkwise/planner/framework_memory.hpp"
 #include "linkwise/planner/uncertainty.hpp"
+#include "linkwise/units.hpp"
 
 using namespace linkwise;
 using nlohmann::json;
@@ -48,7 +50,20 @@ struct Run {
   // In a generation's fit set (--cdna-fit-set, --blackwell-fit-set): fits that generation's GEMM
   // efficiency only (--fit-cdna, --fit-blackwell); its label ("cdna", "blackwell") names the set.
   std::string generation_fit;
+  // The card's memory where the row's GPU states one the catalog's model does not have (torchtitan's
+  // Grand Teton H100 96GB HBM2e, timed as the catalog's H100-SXM5-80GB): the memory verdict is taken
+  // against the card that ran. 0: the catalog's.
+  double card_memory_gib = 0;
 };
+
+// "NNGB" in a row's GPU text, where it differs from the catalog GPU the row is timed on.
+double stated_card_memory_gib(const std::string& gpu_text, const Gpu& catalog_gpu) {
+  static const std::regex size(R"((\d+)\s*GB)");
+  std::smatch m;
+  if (!std::regex_search(gpu_text, m, size)) return 0;
+  const double stated = std::stod(m[1].str());
+  return std::fabs(stated - catalog_gpu.memory_gb) > 1 ? stated : 0;
+}
 
 struct Node {
   const char* gpu_model;
@@ -257,7 +272,10 @@ double predict(const Run& run, const planner::PlannerConstants& k, bool* fits = 
   const planner::Hardware& hw = *w.hardware;
   const int nodes = *w.nodes;
   const planner::Layout l = planner::complete_layout(w, nodes * hw.instance.gpu_count);
-  const auto prepared = planner::prepare_hardware(hw, w.job, k, nullptr, false);
+  auto prepared = planner::prepare_hardware(hw, w.job, k, nullptr, false);
+  if (run.card_memory_gib > 0)
+    prepared.capacity_bytes =
+        linkwise::units::gpu_capacity_bytes(run.card_memory_gib) - linkwise::units::gb_to_bytes(k.capacity_reserve_gb);
   const auto e = planner::estimate(planner::prepare_model(w.model, w.job), prepared, nodes, l, k);
   if (fits) *fits = e.fits;
   return e.tokens_per_s / l.gpus();
@@ -514,6 +532,7 @@ struct MemRun {
   // torch.cuda.max_memory_allocated (litgpt's "Memory used"): the live tensors only, without the
   // caching allocator's reserve either.
   bool torch_allocated = false;
+  double card_memory_gib = 0;  // as Run::card_memory_gib: the card that ran, where the catalog's differs
   planner::Workload workload;
   double measured_bytes = 0;  // 0 for an OOM report
 };
@@ -627,6 +646,9 @@ std::vector<MemRun> load_memory_runs(const std::string& path, const std::string&
       w["job"]["framework"] = "torchtitan";
       add(r, w, "check: " + r["source_group"].get<std::string>() + " (peak)", false, false,
           r["peak_memory_gb_per_gpu"].get<double>() * 1073741824.0, true);
+      if (!out.empty() && out.back().id == r["id"].get<std::string>())
+        out.back().card_memory_gib =
+            stated_card_memory_gib(r["gpu"].get<std::string>(), out.back().workload.hardware->gpu);
     }
   }
   return out;
@@ -641,7 +663,10 @@ MemPrediction predict_memory(const MemRun& run, const planner::PlannerConstants&
   const planner::Workload& w = run.workload;
   const planner::Hardware& hw = *w.hardware;
   const planner::Layout l = planner::complete_layout(w, *w.nodes * hw.instance.gpu_count);
-  const auto prepared = planner::prepare_hardware(hw, w.job, k, nullptr, false);
+  auto prepared = planner::prepare_hardware(hw, w.job, k, nullptr, false);
+  if (run.card_memory_gib > 0)
+    prepared.capacity_bytes =
+        linkwise::units::gpu_capacity_bytes(run.card_memory_gib) - linkwise::units::gb_to_bytes(k.capacity_reserve_gb);
   planner::Estimate e;
   const auto model = planner::prepare_model(w.model, w.job);
   planner::estimate_memory(model, prepared, l, k, e);
@@ -988,6 +1013,7 @@ int main(int argc, char** argv) {
       try {
         run.workload = planner::parse_workload(workload, catalog);
         apply_row_routing(r, run.workload);
+        run.card_memory_gib = stated_card_memory_gib(r["gpu"].get<std::string>(), run.workload.hardware->gpu);
         planner::validate_layout(
             run.workload,
             planner::complete_layout(run.workload, *run.workload.nodes * run.workload.hardware->instance.gpu_count),
