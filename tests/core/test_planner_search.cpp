@@ -78,9 +78,10 @@ TEST_CASE("pruned search equals exhaustive search") {
   }
 }
 
-// Plans that differ only in virtual stages are one choice: the top-k keeps the best of them, so a
-// 70B search on one machine type is not five copies of one layout with v = 40, 20, 10, 8, 5.
-TEST_CASE("the top-k holds one plan per layout up to its virtual stages, the best of them") {
+// Plans that differ only in micro-batch and virtual stages are one choice: the top-k keeps the
+// best of them, so a 70B search on one machine type is not five copies of one layout at v = 40,
+// 20, 10, 8 and 5, or at micro-batch 1 and 2.
+TEST_CASE("the top-k holds one plan per parallel layout, the best of its micro-batches and virtual stages") {
   const Catalog catalog = small_catalog();
   const planner::Workload w = planner::parse_workload(json::parse(R"({"model": {"preset": "llama3.1-70b"},
      "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 512, "tokens": 1e11},
@@ -91,30 +92,46 @@ TEST_CASE("the top-k holds one plan per layout up to its virtual stages, the bes
   auto family = [](const planner::Plan& p) {
     json l = planner::to_json(p.layout);
     l.erase("virtual_stages");
+    l.erase("micro_batch");
+    l.erase("zero");
+    l.erase("recompute");
     return std::to_string(p.nodes) + p.instance + l.dump();
   };
   std::set<std::string> seen;
-  int interleaved = 0;
+  int interleaved = 0, pipelined = 0;
   for (const auto& p : r.plans) {
     INFO(family(p));
     CHECK(seen.insert(family(p)).second);
     interleaved += p.layout.virtual_stages > 1;
-    // The kept one is its layout's best: no other virtual-stage count of it does better.
-    if (p.layout.pp > 1) {
+    pipelined += p.layout.pp > 1;
+    // The kept one is its layout's best: no other micro-batch or virtual-stage count of it, at any
+    // ZeRO stage and recompute mode, does better.
+    const int per_replica = 512 / p.layout.dp;
+    for (int mb : {1, 2, 4, 8}) {
       for (int v : {1, 2, 4, 5, 8, 10, 20, 40}) {
-        if (80 % (p.layout.pp * v) != 0 || v == p.layout.virtual_stages) continue;
-        json doc = {{"model", {{"preset", "llama3.1-70b"}}},
-                    {"job", {{"kind", "pretrain"}, {"seq_len", 4096}, {"global_batch", 512}, {"tokens", 1e11}}},
-                    {"hardware", {{"instance", p.instance}, {"nodes", p.nodes}}},
-                    {"layout", planner::to_json(p.layout)}};
-        doc["layout"]["virtual_stages"] = v;
-        const planner::Plan other = planner::plan(planner::parse_workload(doc, catalog));
-        INFO("v " << v);
-        if (other.memory_verdict == "fits") CHECK(other.step_time_s >= p.step_time_s * (1 - 1e-12));
+        if (per_replica % mb != 0 || 80 % (p.layout.pp * v) != 0 || (v > 1 && p.layout.pp == 1)) continue;
+        if (v > 1 && (per_replica / mb) % p.layout.pp != 0) continue;
+        if (mb == p.layout.micro_batch && v == p.layout.virtual_stages) continue;
+        for (int zero : {0, 1, 2, 3})
+          for (const char* rc : {"none", "selective", "full"}) {
+            json doc = {{"model", {{"preset", "llama3.1-70b"}}},
+                        {"job", {{"kind", "pretrain"}, {"seq_len", 4096}, {"global_batch", 512}, {"tokens", 1e11}}},
+                        {"hardware", {{"instance", p.instance}, {"nodes", p.nodes}}},
+                        {"layout", planner::to_json(p.layout)}};
+            doc["layout"]["virtual_stages"] = v;
+            doc["layout"]["micro_batch"] = mb;
+            doc["layout"]["zero"] = zero;
+            doc["layout"]["recompute"] = rc;
+            doc["layout"].erase("edp");
+            const planner::Plan other = planner::plan(planner::parse_workload(doc, catalog));
+            INFO("mb " << mb << " v " << v << " zero " << zero << " " << rc);
+            if (other.memory_verdict == "fits") CHECK(other.step_time_s >= p.step_time_s * (1 - 1e-12));
+          }
       }
     }
   }
-  CHECK(interleaved > 0);  // the case holds interleaved plans, so the rule was exercised
+  CHECK(interleaved > 0);  // the case holds interleaved and pipelined plans, so the rule was exercised
+  CHECK(pipelined > 0);
 }
 
 TEST_CASE("recommend respects the constraints and explains each result") {

@@ -70,14 +70,15 @@ auto key(const Candidate& c) {
 }
 bool better(const Candidate& a, const Candidate& b) { return key(a) < key(b); }
 
-// Plans that differ only in their virtual stages per pipeline rank are one choice for a buyer (the
-// same machines, groups and batch split; interleaving is a tuning knob of the run): the top-k
-// keeps the best of them and leaves room for a different layout.
-bool same_but_virtual_stages(const Candidate& a, const Candidate& b) {
+// Plans that differ only in their micro-batch and virtual stages per pipeline rank are one choice
+// for a buyer (the same machines and parallel groups; how the batch is cut and the pipeline
+// interleaved are tuning knobs of the run): the top-k keeps the best of them and leaves room for a
+// different layout.
+bool same_parallel_layout(const Candidate& a, const Candidate& b) {
   const Layout &x = a.layout, &y = b.layout;
   return a.option == b.option && a.nodes == b.nodes && x.tp == y.tp && x.pp == y.pp && x.cp == y.cp && x.dp == y.dp &&
-         x.ep == y.ep && x.etp == y.etp && x.micro_batch == y.micro_batch &&
-         x.sequence_parallel == y.sequence_parallel && x.overlap_a2a == y.overlap_a2a && x.dualpipe == y.dualpipe;
+         x.ep == y.ep && x.etp == y.etp && x.sequence_parallel == y.sequence_parallel &&
+         x.overlap_a2a == y.overlap_a2a && x.dualpipe == y.dualpipe;
 }
 
 class TopK {
@@ -86,12 +87,12 @@ class TopK {
   // A subtree whose objective bound is above this cannot enter. While the k-th plan is unsure,
   // any plan the planner can vouch for outranks it whatever its objective: nothing can be skipped.
   double threshold() const { return int(items_.size()) < k_ || unsure(items_.back()) ? kInf : items_.back().objective; }
-  // The best k plans, one per layout up to its virtual stages: the same set whatever the order of
-  // the offers (a plan outranked by its own layout's, kept or evicted, could not have entered).
+  // The best k plans, one per parallel layout: the same set whatever the order of the offers (a
+  // plan outranked by its own layout's, kept or evicted, could not have entered).
   void offer(const Candidate& c) {
     if (int(items_.size()) == k_ && !better(c, items_.back())) return;
     for (auto it = items_.begin(); it != items_.end(); ++it)
-      if (same_but_virtual_stages(*it, c)) {
+      if (same_parallel_layout(*it, c)) {
         if (!better(c, *it)) return;
         items_.erase(it);
         break;
@@ -372,16 +373,19 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
     }
     const PreparedHardware& hw = opt.prepared;
     const int gpn = hw.gpus_per_node, gpus = u.nodes * gpn;
-    // Drops each runtime whose bound (bound_of(megatron) + extra) loses to the k-th result; where none
-    // is left, the subtree is counted as pruned. Returns the smallest bound of those left.
-    const auto prune_runtimes = [&](Runtimes& runtimes, double extra, const auto& bound_of) {
+    // Drops each runtime whose bound (bound_of(megatron) + extra) loses to the k-th result, or to
+    // `cap` (the best plan already offered of the same parallel layout, which any other of its
+    // micro-batches and virtual stages must beat to enter); where none is left, the subtree is
+    // counted as pruned. Returns the smallest bound of those left.
+    const auto prune_runtimes = [&](Runtimes& runtimes, double extra, const auto& bound_of, double cap = kInf) {
       double kept = kInf, lowest = kInf, lowest_objective = kInf;
+      const double threshold = std::min(top.threshold(), cap);
       for (int r = 0; r < 2; ++r) {
         if (!runtimes.alive[r]) continue;
         const double lb = bound_of(r == 1) + extra;
         const double bound = objective_bound(cx, hw, u.nodes, lb);
         if (lb < lowest) lowest = lb, lowest_objective = bound;
-        if (bound <= top.threshold()) kept = std::min(kept, lb);
+        if (bound <= threshold) kept = std::min(kept, lb);
         else runtimes.alive[r] = false;
       }
       if (runtimes.none()) {
@@ -452,13 +456,20 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
             }
             for (bool sp : sps) {
               l.sequence_parallel = sp;
+              // The best plan offered so far of this parallel layout (one the planner vouches for:
+              // an unsure one is outranked by any sure one whatever its objective).
+              double layout_best = kInf;
               for (int v : vs) {
                 if (v > 1 && (sequences % pp != 0)) continue;  // interleaving needs micro-batches in multiples of pp
                 Runtimes at_v = subtree;
-                if (!cx.exhaustive && v != max_v) {  // the subtree's bound, now for this many virtual stages
-                  prune_runtimes(at_v, a2a_lb, [&](bool megatron) {
-                    return step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k, 1, megatron);
-                  });
+                if (!cx.exhaustive && (v != max_v || layout_best < kInf)) {
+                  // The subtree's bound, now for this many virtual stages.
+                  prune_runtimes(
+                      at_v, a2a_lb,
+                      [&](bool megatron) {
+                        return step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k, 1, megatron);
+                      },
+                      layout_best);
                   if (at_v.none()) continue;
                 }
                 l.virtual_stages = v;
@@ -469,9 +480,12 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                   if (choices.dualpipe && (sequences / mb) % 2 != 0) continue;
                   if (!cx.exhaustive && pp > 1 && mb > 1 && !choices.dualpipe) {
                     // Fewer, larger micro-batches only grow the bubble's bound: once it loses, so do the rest.
-                    prune_runtimes(at_mb, a2a_lb, [&](bool megatron) {
-                      return step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k, mb, megatron);
-                    });
+                    prune_runtimes(
+                        at_mb, a2a_lb,
+                        [&](bool megatron) {
+                          return step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k, mb, megatron);
+                        },
+                        layout_best);
                     if (at_mb.none()) break;
                   }
                   l.micro_batch = mb;
@@ -482,6 +496,12 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                   Candidate best;
                   bool any_fit_at_min = false;
                   Verdict failed = Verdict::ok;  // what turned down the last fitting setting
+                  // ZeRO stages where a lighter recompute mode (none, then selective) gave a plan the
+                  // planner vouches for: the heavier modes only add work there (the step never
+                  // shrinks with more compute: what compute hides, it hides at most one for one),
+                  // so they cannot beat it.
+                  bool lighter_sure[4] = {false, false, false, false};
+                  const bool whole_layers = l.recompute_layer_fraction >= 1.0;
                   for (Recompute rc : choices.recomputes) {
                     l.recompute = rc;
                     // Deepest ZeRO stage first: memory never grows with the stage, so when it does
@@ -491,6 +511,7 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                       // What the job's stack cannot run is never a candidate (the rule plan applies),
                       // nor a stage whose runtime's bound already loses.
                       if (!zero_runs[zero] || !at_mb.alive[megatron_at_zero[zero]]) continue;
+                      if (!cx.exhaustive && whole_layers && lighter_sure[zero]) continue;
                       l.zero = zero;
                       Estimate e;
                       estimate_memory(cx.model, hw, l, cx.k, e);
@@ -510,12 +531,14 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                       ++cx.stats.feasible;
                       Candidate c{objective(cx, hw, u.nodes, e.tokens_per_s), u.option, u.nodes, l, e};
                       if (c.objective == kInf) continue;
+                      if (rc != Recompute::full && !unsure(c)) lighter_sure[zero] = true;
                       // The layout's best setting by the same order: one that clears the band first.
                       if (best.objective == kInf || better(c, best)) best = c;
                     }
                   }
                   if (best.objective != kInf) {
                     top.offer(best);
+                    if (!unsure(best)) layout_best = std::min(layout_best, best.objective);
                     ++tally.feasible;
                   } else count(tally, failed);
                   // Memory grows with the micro-batch: once nothing fits, larger ones will not either.
