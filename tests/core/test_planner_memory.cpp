@@ -489,4 +489,16 @@ TEST_CASE("the Hugging Face stack's eager Llama block keeps fp32 norm inputs and
   job.framework = Framework::hf_accelerate;
   CHECK(per_layer_activations(m, job, l) - lora_fused ==
         Approx(tokens * (2 * 2 * m.hidden + 2.0 * m.ffn_hidden)).epsilon(1e-9));
+  // `auto` plans QLoRA as Hugging Face PEFT below ZeRO-3 (the plan's framework): the same block;
+  // at ZeRO-3 as FSDP with compiled blocks: not.
+  job.framework = Framework::auto_;
+  job.lora_base = LoraBase::nf4;
+  const double peft = per_layer_activations(m, job, l);
+  job.framework = Framework::hf_accelerate;
+  CHECK(peft == Approx(per_layer_activations(m, job, l)).epsilon(1e-12));
+  job.framework = Framework::auto_;
+  l.zero = 3;
+  const double sharded = per_layer_activations(m, job, l);
+  job.framework = Framework::fsdp;
+  CHECK(sharded == Approx(per_layer_activations(m, job, l)).epsilon(1e-12));
 }

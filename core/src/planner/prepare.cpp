@@ -100,6 +100,7 @@ PreparedModel prepare_model(const ModelShape& s, const Job& job) {
   m.framework = job.framework;
   // Llama-family blocks (gated MLP: RMSNorm and RoPE come with it in every such preset) run op by
   // op in the PyTorch stacks unless compiled; Megatron-Core, NeMo and DeepSpeed's Megatron use fused kernels.
+  m.uncompiled_llama_block = s.gated_mlp && !job.torch_compile;
   m.eager_llama = s.gated_mlp && !job.torch_compile &&
                   (job.framework == Framework::fsdp || job.framework == Framework::torchtitan ||
                    job.framework == Framework::hf_accelerate);

@@ -64,6 +64,9 @@ struct PreparedModel {
   bool lora_frozen_mlp = false;   // LoRA with adapters on the attention only (Job::lora_attention_only)
   // Eager PyTorch running a Llama-family block op by op (PyTorch stack, gated MLP, no torch.compile).
   bool eager_llama = false;
+  // A Llama-family block without torch.compile, whichever stack runs it (the layout's planned
+  // framework decides: `auto` runs QLoRA as Hugging Face PEFT below ZeRO-3).
+  bool uncompiled_llama_block = false;
 };
 
 // Sliding-window attention, averaged over the layers (gpt-oss alternates 128-token windows with
