@@ -469,7 +469,14 @@ TEST_CASE("pipeline sends and QLoRA's stack and a node floor as reviewed") {
   json qlora = json::parse(R"({"model": {"preset": "llama3.1-8b"},
       "job": {"kind": "lora", "seq_len": 4096, "global_batch": 16, "lora_base": "4bit"},
       "hardware": {"instance": "aws:p5.48xlarge"}, "layout": {"tp": 1, "pp": 1, "dp": 8, "zero": 1}})");
-  CHECK(planner::plan_json(qlora, catalog)["framework"] == "hf-accelerate");
+  const json auto_peft = planner::plan_json(qlora, catalog);
+  CHECK(auto_peft["framework"] == "hf-accelerate");
+  // One stack per layout: planned as PEFT, it is timed and held as PEFT's eager block.
+  json stated = qlora;
+  stated["job"]["framework"] = "hf-accelerate";
+  const json peft = planner::plan_json(stated, catalog);
+  CHECK(auto_peft["step_time_s"] == peft["step_time_s"]);
+  CHECK(auto_peft["memory_gb"] == peft["memory_gb"]);
   qlora["layout"]["zero"] = 3;
   CHECK(planner::plan_json(qlora, catalog)["framework"] == "fsdp");
   qlora["layout"] = {{"tp", 1}, {"pp", 1}, {"cp", 2}, {"dp", 4}};

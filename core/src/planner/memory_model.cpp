@@ -80,7 +80,8 @@ LayerActivationBytes layer_activation_bytes(const PreparedModel& m, const Layout
   // gate, up (16-bit, the activation's backward reads them), product | fc1 out, activation out;
   // the product or activation output is the second Linear's input.
   a.per_ffn = (m.gated ? 4.0 : 2.0) + mlp_linear_in;
-  if (m.uncompiled_llama_block && planned_framework(m.framework, l.zero, m.dequant_4bit) == Framework::hf_accelerate) {
+  if (eager_llama_block(m, l.zero) &&
+      planned_framework(m.framework, l.zero, m.dequant_4bit) == Framework::hf_accelerate) {
     // The Hugging Face stack's eager Llama block (transformers' LlamaRMSNorm and LlamaMLP; litgpt's
     // RMSNorm and LLaMAMLP are the same ops): each RMSNorm upcasts its input and keeps the fp32
     // copy for pow and the rsqrt scaling (4 bytes, not the fused kernel's 2), and with a trained

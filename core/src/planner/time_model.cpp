@@ -384,11 +384,11 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   double elem_fwd = k.elementwise_passes * 2.0 * tokens * (h / sp_div + m.ffn / tp) / hw.hbm_bytes_per_s;
   // Eager PyTorch's RMSNorm (fp32 upcast, pow, mean, scale, downcast, weight), complex RoPE on Q and
   // K and SwiGLU's silu and product, op by op (constants.cpp).
-  const double eager_norm_rope = m.eager_llama
+  const double eager_norm_rope = eager_llama_block(m, l.zero)
                                      ? 2.0 * k.eager_rmsnorm_extra_bytes_per_element * h / sp_div +
                                            k.eager_rope_extra_bytes_per_element * (m.q_width + m.kv_width) / tp
                                      : 0.0;
-  const double eager_swiglu = m.eager_llama ? k.eager_swiglu_extra_bytes_per_element * m.ffn / tp : 0.0;
+  const double eager_swiglu = eager_llama_block(m, l.zero) ? k.eager_swiglu_extra_bytes_per_element * m.ffn / tp : 0.0;
   elem_fwd += tokens * (eager_norm_rope + eager_swiglu) / hw.hbm_bytes_per_s;
   // fp8 (and fp4): each GEMM input is cast (read 16-bit, write 8-bit) before the GEMM.
   if (low_precision)
@@ -448,7 +448,7 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
                    moe_mlp_gemms_s(m, tokens, tp, l, rows, rates, grouped_gemm_efficiency(m, l, rows, k));
     // Eager PyTorch runs the experts' SwiGLU op by op too: the shared experts' rows and the busiest
     // rank's routed rows, each at its expert width.
-    const double eager_moe_swiglu = m.eager_llama
+    const double eager_moe_swiglu = eager_llama_block(m, l.zero)
                                         ? k.eager_swiglu_extra_bytes_per_element *
                                               (tokens * m.shared_ffn / tp + rows.busiest * m.expert_ffn / l.etp)
                                         : 0.0;

@@ -40,6 +40,15 @@ inline Framework planned_framework(Framework f, int zero, bool qlora = false) no
   return qlora && zero < 3 ? Framework::hf_accelerate : Framework::fsdp;
 }
 
+// Whether a layout runs a Llama-family block op by op in eager PyTorch: a PyTorch stack without
+// torch.compile, as the job states it or as `auto` plans it (QLoRA as PEFT below ZeRO-3; `auto`'s
+// ZeRO-3 is FSDP with compiled blocks, below it Megatron-Core's fused kernels).
+inline bool eager_llama_block(const PreparedModel& m, int zero) noexcept {
+  if (!m.uncompiled_llama_block) return false;
+  if (m.framework == Framework::auto_) return m.dequant_4bit && zero < 3;
+  return m.eager_llama;
+}
+
 // Model states per local parameter for the framework, optimizer, precision and offload of `m`.
 StateBytes model_state_bytes(const PreparedModel& m, const Layout& l, double zero_group) noexcept;
 
