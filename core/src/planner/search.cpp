@@ -489,12 +489,8 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                     if (at_mb.none()) break;
                   }
                   l.micro_batch = mb;
-                  // The deepest ZeRO stage left to evaluate: the memory-monotone order starts there.
-                  int deepest = -1;
-                  for (int zero : choices.zeros)
-                    if (zero_runs[zero] && at_mb.alive[megatron_at_zero[zero]]) deepest = std::max(deepest, zero);
                   Candidate best;
-                  bool any_fit_at_min = false;
+                  bool any_fit = false;          // at any ZeRO stage and recompute mode of this micro-batch
                   Verdict failed = Verdict::ok;  // what turned down the last fitting setting
                   // ZeRO stages where a lighter recompute mode (none, then selective) gave a plan the
                   // planner vouches for: the heavier modes only add work there (the step never
@@ -504,8 +500,6 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                   const bool whole_layers = l.recompute_layer_fraction >= 1.0;
                   for (Recompute rc : choices.recomputes) {
                     l.recompute = rc;
-                    // Deepest ZeRO stage first: memory never grows with the stage, so when it does
-                    // not fit, no shallower stage does.
                     for (auto zero_it = choices.zeros.rbegin(); zero_it != choices.zeros.rend(); ++zero_it) {
                       const int zero = *zero_it;
                       // What the job's stack cannot run is never a candidate (the rule plan applies),
@@ -516,10 +510,15 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                       Estimate e;
                       estimate_memory(cx.model, hw, l, cx.k, e);
                       count_evaluated(cx);
-                      if (zero == deepest && e.fits) any_fit_at_min = true;
+                      if (e.fits) any_fit = true;
                       if (!e.fits) {
                         note_memory(tally, e, hw);
-                        if (!cx.exhaustive && zero == deepest) break;
+                        // Deepest stage first. Below ZeRO-3 memory never shrinks with a shallower
+                        // stage (the same runtime, less sharded), so when one does not fit, no
+                        // shallower one does. ZeRO-3 is no such bound: auto runs it as FSDP with
+                        // its own buffers, and at a small DP group, or under torchtitan's pipeline
+                        // (unsharded gradients), it can hold more than ZeRO-2.
+                        if (!cx.exhaustive && zero <= 2) break;
                         continue;
                       }
                       estimate_time(cx.model, hw, u.nodes, l, cx.k, e);
@@ -541,8 +540,9 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                     if (!unsure(best)) layout_best = std::min(layout_best, best.objective);
                     ++tally.feasible;
                   } else count(tally, failed);
-                  // Memory grows with the micro-batch: once nothing fits, larger ones will not either.
-                  if (!cx.exhaustive && !any_fit_at_min) break;
+                  // Memory grows with the micro-batch at every setting: once nothing fits, larger
+                  // ones will not either.
+                  if (!cx.exhaustive && !any_fit) break;
                 }
               }
             }
