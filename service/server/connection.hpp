@@ -102,6 +102,9 @@ class Connection final : public httplib::Stream {
   // runs under the reception's lock): false when the socket could not take those 25 bytes at once.
   bool send_continue();
   HeadCheck head(const ConnectionLimits& limits) const { return inspect_head(buffer_, limits); }
+  // Drops every `name` header line from the buffered head of the next request (whose head is
+  // complete: the caller checked), before cpp-httplib parses it.
+  void drop_header(std::string_view name);
   bool empty() const { return read_pos_ == buffer_.size(); }
 
   // Starts a request of `request_bytes` (head + body) that must be read by `deadline`.

@@ -62,6 +62,10 @@ class Server::Http : public httplib::Server {
 void Server::Http::serve(std::shared_ptr<Connection> connection) {
   const Connection::Serving serving(*connection);  // for current_client_gone()
   for (std::size_t served = 0;; ++served) {
+    // Range is ignored (RFC 9110 section 14.2 lets a server ignore it; on a POST it means nothing):
+    // dropped before cpp-httplib parses it, which would cut a 200 to the range and keep its status,
+    // or answer an unparseable one 416 before any handler.
+    if (connection->head(limits_).state == HeadCheck::State::complete) connection->drop_header("Range");
     const HeadCheck head = connection->head(limits_);
     if (head.state == HeadCheck::State::refused) {
       const char* field = head.status == 431 ? "headers" : head.status == 413 ? "body" : "Content-Length";
@@ -213,10 +217,6 @@ void Server::stop() {
 
 bool Server::pre_route(const httplib::Request& req, httplib::Response& res) {
   current = {Clock::now(), &kUnmatched};
-  // Range is ignored (RFC 9110 section 14.2 lets a server ignore it, and it means nothing on a
-  // POST): cpp-httplib would cut a 200 answer to the range and keep its status 200. The request
-  // is the server's own, non-const object (process_request's local), handed here as const.
-  const_cast<httplib::Request&>(req).ranges.clear();
   if (req.target.size() > options_.max_target_bytes) {
     write_problem(res,
                   problem_for_status(414, "path and query are " + std::to_string(req.target.size()) +

@@ -605,7 +605,9 @@ std::vector<MemRun> load_memory_runs(const std::string& path, const std::string&
     }
   }
   // LoRA / QLoRA peaks (memory_peft_runs.json): presets on one GPU, as the rows state them.
-  if (std::ifstream in(peft_path); !peft_path.empty() && in) {
+  if (!peft_path.empty()) {
+    std::ifstream in(peft_path);
+    if (!in) throw std::runtime_error("cannot read " + peft_path);
     const json doc = json::parse(in);
     for (const json& r : doc["runs"]) {
       json job = {{"kind", "lora"},
@@ -756,6 +758,11 @@ bool memory_report_runs(const std::vector<MemRun>& runs, const planner::PlannerC
       ok = false;
     }
   }
+  for (const auto& [g, limit] : group_limits)  // a ceiling for a group that is not there checks nothing
+    if (!abs_err.count(g)) {
+      std::printf("FAIL: --memory-group-limit names no memory group: %s\n", g.c_str());
+      ok = false;
+    }
   if (max_group_median >= 0)
     for (const auto& [g, v] : abs_err) {  // every check-set source group, or its named ceiling
       if (g.rfind("check: ", 0) != 0) continue;

@@ -267,6 +267,19 @@ TEST_CASE("a layout the job's training stack cannot run is refused, and recommen
   CHECK(failing_field(d) == "layout.overlap_a2a");
   d["layout"]["overlap_a2a"] = false;
   CHECK(failing_field(d) == "<no error>");
+  d["layout"] = {{"tp", 1}, {"pp", 1}, {"dp", 8}, {"ep", 8}, {"dualpipe", true}};
+  CHECK(failing_field(d) == "layout.dualpipe");          // its own field, not the overlap it implies
+  for (const char* key : {"overlap_a2a", "dualpipe"}) {  // recommend refuses them alike
+    json search = d;
+    search.erase("hardware");
+    search["layout"] = {{key, true}};
+    try {
+      planner::recommend_json(search, small_catalog(), 3);
+      FAIL("recommend took a serving layout." << key);
+    } catch (const Error& e) {
+      CHECK(e.field() == std::string("layout.") + key);
+    }
+  }
 
   // CPU offload costs PCIe time and host memory: 70B with its parameters offloaded on one 8 x A100-40GB
   // node needs about a terabyte of host memory, which a2-highgpu-8g's 680 GiB cannot hold.
@@ -637,6 +650,17 @@ TEST_CASE("a plan's printed layout reads back as the same plan, edp checked") {
   CHECK(failing_field(d) == "<no error>");
   d["layout"]["edp"] = 4;
   CHECK(failing_field(d) == "layout.edp");
+  // recommend searches the sizes edp derives from: it refuses it rather than ignore it.
+  json search = moe;
+  search.erase("hardware");
+  search["layout"] = {{"edp", 2}};
+  search["job"]["tokens"] = 1e9;
+  try {
+    planner::recommend_json(search, catalog, 3);
+    FAIL("recommend took layout.edp");
+  } catch (const Error& e) {
+    CHECK(e.field() == "layout.edp");
+  }
   d = good();
   d["layout"]["edp"] = 128;  // a dense model: tp x cp x dp = 8 x 1 x 4 = 32
   CHECK(failing_field(d) == "layout.edp");

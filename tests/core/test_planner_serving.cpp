@@ -134,29 +134,40 @@ TEST_CASE("max-throughput mode is tight only where the memory outside the engine
   REQUIRE(total * (1 + band) > capacity);  // the whole-total rule would call this tight
   CHECK(p["memory_verdict"] == "fits");
   // A stated concurrency holding the same memory gets the same verdict: the engine sizes its pool
-  // at start-up either way, and more sequences than it holds queue rather than fail.
+  // at start-up either way.
   json stated = doc;
   stated["job"]["concurrent"] = p["concurrent"];
   const json q = planner::plan_json(stated, catalog);
   REQUIRE(q["fits"] == true);
   CHECK(q["memory_gb"]["total"].get<double>() * (1 + band) > capacity);
   CHECK(q["memory_verdict"] == "fits");
-  // A pool that cannot hold one sequence does not start, whatever the concurrency asks: refused
-  // with a memory reason in either mode.
-  for (const json& concurrent : {json("max"), p["concurrent"]}) {
-    json none = doc;
+  // A pool that cannot hold one sequence serves nothing, whatever the concurrency asks, even where
+  // the rest fits the card (70B in fp8 on one H100 each, with a 30.5k-token sequence): refused with
+  // the pool as the one memory reason, in either mode, by plan and by recommend.
+  json none = json::parse(R"({"model": {"preset": "llama3.1-70b"},
+      "job": {"kind": "inference", "precision": "fp8", "prompt_len": 29500, "output_len": 1000, "concurrent": 8,
+              "tokens": 1e8, "engine": "tensorrt-llm"},
+      "hardware": {"instance": "aws:p5.48xlarge", "nodes": 1}, "layout": {"tp": 1, "pp": 1, "dp": 8}})");
+  for (const json& concurrent : {json("max"), json(8)}) {
     none["job"]["concurrent"] = concurrent;
-    none["job"]["prompt_len"] = 1000000;  // one sequence's KV cache beyond the pool
     const json z = planner::plan_json(none, catalog);
     INFO(concurrent.dump());
+    CHECK(z["memory_gb"]["total"].get<double>() < z["memory_gb"]["capacity"].get<double>());
     CHECK(z["fits"] == false);
     CHECK(z["memory_verdict"] == "no");
     CHECK(z["max_concurrent"] == 0);
-    const json& why = z["why_not"];
-    CHECK(std::any_of(why.begin(), why.end(), [](const json& x) {
-      return x.get<std::string>().find("cannot hold one sequence") != std::string::npos;
-    }));
+    REQUIRE(z["why_not"].size() == 1);
+    CHECK(z["why_not"][0].get<std::string>().find("cannot hold one sequence") != std::string::npos);
   }
+  json search = none;
+  search.erase("hardware");
+  search["layout"] = {{"tp", 1}, {"pp", 1}};  // one H100 per replica, as above
+  search["constraints"] = {{"max_nodes", 1}};
+  const json r = planner::recommend_json(search, catalog, 3);
+  REQUIRE(r["rejected"].size() == 1);
+  const std::string detail = r["rejected"][0]["reasons"].dump();
+  CHECK(detail.find("KV pool cannot hold one sequence") != std::string::npos);
+  CHECK(detail.find("short by -") == std::string::npos);
   // Weights that leave the band no room stay tight in max mode: 76B parameters in fp8 on one H100
   // (Llama 3.1 70B's 70.6 GB of fp8 weights leave it room: fits).
   json big = doc;

@@ -354,8 +354,9 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
   }
   // A serving engine sizes its KV pool at start-up (vLLM's gpu_memory_utilization, SGLang's
   // mem_fraction_static, TensorRT-LLM's free_gpu_memory_fraction): a pool that cannot hold one
-  // sequence means the engine does not start, whatever `concurrent` asks; above the pool's
-  // capacity requests only queue.
+  // sequence means the engine serves nothing, whatever `concurrent` asks. (A stated concurrency
+  // the pool cannot hold all at once is judged on its whole KV cache, as planned: the plan does
+  // not deliver it, and says the requests would queue.)
   const bool pool_holds_none = m.kind == JobKind::inference && out.max_sequences < 1;
   out.fits = out.total <= out.capacity && !pool_holds_none && out.host_fits;
   const bool pool_sized_at_start = m.kind == JobKind::inference && !pool_holds_none && out.sequences >= 1;

@@ -493,11 +493,12 @@ ModelShape parse_model(const nlohmann::json& model) {
       if (json_fields::member_or_null(model, "kv_heads") && m.attention == AttentionKind::mla)
         throw_invalid("model.kv_heads",
                       "model.kv_heads is for gqa; mla caches a latent (model.attention.kv_lora_rank)");
-      // mha: one K and V per query head; a smaller model.kv_heads says gqa, not mha.
+      // mha: one K and V per query head; fewer KV heads is gqa, more is no attention at all.
       if (m.attention == AttentionKind::mha && m.kv_heads != m.heads)
-        throw_invalid("model.kv_heads", "model.kv_heads (" + std::to_string(m.kv_heads) + ") below model.heads (" +
-                                            std::to_string(m.heads) +
-                                            ") is grouped-query attention: model.attention.kind \"gqa\", not \"mha\"");
+        throw_invalid("model.kv_heads", "model.kv_heads (" + std::to_string(m.kv_heads) +
+                                            ") differs from model.heads (" + std::to_string(m.heads) +
+                                            "): model.attention.kind \"mha\" has one K and V head per " +
+                                            "query head (fewer KV heads is \"gqa\")");
       m.kv_heads = m.heads;  // mha; mla: every head has its own K and V after the up-projection
     }
   }

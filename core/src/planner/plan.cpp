@@ -234,7 +234,7 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
                            fmt("the instance has %.3g GiB", hw.instance.memory_gib.value_or(0)));
     plan.why_not_reasons.push_back(Reason::memory);
   }
-  if (!e.fits && (e.host_fits || e.total > e.capacity)) {  // the GPU's own memory
+  if (e.total > e.capacity) {  // the GPU's own memory (not the host's, not the KV pool's: said apart)
     plan.why_not.push_back(
         fmt("needs %.1f GB per GPU, ", plan.memory_gb.total) + fmt("%.1f GB available", plan.memory_gb.capacity) +
         fmt(" (the card's %.0f GiB, ", nominal_gib) +

@@ -43,6 +43,8 @@ struct Tally {
   // CPU offload: the smallest host memory (bytes per node) a layout that fit the GPUs needed, and
   // the node's host memory
   double min_host = kInf, host_capacity = 0;
+  // Serving: layouts whose engine KV pool cannot hold one sequence though the rest fits the card
+  long long kv_pool_empty = 0;
   double best_hours = kInf, best_cost = kInf, best_tpot_ms = kInf;
 };
 
@@ -186,6 +188,10 @@ void note_memory(Tally& t, const Estimate& e, const PreparedHardware& hw) {
   if (e.total <= e.capacity && !e.host_fits) {  // the GPUs hold it; the host cannot hold what it offloads
     t.min_host = std::min(t.min_host, e.host_offload_bytes * hw.gpus_per_node);
     t.host_capacity = hw.host_memory_bytes;
+    return;
+  }
+  if (e.total <= e.capacity) {  // the card holds the rest; the engine's KV pool holds no sequence
+    ++t.kv_pool_empty;
     return;
   }
   if (e.total < t.min_total) {
@@ -759,6 +765,10 @@ std::optional<Rejection> rejection_of(const Workload& w, const Option& o, const 
           (t.min_total < kInf ? detail + "; " : std::string()) +
           words("host memory: the offloaded states need at least %.0f GiB per node", units::bytes_to_gib(t.min_host)) +
           words(", the instance has %.0f GiB", units::bytes_to_gib(t.host_capacity));
+    if (t.kv_pool_empty > 0)
+      detail = (t.min_total < kInf || t.min_host < kInf ? detail + "; " : std::string()) +
+               "the serving engine's KV pool cannot hold one sequence of prompt_len + output_len tokens on " +
+               std::to_string(t.kv_pool_empty) + " layout" + (t.kv_pool_empty == 1 ? "" : "s");
     r.reasons.push_back(reason_count(Reason::memory, t.memory, std::move(detail)));
   }
   if (r.reasons.empty()) {
@@ -865,6 +875,11 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
                     const SearchOptions& options) {
   if (top_k < kMinTop || top_k > kMaxTop)
     throw_invalid("top", "top must be between " + std::to_string(kMinTop) + " and " + std::to_string(kMaxTop));
+  // layout.edp is derived from the sizes the search chooses; plan reads it back to check it, the
+  // search would have to ignore it.
+  if (w.layout.edp)
+    throw_invalid("layout.edp", "layout.edp is derived (tp x cp x dp / (ep x etp)) from the sizes recommend "
+                                "searches: leave it out, or fix tp, cp, dp and ep");
   // The workload's own machine without a price: a cost objective has nothing to rank by, so the
   // layouts are ranked by time instead and every plan says so (a machine named on purpose is
   // never a dead end). A budget still needs a price: that search is left to refuse it.

@@ -453,6 +453,16 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
       throw_invalid("layout.recompute",
                     "layout.recompute is a training setting: inference keeps no activations to recompute");
     s.sequence_parallel = opt_bool(l, "sequence_parallel", "layout.sequence_parallel");
+    // The serving profiles time each engine step as it runs by default: neither DualPipe (a training
+    // schedule) nor an overlap of one batch's all-to-all with another's compute; true would change
+    // nothing there, so only false is accepted (plan and recommend alike).
+    if (w.job.kind == JobKind::inference) {
+      if (s.dualpipe.value_or(false))
+        throw_invalid("layout.dualpipe", "layout.dualpipe is a training schedule (only false is accepted here)");
+      if (s.overlap_a2a.value_or(false))
+        throw_invalid("layout.overlap_a2a", "layout.overlap_a2a is a training setting: the serving engine profiles "
+                                            "do not overlap the all-to-all (only false is accepted)");
+    }
     // Training settings a serving plan would echo but never use: serving engines run one batch of
     // sequences per step with whole weights on each TP rank (no ZeRO, micro-batches, Megatron SP
     // or interleaved stages). The values a serving plan prints for them (zero 0, micro_batch 1,
@@ -702,16 +712,10 @@ void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int 
   if (const StackProblem p = stack_problem(w.job, l.pp, l.zero); !p.why.empty()) throw_invalid(p.field, p.why);
   if (const StackProblem p = parallelism_problem(w.job, l.tp, l.pp, l.virtual_stages, l.cp); !p.why.empty())
     throw_invalid(p.field, p.why);
-  // MoE: overlapping the all-to-all needs one (ep > 1); DualPipe sets it for its own schedule. The
-  // serving profiles time each engine step as it runs by default, without an overlap of one
-  // batch's all-to-all with another's compute: true would change nothing there.
-  if (l.overlap_a2a && w.job.kind == JobKind::inference)
-    throw_invalid("layout.overlap_a2a", "layout.overlap_a2a is a training setting: the serving engine profiles "
-                                        "do not overlap the all-to-all (only false is accepted)");
+  // MoE: overlapping the all-to-all needs one (ep > 1); DualPipe sets it for its own schedule.
   if (l.overlap_a2a && l.ep == 1 && !l.dualpipe && w.layout.overlap_a2a)
     throw_invalid("layout.overlap_a2a", "layout.overlap_a2a needs layout.ep > 1: with ep 1 there is no all-to-all");
   if (l.dualpipe) {
-    if (w.job.kind == JobKind::inference) throw_invalid("layout.dualpipe", "layout.dualpipe is a training schedule");
     if (l.pp < 2 || l.pp % 2 != 0)
       throw_invalid("layout.dualpipe",
                     "layout.dualpipe needs an even pp of at least 2 (got " + std::to_string(l.pp) + ")");
