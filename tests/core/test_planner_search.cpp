@@ -35,6 +35,19 @@ void same(const planner::SearchResult& a, const planner::SearchResult& b) {
   }
 }
 
+// The pruned search at k beside the exhaustive one: the same plans in the same order, with no
+// more layouts evaluated. Returns the pruned result.
+planner::SearchResult pruned_equals_exhaustive(const planner::Workload& w, const Catalog& catalog, int k) {
+  planner::SearchOptions exhaustive;
+  exhaustive.exhaustive = true;
+  const auto full = planner::search(w, catalog, k, nullptr, exhaustive);
+  auto pruned = planner::search(w, catalog, k, nullptr);
+  CHECK_FALSE(full.plans.empty());
+  same(full, pruned);
+  CHECK(pruned.evaluated <= full.evaluated);
+  return pruned;
+}
+
 }  // namespace
 
 TEST_CASE("pruned search equals exhaustive search") {
@@ -60,13 +73,7 @@ TEST_CASE("pruned search equals exhaustive search") {
     INFO(text);
     const planner::Workload w = planner::parse_workload(json::parse(text), catalog);
     for (int k : {1, 3, 10}) {
-      planner::SearchOptions exhaustive;
-      exhaustive.exhaustive = true;
-      const auto full = planner::search(w, catalog, k, nullptr, exhaustive);
-      const auto pruned = planner::search(w, catalog, k, nullptr);
-      CHECK_FALSE(full.plans.empty());
-      same(full, pruned);
-      CHECK(pruned.evaluated <= full.evaluated);
+      const auto pruned = pruned_equals_exhaustive(w, catalog, k);
       for (const auto& p : pruned.plans) {
         CHECK(planner::stack_problem(w.job, p.layout.pp, p.layout.zero).why.empty());  // never a refused layout
         if (w.constraints.spot)  // priced at the spot rate, or no spot price: said either way
@@ -401,12 +408,7 @@ TEST_CASE("pruned search equals exhaustive search where ZeRO-3 holds more than Z
     const planner::Workload w = planner::parse_workload(json::parse(text), catalog);
     for (int k : {1, 3, 10, 20}) {
       INFO("k " << k);
-      planner::SearchOptions exhaustive;
-      exhaustive.exhaustive = true;
-      const auto full = planner::search(w, catalog, k, nullptr, exhaustive);
-      const auto pruned = planner::search(w, catalog, k, nullptr);
-      CHECK_FALSE(full.plans.empty());
-      same(full, pruned);
+      pruned_equals_exhaustive(w, catalog, k);
     }
   }
 }
