@@ -179,19 +179,22 @@ bool Connection::send_continue() {
   return true;
 }
 
-void Connection::drop_header(std::string_view name) {
+bool Connection::drop_header(std::string_view name) {
   const std::size_t head_end = buffer_.find("\r\n\r\n", read_pos_);
-  if (head_end == std::string::npos) return;
+  if (head_end == std::string::npos) return false;
+  bool dropped = false;
   std::size_t end_of_head = head_end;
   for (std::size_t line = buffer_.find("\r\n", read_pos_); line < end_of_head;) {
     const std::size_t start = line + 2, end = buffer_.find("\r\n", start);
     if (header_is(std::string_view(buffer_).substr(start, end - start), name)) {
       buffer_.erase(start, end + 2 - start);
       end_of_head -= end + 2 - start;
+      dropped = true;
     } else {
       line = end;
     }
   }
+  return dropped;
 }
 
 bool Connection::peer_closed() const {

@@ -103,8 +103,8 @@ class Connection final : public httplib::Stream {
   bool send_continue();
   HeadCheck head(const ConnectionLimits& limits) const { return inspect_head(buffer_, limits); }
   // Drops every `name` header line from the buffered head of the next request (whose head is
-  // complete: the caller checked), before cpp-httplib parses it.
-  void drop_header(std::string_view name);
+  // complete: the caller checked), before cpp-httplib parses it. True when one was dropped.
+  bool drop_header(std::string_view name);
   bool empty() const { return read_pos_ == buffer_.size(); }
 
   // Starts a request of `request_bytes` (head + body) that must be read by `deadline`.

@@ -65,8 +65,8 @@ void Server::Http::serve(std::shared_ptr<Connection> connection) {
     // Range is ignored (RFC 9110 section 14.2 lets a server ignore it; on a POST it means nothing):
     // dropped before cpp-httplib parses it, which would cut a 200 to the range and keep its status,
     // or answer an unparseable one 416 before any handler.
-    if (connection->head(limits_).state == HeadCheck::State::complete) connection->drop_header("Range");
-    const HeadCheck head = connection->head(limits_);
+    HeadCheck head = connection->head(limits_);
+    if (head.state == HeadCheck::State::complete && connection->drop_header("Range")) head = connection->head(limits_);
     if (head.state == HeadCheck::State::refused) {
       const char* field = head.status == 431 ? "headers" : head.status == 413 ? "body" : "Content-Length";
       connection->answer_and_shut(problem_for_status(head.status, head.detail, field));
