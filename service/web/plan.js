@@ -14,12 +14,27 @@
   // objective carried into every job the user types); the Example button loads them all.
   const FRESH = {model: EXAMPLE.model, job: EXAMPLE.job, constraints: {objective: 'cost'}};
   // The job "Plan a job on it" runs on a fresh form: small enough to fit one node of most instances.
-  const INSTANCE_EXAMPLE = {model: {preset: 'llama3.1-8b'}, job: {kind: 'finetune', seq_len: 4096, global_batch: 64, tokens: 1e9, precision: 'bf16'}};
+  // "Plan a job on it": an example job suited to the machine. Llama 3.1 8B full fine-tuning where one
+  // node holds it with room (320 GB of GPU memory and more), QLoRA of it (4-bit base) on smaller
+  // nodes; fp16 on GPUs without bf16 tensor cores (before Ampere), bf16 otherwise.
+  const FULL_FINETUNE = {kind: 'finetune', seq_len: 4096, global_batch: 64, tokens: 1e9};
+  const QLORA = {kind: 'lora', lora_base: '4bit', seq_len: 2048, global_batch: 16, tokens: 1e8};
+  async function instanceExample(instanceId) {
+    const [instances, gpuList] = await Promise.all([LW.allInstances(), LW.gpus()]);
+    const instance = instances.find(i => i.id === instanceId);
+    const gpu = instance && gpuList.find(g => g.id === instance.gpu_model);
+    const nodeGb = instance ? instance.gpu_count * instance.gpu_memory_gb : 0;
+    const full = nodeGb >= 320;
+    const precision = gpu && ['volta', 'turing'].includes(gpu.architecture) ? 'fp16' : 'bf16';
+    return {workload: {model: {preset: 'llama3.1-8b'}, job: Object.assign({}, full ? FULL_FINETUNE : QLORA, {precision}),
+                       hardware: {instance: instanceId, nodes: 1}},
+            words: 'Llama 3.1 8B ' + (full ? 'full fine-tune' : 'QLoRA (4-bit base)') + ', ' + precision};
+  }
   const MEMORY_PARTS = [['weights', 'Weights', '#1d4ed8'], ['gradients', 'Gradients', '#7c3aed'], ['optimizer', 'Optimizer', '#c026d3'],
                         ['activations', 'Activations', '#ea580c'], ['kv_cache', 'KV cache', '#0d9488'], ['overhead', 'Overhead', '#64748b']];
   const TIME_PARTS = [['compute', 'Compute', '#1d4ed8'], ['tp_comm', 'TP comm', '#ea580c'], ['cp_comm', 'CP comm', '#f59e0b'],
                       ['pp_comm', 'PP comm', '#c026d3'], ['pp_bubble', 'PP bubble', '#a855f7'], ['dp_comm', 'DP comm', '#0d9488'],
-                      ['ep_comm', 'EP all-to-all', '#0891b2'], ['dequant', 'Dequantisation', '#92400e'],
+                      ['ep_comm', 'EP all-to-all', '#0891b2'], ['dequant', 'Dequantisation (within compute)', '#92400e'],
                       ['exposed_comm', 'Exposed comm', '#dc2626'], ['offload', 'CPU offload (PCIe + host step)', '#64748b']];
 
   // Each communication's part that compute does not hide (time_s.*_exposed; they sum to exposed_comm).
@@ -454,11 +469,16 @@
     if (!plans.length) {
       // Custom hardware without a price cannot rank by cost: that is not "nothing fits".
       const unpriced = (answer.rejected || []).length && answer.rejected.every(r => (r.reasons || []).every(x => x.reason === 'unpriced'));
-      // "Fits" is memory's word: where a budget, a deadline or a latency target turned plans down the
-      // heading says they do not qualify.
-      const missedTarget = (answer.rejected || []).some(r => ['deadline', 'budget', 'latency_target'].includes(r.reason));
+      // "Fits" is memory's word: the heading says nothing fits only where memory turned down more
+      // layouts than any other reason; a budget, deadline, latency target, constraint or a GPU that
+      // cannot run the job means the plans do not qualify.
+      const byReason = {};
+      for (const r of answer.rejected || [])
+        for (const x of r.reasons || []) byReason[x.reason] = (byReason[x.reason] || 0) + (x.count || 1);
+      const top = Object.entries(byReason).sort((a, b) => b[1] - a[1])[0];
+      const memoryMost = top !== undefined && top[0] === 'memory';
       results.replaceChildren(h('section', {class: 'panel'},
-        h('h2', {}, unpriced ? 'Nothing to rank by cost' : missedTarget ? 'No plan qualifies' : 'No plan fits'), summary,
+        h('h2', {}, unpriced ? 'Nothing to rank by cost' : memoryMost ? 'No plan fits' : 'No plan qualifies'), summary,
         unpriced ? h('p', {}, 'The hardware has no price: set the objective to "shortest time", or give hardware.custom.price_usd_per_hour.') : null,
         h('p', {id: 'plan-why-none'}, answer.why_no_results ? whyNoResults(answer.why_no_results, (answer.rejected || []).length)
                                                             : 'Nothing fits these constraints. Loosen them (more nodes, a larger budget or deadline, other GPUs).'),
@@ -727,7 +747,8 @@
           h('div', {class: 'chart-box small'}, h('canvas', {id: 'chart-time', role: 'img', 'aria-label': `${stepName} time ${duration(p.step_time_s)} broken down`})),
           h('p', {class: 'note', id: 'plan-time-note'}, `${stepName} ${duration(p.step_time_s)}: `,
             parts.map(([k, label]) => `${label} ${duration(t[k])}` + (EXPOSED_PART[k] ? ` (${duration(t[EXPOSED_PART[k]])} exposed)` : '')).join(', ') + '. ',
-            'Communication the planner overlaps with compute shows in its own bar, but only its exposed part adds to the step.'))),
+            'Communication the planner overlaps with compute shows in its own bar, but only its exposed part adds to the step' +
+            (t.dequant ? '; dequantisation is part of compute, shown apart.' : '.')))),
       bw.length ? [h('h3', {}, 'Bandwidths used'), links.length ? h('p', {}, 'Achievable: ' + links.join('; ') + '.') : null, h('ul', {class: 'plain'}, bw.map(([k, v]) => h('li', {}, h('strong', {}, k.replace(/_/g, ' ') + ': '), typeof v === 'string' ? v : JSON.stringify(v))))] : null,
       p.warnings && p.warnings.length ? [h('h3', {}, 'Warnings'), h('ul', {class: 'plain'}, p.warnings.map(w => h('li', {}, h('span', {class: 'badge warn'}, 'warning'), ' ', typeof w === 'string' ? inFormTerms(w) : JSON.stringify(w))))] : null));
     const Chart = await LW.chartjs();
@@ -766,11 +787,12 @@
       // fresh form gets a small example job on it, and says so.
       const instance = params.get('instance');
       if (instance && !params.get('w')) {
-        if (fresh) loadWorkload(Object.assign({}, INSTANCE_EXAMPLE, {hardware: {instance, nodes: 1}}), 50);
+        const example = fresh ? await instanceExample(instance) : null;
+        if (fresh) loadWorkload(example.workload, 50);
         else { setValue('instance', instance); showJson(); }
         await run();
         if (fresh) results.prepend(h('p', {class: 'note', id: 'p-example-note'},
-          'An example job (Llama 3.1 8B full fine-tune) on ' + instance + ': change the model and job in the form, then Recommend.'));
+          'An example job (' + example.words + ') on ' + instance + ': change the model and job in the form, then Recommend.'));
         return;
       }
       const text = params.get('w');

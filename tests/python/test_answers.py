@@ -1,6 +1,7 @@
 """Answers that explain themselves, from Python: the rejected summary, per=, the shared top bounds,
 the version, and a Plan's HTML view and DataFrame in the order a person reads them."""
 
+import pathlib
 import subprocess
 
 import pytest
@@ -69,6 +70,36 @@ def test_plan_html_puts_the_answer_first_and_memory_in_stacking_order():
     assert order == sorted(order)
     assert " GB" in page and " h<" in page and "$" in page
     assert page.index("bottleneck") < page.index("bandwidth: intra-node")
+
+
+def test_plan_html_shows_the_experts_grid_the_exposed_time_and_a_tight_verdict():
+    """A MoE serving plan's layout names its expert grid and no training settings; the step's rows
+    are the parts that add up to it (each communication exposed, of its whole); CPU offload is one
+    of them; a tight plan says tight, not plainly "fits"."""
+    repo = pathlib.Path(__file__).resolve().parents[2] / "data" / "examples"
+    serving = linkwise.plan(linkwise.Workload.from_json(repo / "inference-deepseek-v3-fp4-b200.json"))
+    page = serving._repr_html_()
+    assert f"ep={serving.layout['ep']}" in page and "zero=" not in page and "micro_batch=" not in page
+    assert "exposed of" in page
+    parts = ("compute", "pp_bubble", "tp_exposed", "cp_exposed", "pp_exposed", "dp_exposed", "ep_exposed", "offload")
+    assert sum(serving.time_s[part] for part in parts) == pytest.approx(serving.step_time_s)
+    offload = linkwise.plan(linkwise.Workload.from_json(repo / "finetune-llama3.1-70b-deepspeed-offload.json"))
+    assert offload.time_s["offload"] > 0 and "offload" in offload._repr_html_()
+    tight = dict(SMALL, model={"params_b": 174}, hardware={"instance": "lambda:gpu_1x_b200_sxm6", "nodes": 1},
+                 job={"kind": "inference", "precision": "fp8", "prompt_len": 256, "output_len": 256, "concurrent": 8},
+                 layout={"tp": 1, "pp": 1})
+    tight.pop("constraints", None)
+    tight_plan = linkwise.plan(tight)
+    assert tight_plan.memory_verdict == "tight" and "tight: fits, but inside" in tight_plan._repr_html_()
+
+
+def test_workload_parts_of_the_wrong_type_are_the_contracts_error_naming_the_field():
+    with pytest.raises(linkwise.InvalidInputError) as caught:
+        linkwise.Workload(5, job={"kind": "pretrain"})
+    assert caught.value.field == "model"
+    with pytest.raises(linkwise.InvalidInputError) as caught:
+        linkwise.Workload("llama3.1-70b", job=[1])
+    assert caught.value.field == "job"
 
 
 def test_to_pandas_columns_follow_the_html_order():

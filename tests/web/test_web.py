@@ -425,6 +425,19 @@ def test_back_returns_to_the_previous_answer_and_an_instance_joins_the_users_job
     assert job()["kind"] == "finetune"
 
 
+def test_an_instances_example_job_suits_the_machine(browser, web_server):
+    """"Plan a job on it" on a fresh page: a job the machine can run, and plans for it. One T4
+    (16 GB, Turing: no bf16 tensor cores) gets QLoRA in fp16, not the full fine-tune it cannot hold."""
+    job = lambda: json.loads(browser.find_element(By.ID, "p-json").get_attribute("value"))["job"]
+    browser.get("about:blank")
+    browser.get(web_server.url + "/#/plan?" + urllib.parse.urlencode({"instance": "aws:g4dn.xlarge"}))
+    note = wait_for(browser, lambda d: d.find_elements(By.ID, "p-example-note") and d.find_element(By.ID, "p-example-note"),
+                    timeout=60, what="the example note")
+    assert "QLoRA" in note.text and "fp16" in note.text
+    assert job()["kind"] == "lora" and job()["lora_base"] == "4bit" and job()["precision"] == "fp16"
+    wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr"), timeout=60, what="plans for it")
+
+
 def test_tokens_follow_the_kind_until_the_user_states_them(browser, web_server):
     """A fresh form's pre-training token count does not follow the user to a fine-tune (years of
     job) or a serving job (a price for a pre-training corpus of output); a count the user typed does."""
@@ -544,6 +557,14 @@ def test_no_plan_fits_lists_each_instance_types_reasons(browser, web_server, art
             "hardware": {"instance": "aws:p5.48xlarge", "nodes": 1}, "constraints": {"deadline_hours": 1}}
     answer = open_no_fit(late)
     assert answer["rejected"][0]["reason"] == "deadline"
+    heading = browser.find_element(By.CSS_SELECTOR, "#plan-results h2").text
+    assert heading == "No plan qualifies", heading
+    # Turned down mostly by a GPU the job cannot run on (bf16 on Turing), not by memory: not "fits".
+    turing = {"model": {"preset": "llama3.1-8b"},
+              "job": {"kind": "finetune", "seq_len": 4096, "global_batch": 64, "tokens": 1e9, "precision": "bf16"},
+              "hardware": {"instance": "aws:g4dn.xlarge", "nodes": 1}}
+    answer = open_no_fit(turing)
+    assert answer["rejected"][0]["reasons"][0]["reason"] == "unsupported"
     heading = browser.find_element(By.CSS_SELECTOR, "#plan-results h2").text
     assert heading == "No plan qualifies", heading
 

@@ -39,16 +39,20 @@ class Workload:
                  layout: Optional[Mapping[str, Any]] = None,
                  constraints: Optional[Mapping[str, Any]] = None, *,
                  catalog: Optional[Catalog] = None) -> None:
+        # Copied where they are mappings; anything else goes to the core as given, which names the
+        # field it expected an object in (not Python's TypeError from dict()).
+        def copied(value: Any) -> Any:
+            return dict(value) if isinstance(value, Mapping) else value
         data: JsonDict = {
-            "model": {"preset": model} if isinstance(model, str) else dict(model),
-            "job": dict(job),
+            "model": {"preset": model} if isinstance(model, str) else copied(model),
+            "job": copied(job),
         }
         if hardware is not None:
-            data["hardware"] = {"instance": hardware} if isinstance(hardware, str) else dict(hardware)
+            data["hardware"] = {"instance": hardware} if isinstance(hardware, str) else copied(hardware)
         if layout is not None:
-            data["layout"] = dict(layout)
+            data["layout"] = copied(layout)
         if constraints is not None:
-            data["constraints"] = dict(constraints)
+            data["constraints"] = copied(constraints)
         _core.check_workload(data, _catalog_core(catalog))
         self._data = data
 
@@ -316,7 +320,7 @@ class PlanList(RecordList[Plan]):
             raise ValueError(f"kind: expected 'memory', 'time' or 'pareto', got {kind!r}")
         if ax is None:
             _, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(self) + 3), 4))
-        labels = [f"{p.nodes} x {p.instance}\n{_layout_words(p['layout'])}" for p in self]
+        labels = [f"{p.nodes} x {p.instance}\n{_layout_words(p['layout'], p['job_kind'] == 'inference')}" for p in self]
         if kind == "pareto":
             points = [(p.job_hours, p.cost_usd, f"{p.nodes} x {p.instance}") for p in self
                       if p.job_hours is not None and p.cost_usd is not None]
@@ -403,7 +407,12 @@ PLAN_COLUMNS = (
     "within_budget", "why_not", "why_not_reasons", "warnings", "model", "job_kind", "precision",
     "gpus_per_node", "custom_hardware")
 MEMORY_PARTS = ("weights", "gradients", "optimizer", "activations", "kv_cache", "overhead")
-TIME_PARTS = ("compute", "tp_comm", "cp_comm", "pp_comm", "pp_bubble", "dp_comm")
+# The parts of a step that add up to it: compute (dequantisation within it), the pipeline bubble,
+# each communication's exposed part (what compute does not hide) and CPU offload.
+TIME_PARTS = ("compute", "pp_bubble", "tp_exposed", "cp_exposed", "pp_exposed", "dp_exposed", "ep_exposed", "offload")
+# Each communication's whole time beside its exposed part.
+EXPOSED_OF = {"tp_exposed": "tp_comm", "cp_exposed": "cp_comm", "pp_exposed": "pp_comm", "dp_exposed": "dp_comm",
+              "ep_exposed": "ep_comm"}
 
 
 def pareto_front(points: Sequence[Any]) -> List[Any]:
@@ -415,10 +424,14 @@ def pareto_front(points: Sequence[Any]) -> List[Any]:
     return front
 
 
-def _layout_words(layout: Mapping[str, Any]) -> str:
+def _layout_words(layout: Mapping[str, Any], serving: bool = False) -> str:
     words = f"tp={layout.get('tp')} pp={layout.get('pp')} dp={layout.get('dp')}"
     if layout.get("cp", 1) != 1:
         words += f" cp={layout['cp']}"
+    if layout.get("ep", 1) != 1 or layout.get("etp", 1) != 1:  # mixture-of-experts: the experts' grid
+        words += f" ep={layout.get('ep')} etp={layout.get('etp')}"
+    if serving:  # the training settings say nothing of a serving engine
+        return words
     return words + f" zero={layout.get('zero')}"
 
 
@@ -436,14 +449,17 @@ def _plan_html(d: Mapping[str, Any]) -> str:
     layout = d.get("layout") or {}
     mem = d.get("memory_gb") or {}
     time_s = d.get("time_s") or {}
+    serving = d.get("job_kind") == "inference"
     verdict = "fits" if d.get("fits") else "does not fit"
+    if d.get("memory_verdict") == "tight":
+        verdict = "tight: fits, but inside the memory model's error band (it may run out of memory)"
     if d.get("fits") and d.get("why_not"):
-        verdict = "fits, but misses a constraint"
+        verdict += ", but misses a constraint"
     rows: List[Any] = [
         ("verdict", verdict + ("" if not d.get("why_not") else ": " + "; ".join(d["why_not"]))),
         ("hardware", f"{d.get('nodes')} x {d.get('instance')} ({d.get('gpus')} x {d.get('gpu_model')})"),
-        ("layout", _layout_words(layout) + f" micro_batch={layout.get('micro_batch')} "
-                   f"recompute={layout.get('recompute')}"),
+        ("layout", _layout_words(layout, serving) + ("" if serving else f" micro_batch={layout.get('micro_batch')} "
+                                                                         f"recompute={layout.get('recompute')}")),
         ("job time", _num(d.get("job_hours"), "h")),
         ("cost", "unknown" if d.get("cost_usd") is None else f"${d['cost_usd']:,.0f}"),
         ("bottleneck", d.get("bottleneck")),
@@ -454,7 +470,15 @@ def _plan_html(d: Mapping[str, Any]) -> str:
     rows += [(f"  {part}", _num(mem.get(part), "GB")) for part in MEMORY_PARTS]
     rows.append(("  total / capacity", f"{_num(mem.get('total'), 'GB')} of {_num(mem.get('capacity'), 'GB')}"))
     rows.append((f"step time", _num(d.get("step_time_s"), "s", 3)))
-    rows += [(f"  {part}", _num(time_s.get(part), "s", 3)) for part in TIME_PARTS if time_s.get(part)]
+    for part in TIME_PARTS:
+        if not time_s.get(part) and not time_s.get(EXPOSED_OF.get(part, part)):
+            continue
+        value = _num(time_s.get(part), "s", 3)
+        if part in EXPOSED_OF:  # exposed, of its whole time
+            value += f" exposed of {_num(time_s.get(EXPOSED_OF[part]), 's', 3)}"
+        rows.append((f"  {EXPOSED_OF.get(part, part)}", value))
+    if time_s.get("dequant"):
+        rows.append(("  (dequantisation, within compute)", _num(time_s.get("dequant"), "s", 3)))
     rows += [
         ("tokens/s", _num(d.get("tokens_per_s"), "", 0)),
         ("MFU", "unknown" if d.get("mfu") is None else f"{100 * d['mfu']:.1f}%"),
