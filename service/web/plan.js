@@ -354,7 +354,10 @@
     if (!field) return null;
     const [part, key] = field.split('.');
     const mode = form.querySelector('input[name=model_mode]:checked')?.value;
-    const name = part === 'model' && key === 'vocab' ? (mode === 'params' ? 'm_vocab' : 's_vocab') : key;
+    // In Size mode the shape fields are hidden: a missing shape (the API names model.layers when the
+    // model has no size) is the Parameters field the user left empty.
+    const name = part === 'model' && key === 'vocab' ? (mode === 'params' ? 'm_vocab' : 's_vocab')
+               : part === 'model' && mode === 'params' && key !== 'preset' ? 'params_b' : key;
     const control = ['model', 'job', 'hardware', 'constraints'].includes(part) && name ? form.elements[name] : null;
     return control instanceof HTMLElement && !control.closest('[hidden]') ? control : null;
   }
@@ -462,7 +465,7 @@
     charts = {};
     const plans = answer.results || [];
     const summary = h('div', {class: 'summary'},
-      [[answer.results.length, 'plans shown'], [num(answer.feasible), 'feasible'], [num(answer.evaluated), 'layouts evaluated'],
+      [[answer.results.length, 'plans shown'], [num(answer.feasible), 'feasible (of those evaluated)'], [num(answer.evaluated), 'layouts evaluated (the rest proven to lose)'],
        [num(answer.hardware_considered), 'hardware considered'], [answer.objective.replace(/_/g, ' '), 'objective'],
        [answer.model && answer.model.name, 'model'], [num(seconds, 2) + ' s', 'search']]
         .map(([v, label]) => h('div', {}, h('b', {}, v), h('span', {}, label))));

@@ -425,6 +425,21 @@ def test_back_returns_to_the_previous_answer_and_an_instance_joins_the_users_job
     assert job()["kind"] == "finetune"
 
 
+def test_size_mode_without_parameters_marks_the_parameters_field(browser, web_server):
+    """In Size mode the shape fields are hidden: the API's "model.layers is required" is the empty
+    Parameters field, which is marked and focused."""
+    open_page(browser, web_server, "#/plan")
+    wait_for(browser, lambda d: d.find_element(By.ID, "p-kind"), what="the form")
+    browser.find_element(By.CSS_SELECTOR, "input[name=model_mode][value=params]").click()
+    browser.find_element(By.XPATH, "//button[normalize-space()='Recommend']").click()
+    alert = wait_for(browser, lambda d: d.find_element(By.ID, "alert").is_displayed() and d.find_element(By.ID, "alert"),
+                     timeout=30, what="the model error")
+    assert "model." in alert.text
+    assert browser.find_element(By.ID, "p-params_b").get_attribute("aria-invalid") == "true"
+    assert browser.switch_to.active_element.get_attribute("id") == "p-params_b"
+    browser.get_log("browser")  # the 400 is expected
+
+
 def test_an_instances_example_job_suits_the_machine(browser, web_server):
     """"Plan a job on it" on a fresh page: a job the machine can run, and plans for it. One T4
     (16 GB, Turing: no bf16 tensor cores) gets QLoRA in fp16, not the full fine-tune it cannot hold."""

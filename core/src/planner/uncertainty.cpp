@@ -84,8 +84,8 @@ Interval throughput_interval(Architecture generation, Precision precision, JobKi
       out.tokens_high = std::max(1.03, b.p90);
       out.runs = b.runs;
       out.basis = std::to_string(b.runs) + " published " + engine_name + " serving runs of " +
-                  (moe ? "mixture-of-experts" : "dense") + " models never fit: p10-p90 of measured / predicted " +
-                  "output tokens/s";
+                  (moe ? "mixture-of-experts" : "dense") + " models held out of the calibration: p10-p90 of " +
+                  "measured / predicted output tokens/s";
       break;
     }
     // The band is the engine's own error on runs never fit, not a widening: `widened` stays false
