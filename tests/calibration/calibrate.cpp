@@ -34,7 +34,6 @@
 #include "linkwise/planner.hpp"
 #include "linkwise/planner/framework_memory.hpp"
 #include "linkwise/planner/uncertainty.hpp"
-#include "linkwise/units.hpp"
 
 using namespace linkwise;
 using nlohmann::json;
@@ -55,6 +54,15 @@ struct Run {
   // against the card that ran. 0: the catalog's.
   double card_memory_gib = 0;
 };
+
+// A row's hardware, prepared; on the card that ran where the row states one the catalog's GPU does
+// not have (its memory only, so the capacity follows prepare_hardware's own rule).
+planner::PreparedHardware prepared_for(const planner::Workload& w, double card_memory_gib,
+                                       const planner::PlannerConstants& k) {
+  planner::Hardware hw = *w.hardware;
+  if (card_memory_gib > 0) hw.instance.gpu_memory_gb = card_memory_gib;
+  return planner::prepare_hardware(hw, w.job, k, nullptr, false);
+}
 
 // "NNGB" in a row's GPU text, where it differs from the catalog GPU the row is timed on.
 double stated_card_memory_gib(const std::string& gpu_text, const Gpu& catalog_gpu) {
@@ -272,10 +280,7 @@ double predict(const Run& run, const planner::PlannerConstants& k, bool* fits = 
   const planner::Hardware& hw = *w.hardware;
   const int nodes = *w.nodes;
   const planner::Layout l = planner::complete_layout(w, nodes * hw.instance.gpu_count);
-  auto prepared = planner::prepare_hardware(hw, w.job, k, nullptr, false);
-  if (run.card_memory_gib > 0)
-    prepared.capacity_bytes =
-        linkwise::units::gpu_capacity_bytes(run.card_memory_gib) - linkwise::units::gb_to_bytes(k.capacity_reserve_gb);
+  const auto prepared = prepared_for(w, run.card_memory_gib, k);
   const auto e = planner::estimate(planner::prepare_model(w.model, w.job), prepared, nodes, l, k);
   if (fits) *fits = e.fits;
   return e.tokens_per_s / l.gpus();
@@ -665,10 +670,7 @@ MemPrediction predict_memory(const MemRun& run, const planner::PlannerConstants&
   const planner::Workload& w = run.workload;
   const planner::Hardware& hw = *w.hardware;
   const planner::Layout l = planner::complete_layout(w, *w.nodes * hw.instance.gpu_count);
-  auto prepared = planner::prepare_hardware(hw, w.job, k, nullptr, false);
-  if (run.card_memory_gib > 0)
-    prepared.capacity_bytes =
-        linkwise::units::gpu_capacity_bytes(run.card_memory_gib) - linkwise::units::gb_to_bytes(k.capacity_reserve_gb);
+  const auto prepared = prepared_for(w, run.card_memory_gib, k);
   planner::Estimate e;
   const auto model = planner::prepare_model(w.model, w.job);
   planner::estimate_memory(model, prepared, l, k, e);

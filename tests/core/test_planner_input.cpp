@@ -646,6 +646,13 @@ TEST_CASE("a plan's printed layout reads back as the same plan, edp checked") {
     CHECK(second["memory_gb"] == first["memory_gb"]);
   }
   json d = moe;
+  for (const json& bad : {json(0), json(-1), json(2147483648LL), json(1e300), json("2"), json::array({2})}) {
+    d["layout"]["edp"] = bad;
+    INFO(bad.dump());
+    CHECK(failing_field(d) == "layout.edp");
+  }
+  d["layout"]["edp"] = nullptr;  // null is left out, as every optional field
+  CHECK(failing_field(d) == "<no error>");
   d["layout"]["edp"] = 2;  // tp 2 x dp 8 / ep 8 = 2
   CHECK(failing_field(d) == "<no error>");
   d["layout"]["edp"] = 4;

@@ -99,11 +99,8 @@ PreparedModel prepare_model(const ModelShape& s, const Job& job) {
   m.dequant_4bit = job.kind == JobKind::lora && job.lora_base == LoraBase::nf4;
   m.framework = job.framework;
   // Llama-family blocks (gated MLP: RMSNorm and RoPE come with it in every such preset) run op by
-  // op in the PyTorch stacks unless compiled; Megatron-Core, NeMo and DeepSpeed's Megatron use fused kernels.
+  // op in the PyTorch stacks unless compiled (eager_llama_block, framework_memory.hpp).
   m.uncompiled_llama_block = s.gated_mlp && !job.torch_compile;
-  m.eager_llama = s.gated_mlp && !job.torch_compile &&
-                  (job.framework == Framework::fsdp || job.framework == Framework::torchtitan ||
-                   job.framework == Framework::hf_accelerate);
   m.optimizer = job.optimizer;
   m.offload = job.offload;
   m.grad_reduce_bf16 = job.grad_reduce_bf16;

@@ -62,10 +62,8 @@ struct PreparedModel {
   bool grad_reduce_bf16 = false;  // Job::grad_reduce_bf16
   bool fused_loss = false;        // Job::fused_loss
   bool lora_frozen_mlp = false;   // LoRA with adapters on the attention only (Job::lora_attention_only)
-  // Eager PyTorch running a Llama-family block op by op (PyTorch stack, gated MLP, no torch.compile).
-  bool eager_llama = false;
-  // A Llama-family block without torch.compile, whichever stack runs it (the layout's planned
-  // framework decides: `auto` runs QLoRA as Hugging Face PEFT below ZeRO-3).
+  // A Llama-family block without torch.compile, whichever stack runs it: whether it runs op by op
+  // is the layout's stack's to say (eager_llama_block, framework_memory.hpp).
   bool uncompiled_llama_block = false;
 };
 

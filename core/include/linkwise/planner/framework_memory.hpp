@@ -46,7 +46,9 @@ inline Framework planned_framework(Framework f, int zero, bool qlora = false) no
 inline bool eager_llama_block(const PreparedModel& m, int zero) noexcept {
   if (!m.uncompiled_llama_block) return false;
   if (m.framework == Framework::auto_) return m.dequant_4bit && zero < 3;
-  return m.eager_llama;
+  // Megatron-Core, NeMo, DeepSpeed's Megatron and HAI-LLM run fused kernels.
+  return m.framework == Framework::fsdp || m.framework == Framework::torchtitan ||
+         m.framework == Framework::hf_accelerate;
 }
 
 // Model states per local parameter for the framework, optimizer, precision and offload of `m`.
