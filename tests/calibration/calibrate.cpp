@@ -159,6 +159,8 @@ std::string to_workload(const json& r, json& out) {
     if (r.contains("lora_rank") && r["lora_rank"].is_number()) job["lora_rank"] = r["lora_rank"];
     // MLPerf's Llama 2 70B LoRA adapts the fused QKV and the output projections (the rows' notes).
     if (group == "mlperf_training_lora_amd") job["lora_targets"] = "attention";
+    // Megatron Bridge's LoRA recipes adapt linear_qkv only (peft.target_modules): the attention's.
+    if (group.rfind("megatron_bridge", 0) == 0) job["lora_targets"] = "attention";
     // "FP8 params": Transformer Engine keeps the base weights in FP8.
     if (precision_text.find("FP8 params") != std::string::npos) job["lora_base"] = "fp8";
   }
@@ -206,7 +208,7 @@ std::string to_workload(const json& r, json& out) {
     // Megatron Bridge's performance recipes reduce gradients in bf16: grad_reduce_in_fp32 false in
     // every scripts/performance YAML since 2025-08 (commit 568b3a3e; cac49dcd for the MoE models) and
     // in _benchmark_common and _perf_precision since (src/megatron/bridge/perf_recipes/_common.py).
-    job["grad_reduce_dtype"] = "bf16";
+    if (task != "lora") job["grad_reduce_dtype"] = "bf16";  // a LoRA job's adapter gradients are 16-bit anyway
   } else if (group == "mosaicml_llm_foundry" || group.rfind("ibm_fms_fsdp", 0) == 0 || group.rfind("automodel", 0) == 0)
     job["framework"] = "fsdp";  // PyTorch FSDP stacks (NeMo AutoModel: FSDP2 with Transformer Engine kernels)
   else if (group.rfind("torchtitan", 0) == 0) job["framework"] = "torchtitan";
@@ -875,6 +877,45 @@ void fit_generation(const std::vector<Run>& runs, const std::string& generation,
   for (const FitParam& p : params) std::printf("    c.%s = %.4g;\n", p.name, *p.value);
 }
 
+// GB300's ratio (gemm_efficiency_ratio_gb300): over the pairs of rows that differ only in their GPU
+// (a GB300 row and the GB200 row of the same id in the GB300 pair and MoE fit sets), the median of
+// log(measured GB300/GB200 / predicted GB300/GB200) is set to zero. Pairs cancel what a release's
+// software adds on both GPUs; the predicted ratio grows with the constant, so bisection finds it.
+void fit_gb300(const std::vector<Run>& runs, planner::PlannerConstants& k) {
+  std::map<std::string, const Run*> by_id;
+  for (const Run& r : runs)
+    if (r.generation_fit == "gb300 pair" || r.moe_fit) by_id[r.id] = &r;
+  std::vector<std::pair<const Run*, const Run*>> pairs;
+  for (const auto& [id, run] : by_id) {
+    const auto at = id.find("GB300");
+    if (at == std::string::npos) continue;
+    std::string partner = id;
+    partner.replace(at, 5, "GB200");
+    if (const auto it = by_id.find(partner); it != by_id.end()) pairs.emplace_back(run, it->second);
+  }
+  auto median_gap = [&](double ratio) {
+    k.gemm_efficiency_ratio_gb300 = ratio;
+    std::vector<double> gaps;
+    for (const auto& [gb300, gb200] : pairs)
+      gaps.push_back(std::log((gb300->measured / gb200->measured) / (predict(*gb300, k) / predict(*gb200, k))));
+    return median(gaps);
+  };
+  double lo = 0.8, hi = 1.6;
+  for (int i = 0; i < 40; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (median_gap(mid) > 0 ? lo : hi) = mid;
+  }
+  const double fitted = 0.5 * (lo + hi);
+  std::printf("gb300 fit: %zu GB300/GB200 pairs\n", pairs.size());
+  for (const auto& [gb300, gb200] : pairs) {
+    k.gemm_efficiency_ratio_gb300 = fitted;
+    std::printf("    %-58s measured %.3f predicted %.3f\n", gb300->id.c_str(), gb300->measured / gb200->measured,
+                predict(*gb300, k) / predict(*gb200, k));
+  }
+  k.gemm_efficiency_ratio_gb300 = fitted;
+  std::printf("    c.gemm_efficiency_ratio_gb300 = %.4g;\n", fitted);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -887,6 +928,10 @@ int main(int argc, char** argv) {
   // --fit-blackwell).
   std::string cdna_fit_path, blackwell_fit_path;
   bool do_fit_cdna = false, do_fit_blackwell = false;
+  // GB300/GB200 pairs (tests/calibration/gb300_pair_fit_runs.json): fit gemm_efficiency_ratio_gb300
+  // only (--fit-gb300), with the MoE fit set's pairs where it is given.
+  std::string gb300_pair_fit_path;
+  bool do_fit_gb300 = false;
   std::string data_dir = LINKWISE_DATA_DIR;
   bool table = false, do_fit = false, do_fit_memory = false, bands = false;
   std::string memory_runs_path = LINKWISE_CALIBRATION_DIR "/memory_runs.json";
@@ -917,6 +962,8 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--fit-cdna")) do_fit_cdna = true;
     else if (!std::strcmp(argv[i], "--blackwell-fit-set") && i + 1 < argc) blackwell_fit_path = argv[++i];
     else if (!std::strcmp(argv[i], "--fit-blackwell")) do_fit_blackwell = true;
+    else if (!std::strcmp(argv[i], "--gb300-pair-fit-set") && i + 1 < argc) gb300_pair_fit_path = argv[++i];
+    else if (!std::strcmp(argv[i], "--fit-gb300")) do_fit_gb300 = true;
     else if (!std::strcmp(argv[i], "--data") && i + 1 < argc) data_dir = argv[++i];
     else if (!std::strcmp(argv[i], "--table")) table = true;
     else if (!std::strcmp(argv[i], "--fit")) do_fit = true;
@@ -950,8 +997,8 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: %s [--runs FILE] [--check-set FILE] [--moe-fit-set FILE] [--cdna-fit-set FILE] "
-                   "[--blackwell-fit-set FILE] [--data DIR] [--table] [--fit] [--fit-moe] [--fit-cdna] "
-                   "[--fit-blackwell] [--fit-on all|half-a|half-b|mosaicml] [--check FIT "
+                   "[--blackwell-fit-set FILE] [--gb300-pair-fit-set FILE] [--data DIR] [--table] [--fit] [--fit-moe] "
+                   "[--fit-cdna] [--fit-blackwell] [--fit-gb300] [--fit-on all|half-a|half-b|mosaicml] [--check FIT "
                    "HOLDOUT] [--max-ran-no N] [--write-held-out FILE] [--workload ID] [--memory-runs FILE] "
                    "[--memory-peft-runs FILE] [--fit-memory] [--memory-check MEDIAN OOM_FITS] [--memory-groups MAX] "
                    "[--memory-group-limit NAME MAX] [--scale-check LO HI] [--bands]\n",
@@ -965,13 +1012,15 @@ int main(int argc, char** argv) {
   // Runs of the check set are never fit: they are held out whatever --fit-on says. The MoE fit
   // set's runs fit the MoE constants only (--fit-moe) and are reported apart ("moe fit: ").
   // A generation fit set's runs fit that generation's GEMM efficiency only (--fit-cdna,
-  // --fit-blackwell), reported as "cdna fit: " and "blackwell fit: ".
-  enum class Set { fit, check, moe_fit, cdna_fit, blackwell_fit };
+  // --fit-blackwell), reported as "cdna fit: " and "blackwell fit: "; the GB300 pair fit set's fit
+  // gemm_efficiency_ratio_gb300 only (--fit-gb300), reported as "gb300 pair fit: ".
+  enum class Set { fit, check, moe_fit, cdna_fit, blackwell_fit, gb300_pair_fit };
   std::vector<std::pair<std::string, Set>> files = {{runs_path, Set::fit}};
   if (!check_set_path.empty()) files.push_back({check_set_path, Set::check});
   if (!moe_fit_path.empty()) files.push_back({moe_fit_path, Set::moe_fit});
   if (!cdna_fit_path.empty()) files.push_back({cdna_fit_path, Set::cdna_fit});
   if (!blackwell_fit_path.empty()) files.push_back({blackwell_fit_path, Set::blackwell_fit});
+  if (!gb300_pair_fit_path.empty()) files.push_back({gb300_pair_fit_path, Set::gb300_pair_fit});
   for (const auto& [path, set] : files) {
     const bool check_set = set == Set::check;
     std::ifstream in(path);
@@ -1013,9 +1062,9 @@ int main(int argc, char** argv) {
         run.group = "moe fit: " + run.group;
         run.subgroup = "moe fit: " + run.subgroup;
       }
-      if (set == Set::cdna_fit || set == Set::blackwell_fit) {
+      if (set == Set::cdna_fit || set == Set::blackwell_fit || set == Set::gb300_pair_fit) {
         run.fit_set = false;
-        run.generation_fit = set == Set::cdna_fit ? "cdna" : "blackwell";
+        run.generation_fit = set == Set::cdna_fit ? "cdna" : set == Set::blackwell_fit ? "blackwell" : "gb300 pair";
         run.group = run.generation_fit + " fit: " + run.group;
         run.subgroup = run.generation_fit + " fit: " + run.subgroup;
       }
@@ -1052,6 +1101,7 @@ int main(int argc, char** argv) {
   if (do_fit_blackwell)
     fit_generation(runs, "blackwell", &planner::PlannerConstants::gemm_efficiency_blackwell,
                    "gemm_efficiency_blackwell", {}, k);
+  if (do_fit_gb300) fit_gb300(runs, k);
 
   std::map<std::string, std::vector<double>> abs_err, signed_err;
   int not_fitting = 0;
@@ -1075,11 +1125,12 @@ int main(int argc, char** argv) {
       abs_err[g].push_back(std::fabs(err));
       signed_err[g].push_back(err);
     }
-    abs_err[r.moe_fit                         ? "ALL MoE fit set"
-            : r.generation_fit == "cdna"      ? "ALL AMD Instinct fit set"
-            : r.generation_fit == "blackwell" ? "ALL Blackwell fit set"
-            : r.fit_set                       ? "ALL fit set"
-                                              : "ALL held out"]
+    abs_err[r.moe_fit                          ? "ALL MoE fit set"
+            : r.generation_fit == "cdna"       ? "ALL AMD Instinct fit set"
+            : r.generation_fit == "blackwell"  ? "ALL Blackwell fit set"
+            : r.generation_fit == "gb300 pair" ? "ALL GB300 pair fit set"
+            : r.fit_set                        ? "ALL fit set"
+                                               : "ALL held out"]
         .push_back(std::fabs(err));
     if (table)
       std::printf("%-62s %9.0f %9.0f %+6.1f%% %s\n", r.id.c_str(), r.measured, pred, 100 * err, fits ? "yes" : "NO");

@@ -505,3 +505,40 @@ TEST_CASE("pipeline sends and QLoRA's stack and a node floor as reviewed") {
   REQUIRE(none["rejected"].size() == 1);
   CHECK(none["rejected"][0]["reasons"][0]["detail"].get<std::string>().find("no layout of this job splits") == 0);
 }
+
+// GB300 lists GB200's FP8 and BF16 peaks but runs the same recipes faster (constants.cpp
+// gemm_efficiency_ratio_gb300, fit on GB300/GB200 pairs): its tensor-core work, and only its, is
+// scaled; GB200's is not, and a GB300 with the ratio at 1 is timed as GB200.
+TEST_CASE("GB300's tensor-core work runs at its fitted ratio over GB200's, the same peaks otherwise") {
+  const Catalog catalog = Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
+  auto workload_on = [&](const char* gpu) {
+    json doc = json::parse(R"({"model": {"preset": "llama3.1-70b"},
+        "job": {"kind": "pretrain", "precision": "fp8", "seq_len": 8192, "global_batch": 64},
+        "hardware": {"custom": {"gpu_model": "", "gpu_count": 4, "intra_node_fabric": "nvswitch",
+                                "nvlink_domain_gpus": 72, "network_type": "infiniband",
+                                "network_gbits_per_s": 1600}, "nodes": 16},
+        "layout": {"tp": 4, "pp": 4, "dp": 4, "micro_batch": 1, "recompute": "selective"}})");
+    doc["hardware"]["custom"]["gpu_model"] = gpu;
+    return planner::parse_workload(doc, catalog);
+  };
+  auto estimate_with = [](const planner::Workload& w, const planner::PlannerConstants& k) {
+    const planner::Layout l = planner::complete_layout(w, *w.nodes * w.hardware->instance.gpu_count);
+    return planner::estimate(planner::prepare_model(w.model, w.job),
+                             planner::prepare_hardware(*w.hardware, w.job, k, nullptr, false), *w.nodes, l, k);
+  };
+  const planner::PlannerConstants& shipped = planner::default_constants();
+  REQUIRE(shipped.gemm_efficiency_ratio_gb300 > 1.1);
+  planner::PlannerConstants neutral = shipped;
+  neutral.gemm_efficiency_ratio_gb300 = 1.0;
+  const planner::Workload on_gb200 = workload_on("GB200"), on_gb300 = workload_on("GB300");
+  const planner::Estimate gb200 = estimate_with(on_gb200, shipped), gb300 = estimate_with(on_gb300, shipped);
+  CHECK(estimate_with(on_gb300, neutral).compute == Approx(gb200.compute).epsilon(1e-9));
+  CHECK(estimate_with(on_gb200, neutral).compute == Approx(gb200.compute).epsilon(1e-12));
+  // Compute is tensor-core work plus memory-bound passes the ratio leaves alone: faster, by less than it.
+  const double speedup = gb200.compute / gb300.compute;
+  CHECK(speedup > 1.05);
+  CHECK(speedup < shipped.gemm_efficiency_ratio_gb300);
+  CHECK(gb300.step < gb200.step);
+  // plan() times GB300 with the shipped ratio too.
+  CHECK(planner::plan(on_gb300).step_time_s == Approx(gb300.step).epsilon(1e-9));
+}

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <string_view>
 
 #include "linkwise/error.hpp"
 #include "linkwise/link_physics.hpp"
@@ -110,6 +111,8 @@ PreparedModel prepare_model(const ModelShape& s, const Job& job) {
 
 namespace {
 
+constexpr std::string_view kGb300Id = "GB300";  // data/gpus.json: the GB300 NVL72's GPU
+
 double network_fraction(NetworkType type, const PlannerConstants& k) {
   switch (type) {
     case NetworkType::infiniband: return k.infiniband_fraction;
@@ -213,6 +216,12 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
   }
   if (gpu.architecture == Architecture::cdna3 || gpu.architecture == Architecture::cdna4) eta = k.gemm_efficiency_cdna;
   if (gpu.architecture == Architecture::blackwell) eta = k.gemm_efficiency_blackwell;
+  // GB300 sustains more of the same datasheet peak than the parts Blackwell's constant was fit on
+  // (constants.cpp: a fitted ratio, its tensor-core work only; HBM is the same 8 TB/s).
+  if (gpu.id == kGb300Id) {
+    eta *= k.gemm_efficiency_ratio_gb300;
+    p.attention_efficiency *= k.gemm_efficiency_ratio_gb300;
+  }
   // Megatron-Core's runtime uses cuDNN fused attention where the GPU has it (Hopper on); which
   // layouts run it is the time model's to ask (megatron_runtime: under auto it depends on ZeRO).
   p.fused_attention_efficiency = p.attention_efficiency;
