@@ -220,6 +220,9 @@
       // train: every training kind; full: the kinds that train every weight (pre-train, full fine-tune).
       el.hidden = !(k === 'train' ? kind !== 'inference' : k === 'full' ? kind === 'pretrain' || kind === 'finetune' : k === kind);
     }
+    // "Max throughput" plans at what the KV pool holds: a typed count would be ignored, so the
+    // field is off while the box is ticked (its value comes back when it is unticked).
+    form.elements.concurrent.disabled = form.elements.concurrent_max.checked;
     const hint = form.querySelector('label[for=p-tokens] small');
     if (hint) hint.textContent = kind === 'inference' ? ' (to generate, optional: prices the whole job)' : ' (to train on, e.g. 1e12)';
   }

@@ -3,6 +3,7 @@ and agreement with `linkwise plan/recommend --json`."""
 
 import json
 import os
+import re
 import subprocess
 import threading
 
@@ -286,6 +287,16 @@ def test_an_empty_answer_says_why_where_it_is_shown():
     assert empty.why_no_results == empty.search["why_no_results"]
     assert "no plan: " + empty.why_no_results in repr(empty)
     assert "No plan:" in empty._repr_html_()
+    # Its chart and its frame say so too: plot() refuses with the reason, to_pandas() warns with it
+    # and returns the plan's columns without rows.
+    pytest.importorskip("matplotlib")
+    with pytest.raises(ValueError, match="no plan to plot: " + re.escape(empty.why_no_results)):
+        empty.plot("time")
+    pytest.importorskip("pandas")
+    with pytest.warns(UserWarning, match="no plan: " + re.escape(empty.why_no_results)):
+        frame = empty.to_pandas()
+    assert len(frame) == 0 and "instance" in frame.columns and "layout.tp" in frame.columns
+    assert frame.attrs["why_no_results"] == empty.why_no_results
     some = linkwise.recommend(RECOMMEND_70B, top=1)
     assert len(some) == 1 and some.why_no_results is None and "no plan:" not in repr(some)
     with pytest.raises(TypeError, match="json.loads"):

@@ -604,6 +604,8 @@ def test_plan_form_keeps_fields_it_has_no_control_for(browser, web_server):
         assert shown["model"] == workload["model"] and shown["job"] == workload["job"]
     assert browser.find_element(By.ID, "p-engine").get_attribute("value") == "vllm"
     assert browser.find_element(By.NAME, "concurrent_max").is_selected()
+    # Under "max" the count field is off (a typed count would be ignored); unticked, it is on again.
+    assert not browser.find_element(By.ID, "p-concurrent").is_enabled()
     # The serving plan's detail names the engine, the sequences it runs together, and the time to
     # first token under that load beside the unloaded one.
     detail = wait_for(browser, lambda d: d.find_elements(By.ID, "h-detail") and d.find_element(By.ID, "plan-detail"),
@@ -619,6 +621,9 @@ def test_plan_form_keeps_fields_it_has_no_control_for(browser, web_server):
     # The step chart draws only the terms the plan has: no offload bar on a serving plan.
     labels = browser.execute_script("return Chart.getChart('chart-time').data.labels")
     assert "CPU offload (PCIe + host step)" not in labels
+    browser.find_element(By.NAME, "concurrent_max").click()
+    assert browser.find_element(By.ID, "p-concurrent").is_enabled()
+    assert "concurrent" not in json.loads(browser.find_element(By.ID, "p-json").get_attribute("value"))["job"]
     # Another kind of job leaves the carried inference fields behind.
     browser.find_element(By.ID, "p-kind").send_keys("pre-train")
     job = json.loads(browser.find_element(By.ID, "p-json").get_attribute("value"))["job"]

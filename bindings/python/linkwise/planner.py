@@ -9,6 +9,7 @@ import errno
 import html as _html
 import json
 import os
+import warnings
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from . import _core
@@ -305,6 +306,13 @@ class PlanList(RecordList[Plan]):
         nodes, fits, hours, cost, bottleneck), the layout, memory per GPU in stacking order, the
         step's time by part, then the rest; nested objects as "memory_gb.total" ... columns."""
         frame = super().to_pandas()
+        if not self:
+            # An empty answer is an empty frame with the plan's columns, and says why: a warning
+            # (the reason also rides in frame.attrs["why_no_results"]), never a silent blank.
+            frame = frame.reindex(columns=list(PLAN_COLUMNS))
+            frame.attrs["why_no_results"] = self.why_no_results
+            warnings.warn("no plan: " + (self.why_no_results or "the search returned none"), stacklevel=2)
+            return frame
         first = [c for c in PLAN_COLUMNS if c in frame.columns]
         return frame[first + [c for c in frame.columns if c not in first]]
 
@@ -318,6 +326,8 @@ class PlanList(RecordList[Plan]):
             raise ImportError("plot() needs matplotlib: pip install 'linkwise[notebooks]'") from error
         if kind not in ("memory", "time", "pareto"):
             raise ValueError(f"kind: expected 'memory', 'time' or 'pareto', got {kind!r}")
+        if not self:  # an empty chart would say nothing; the search's reason does
+            raise ValueError("no plan to plot: " + (self.why_no_results or "the list is empty"))
         if ax is None:
             _, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(self) + 3), 4))
         labels = [f"{p.nodes} x {p.instance}\n{_layout_words(p['layout'], p['job_kind'] == 'inference')}" for p in self]
