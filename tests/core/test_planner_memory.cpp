@@ -502,3 +502,45 @@ TEST_CASE("the Hugging Face stack's eager Llama block keeps fp32 norm inputs and
   job.framework = Framework::fsdp;
   CHECK(sharded == Approx(per_layer_activations(m, job, l)).epsilon(1e-12));
 }
+
+// The search skips a recompute mode and ZeRO stage at every larger micro-batch once the GPU could
+// not hold it at a smaller one (search.cpp, gpu_short): exact only while the memory total never
+// shrinks as the micro-batch grows, whatever the stack, model, stage, pipeline or expert grid.
+TEST_CASE("memory per GPU never shrinks as the micro-batch grows, the search's micro-batch skip rests on it") {
+  const Hardware hw = planner_test::dgx(planner_test::a100_80());
+  int cases = 0;
+  for (const char* name : {"llama3.1-70b", "mixtral-8x7b", "deepseek-v3"}) {
+    const ModelShape shape = preset(name);
+    for (Framework f :
+         {Framework::auto_, Framework::megatron_core, Framework::torchtitan, Framework::deepspeed, Framework::fsdp}) {
+      for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) {
+        for (int zero = 0; zero <= 3; ++zero) {
+          for (auto [tp, pp, v] : {std::tuple{1, 1, 1}, {8, 1, 1}, {2, 4, 1}, {2, 4, 2}, {1, 8, 4}}) {
+            Job job = pretrain(4096, 256);
+            job.framework = f;
+            Layout l;
+            l.tp = tp;
+            l.pp = pp;
+            l.virtual_stages = v;
+            l.dp = 4;
+            l.ep = shape.moe.experts > 0 ? 4 : 1;
+            l.zero = zero;
+            l.recompute = rc;
+            l.sequence_parallel = tp > 1;
+            double previous = 0;
+            for (int mb : {1, 2, 4, 8, 16, 32, 64}) {
+              l.micro_batch = mb;
+              const double total = memory_of(shape, job, l, hw).total;
+              INFO(name << " framework " << int(f) << " recompute " << int(rc) << " zero " << zero << " tp " << tp
+                        << " pp " << pp << " v " << v << " mb " << mb);
+              CHECK(total >= previous);
+              previous = total;
+              ++cases;
+            }
+          }
+        }
+      }
+    }
+  }
+  CHECK(cases == 3 * 5 * 3 * 4 * 5 * 7);
+}

@@ -480,6 +480,10 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                 }
                 l.virtual_stages = v;
                 Runtimes at_mb = at_v;  // a runtime that loses at a micro-batch loses at every larger one
+                // Settings (recompute mode x ZeRO stage) the GPU could not hold at a smaller
+                // micro-batch: memory grows with the micro-batch, so they cannot fit at a larger one,
+                // and their totals there cannot lower the rejection's smallest shortfall either.
+                bool gpu_short[3][4] = {};
                 for (int mb : choices.micro_batches) {
                   if (sequences % mb != 0) continue;  // divisors of the batch that are not of this replica's share
                   if (v > 1 && (sequences / mb) % pp != 0) continue;
@@ -513,12 +517,18 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                       if (!zero_runs[zero] || !at_mb.alive[megatron_at_zero[zero]]) continue;
                       if (!cx.exhaustive && whole_layers && lighter_sure[zero]) continue;
                       l.zero = zero;
+                      bool& short_here = gpu_short[int(rc)][zero];
+                      if (!cx.exhaustive && short_here) {
+                        if (zero <= 2) break;  // as below: no shallower stage holds it either
+                        continue;
+                      }
                       Estimate e;
                       estimate_memory(cx.model, hw, l, cx.k, e);
                       count_evaluated(cx);
                       if (e.fits) any_fit = true;
                       if (!e.fits) {
                         note_memory(tally, e, hw);
+                        short_here = e.total > e.capacity;
                         // Deepest stage first. Below ZeRO-3 memory never shrinks with a shallower
                         // stage (the same runtime, less sharded), so when one does not fit, no
                         // shallower one does. ZeRO-3 is no such bound: auto runs it as FSDP with
