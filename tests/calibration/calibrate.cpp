@@ -159,7 +159,8 @@ std::string to_workload(const json& r, json& out) {
     if (r.contains("lora_rank") && r["lora_rank"].is_number()) job["lora_rank"] = r["lora_rank"];
     // MLPerf's Llama 2 70B LoRA adapts the fused QKV and the output projections (the rows' notes).
     if (group == "mlperf_training_lora_amd") job["lora_targets"] = "attention";
-    // Megatron Bridge's LoRA recipes adapt linear_qkv only (peft.target_modules): the attention's.
+    // Megatron Bridge's LoRA recipes adapt linear_qkv only (peft.target_modules); the planner's
+    // nearest choice, "attention", adapts Q, K, V and the output projection (a little more work).
     if (group.rfind("megatron_bridge", 0) == 0) job["lora_targets"] = "attention";
     // "FP8 params": Transformer Engine keeps the base weights in FP8.
     if (precision_text.find("FP8 params") != std::string::npos) job["lora_base"] = "fp8";
@@ -202,7 +203,8 @@ std::string to_workload(const json& r, json& out) {
     sequence_parallel = get_or(r, "sequence_parallel", tp > 1 && !pre_flash);
   }
   // The framework, where the source states it (job.framework selects its documented profile).
-  if (group.rfind("nemo", 0) == 0) job["framework"] = "nemo";
+  if (r.contains("planner_framework") && r["planner_framework"].is_string()) job["framework"] = r["planner_framework"];
+  else if (group.rfind("nemo", 0) == 0) job["framework"] = "nemo";
   else if (group.rfind("megatron_bridge", 0) == 0) {
     job["framework"] = "megatron-core";
     // Megatron Bridge's performance recipes reduce gradients in bf16: grad_reduce_in_fp32 false in
@@ -227,6 +229,12 @@ std::string to_workload(const json& r, json& out) {
     job["flash_attention"] = false;
     model["dropout"] = true;
   }
+  // What a row states outright overrides what its group implies: attention without FlashAttention
+  // (runs from before it), dropout, and the ZeRO stage its sharding amounts to where the words do
+  // not say it in the terms read above (fairscale's FSDP without resharding, Meta's ZeRO-2-like FSDP).
+  if (r.contains("flash_attention") && r["flash_attention"].is_boolean()) job["flash_attention"] = r["flash_attention"];
+  if (r.contains("dropout") && r["dropout"].is_boolean()) model["dropout"] = r["dropout"];
+  if (r.contains("zero_stage") && r["zero_stage"].is_number_integer()) zero = r["zero_stage"].get<int>();
   // Micro-batch not stated: one sequence per micro-batch with a pipeline (what Megatron runs), the
   // whole local batch without one.
   // torchtitan splits the local batch into as many micro-batches as pipeline stages unless told
@@ -877,11 +885,14 @@ void fit_generation(const std::vector<Run>& runs, const std::string& generation,
   for (const FitParam& p : params) std::printf("    c.%s = %.4g;\n", p.name, *p.value);
 }
 
-// GB300's ratio (gemm_efficiency_ratio_gb300): over the pairs of rows that differ only in their GPU
-// (a GB300 row and the GB200 row of the same id in the GB300 pair and MoE fit sets), the median of
+// GB300's ratio (gemm_efficiency_ratio_gb300): over the pairs of rows of the same job on the two GPUs
+// (a GB300 row and the GB200 row of the same id, in the GB300 pair and MoE fit sets, each in the
+// layout its table states, which the predicted ratio accounts for), the median of
 // log(measured GB300/GB200 / predicted GB300/GB200) is set to zero. Pairs cancel what a release's
-// software adds on both GPUs; the predicted ratio grows with the constant, so bisection finds it.
-void fit_gb300(const std::vector<Run>& runs, planner::PlannerConstants& k) {
+// software adds on both GPUs. A pair where either row is predicted not to fit in memory is left out:
+// its published layout is not one the planner can time as stated. The predicted ratio grows with
+// the constant, so bisection finds it. Returns the fitted value; NaN when no pair or no root.
+double fit_gb300(const std::vector<Run>& runs, planner::PlannerConstants& k) {
   std::map<std::string, const Run*> by_id;
   for (const Run& r : runs)
     if (r.generation_fit == "gb300 pair" || r.moe_fit) by_id[r.id] = &r;
@@ -891,7 +902,16 @@ void fit_gb300(const std::vector<Run>& runs, planner::PlannerConstants& k) {
     if (at == std::string::npos) continue;
     std::string partner = id;
     partner.replace(at, 5, "GB200");
-    if (const auto it = by_id.find(partner); it != by_id.end()) pairs.emplace_back(run, it->second);
+    const auto it = by_id.find(partner);
+    if (it == by_id.end()) continue;
+    bool fits_gb300 = false, fits_gb200 = false;
+    predict(*run, k, &fits_gb300);
+    predict(*it->second, k, &fits_gb200);
+    if (!fits_gb300 || !fits_gb200) {
+      std::printf("gb300 fit: pair %s left out (predicted not to fit in memory)\n", id.c_str());
+      continue;
+    }
+    pairs.emplace_back(run, it->second);
   }
   auto median_gap = [&](double ratio) {
     k.gemm_efficiency_ratio_gb300 = ratio;
@@ -901,19 +921,22 @@ void fit_gb300(const std::vector<Run>& runs, planner::PlannerConstants& k) {
     return median(gaps);
   };
   double lo = 0.8, hi = 1.6;
+  if (pairs.empty() || !(median_gap(lo) > 0 && median_gap(hi) < 0)) {
+    std::fprintf(stderr, "error: gb300 fit: %zu pairs, no ratio in [%.1f, %.1f] fits them\n", pairs.size(), lo, hi);
+    return NAN;
+  }
   for (int i = 0; i < 40; ++i) {
     const double mid = 0.5 * (lo + hi);
     (median_gap(mid) > 0 ? lo : hi) = mid;
   }
   const double fitted = 0.5 * (lo + hi);
+  k.gemm_efficiency_ratio_gb300 = fitted;
   std::printf("gb300 fit: %zu GB300/GB200 pairs\n", pairs.size());
-  for (const auto& [gb300, gb200] : pairs) {
-    k.gemm_efficiency_ratio_gb300 = fitted;
+  for (const auto& [gb300, gb200] : pairs)
     std::printf("    %-58s measured %.3f predicted %.3f\n", gb300->id.c_str(), gb300->measured / gb200->measured,
                 predict(*gb300, k) / predict(*gb200, k));
-  }
-  k.gemm_efficiency_ratio_gb300 = fitted;
   std::printf("    c.gemm_efficiency_ratio_gb300 = %.4g;\n", fitted);
+  return fitted;
 }
 
 }  // namespace
@@ -932,6 +955,7 @@ int main(int argc, char** argv) {
   // only (--fit-gb300), with the MoE fit set's pairs where it is given.
   std::string gb300_pair_fit_path;
   bool do_fit_gb300 = false;
+  double gb300_tolerance = -1;  // --check-gb300: the shipped ratio within this of what the fit gives
   std::string data_dir = LINKWISE_DATA_DIR;
   bool table = false, do_fit = false, do_fit_memory = false, bands = false;
   std::string memory_runs_path = LINKWISE_CALIBRATION_DIR "/memory_runs.json";
@@ -964,6 +988,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--fit-blackwell")) do_fit_blackwell = true;
     else if (!std::strcmp(argv[i], "--gb300-pair-fit-set") && i + 1 < argc) gb300_pair_fit_path = argv[++i];
     else if (!std::strcmp(argv[i], "--fit-gb300")) do_fit_gb300 = true;
+    else if (!std::strcmp(argv[i], "--check-gb300") && i + 1 < argc) gb300_tolerance = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--data") && i + 1 < argc) data_dir = argv[++i];
     else if (!std::strcmp(argv[i], "--table")) table = true;
     else if (!std::strcmp(argv[i], "--fit")) do_fit = true;
@@ -998,7 +1023,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: %s [--runs FILE] [--check-set FILE] [--moe-fit-set FILE] [--cdna-fit-set FILE] "
                    "[--blackwell-fit-set FILE] [--gb300-pair-fit-set FILE] [--data DIR] [--table] [--fit] [--fit-moe] "
-                   "[--fit-cdna] [--fit-blackwell] [--fit-gb300] [--fit-on all|half-a|half-b|mosaicml] [--check FIT "
+                   "[--fit-cdna] [--fit-blackwell] [--fit-gb300] [--check-gb300 TOL] [--fit-on "
+                   "all|half-a|half-b|mosaicml] [--check FIT "
                    "HOLDOUT] [--max-ran-no N] [--write-held-out FILE] [--workload ID] [--memory-runs FILE] "
                    "[--memory-peft-runs FILE] [--fit-memory] [--memory-check MEDIAN OOM_FITS] [--memory-groups MAX] "
                    "[--memory-group-limit NAME MAX] [--scale-check LO HI] [--bands]\n",
@@ -1101,7 +1127,19 @@ int main(int argc, char** argv) {
   if (do_fit_blackwell)
     fit_generation(runs, "blackwell", &planner::PlannerConstants::gemm_efficiency_blackwell,
                    "gemm_efficiency_blackwell", {}, k);
-  if (do_fit_gb300) fit_gb300(runs, k);
+  if (do_fit_gb300 || gb300_tolerance >= 0) {
+    // --check-gb300 TOL: the shipped ratio must be what the fit gives today, within TOL.
+    const double shipped = k.gemm_efficiency_ratio_gb300;
+    const double fitted = fit_gb300(runs, k);
+    if (std::isnan(fitted)) return 1;
+    if (gb300_tolerance >= 0) {
+      if (!(std::fabs(fitted - shipped) <= gb300_tolerance)) {
+        std::printf("FAIL: the GB300 pair fit gives %.4f, the shipped constant is %.4f\n", fitted, shipped);
+        return 1;
+      }
+      k.gemm_efficiency_ratio_gb300 = shipped;  // the check judges the shipped constant
+    }
+  }
 
   std::map<std::string, std::vector<double>> abs_err, signed_err;
   int not_fitting = 0;

@@ -60,12 +60,6 @@ struct Run {
   bool moe = false;  // a mixture-of-experts model: reported and gated apart (--check-moe)
 };
 
-double nvlink_for(const std::string& gpu) {
-  if (gpu.rfind("B200", 0) == 0 || gpu.rfind("GB200", 0) == 0) return 1800;
-  if (gpu.rfind("A100", 0) == 0) return 600;
-  return 900;  // H100 SXM, H200 SXM
-}
-
 std::vector<Run> load_runs(const std::string& path, const Catalog& catalog) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read " + path);
@@ -89,12 +83,13 @@ std::vector<Run> load_runs(const std::string& path, const Catalog& catalog) {
                       {"kv_cache_precision", r.at("kv_cache_precision")},
                       {"engine", r.at("engine")}};
     // A one-GPU run is a machine without a GPU link (the catalog's rule: fabric "none", no NVLink
-    // figure); nothing of a plan on one GPU reads the link.
+    // figure); nothing of a plan on one GPU reads the link. Otherwise the GPUs' own link figure
+    // (the planner takes the catalog GPU's when the custom hardware states none: NVLink 4 on H100,
+    // 5 on Blackwell, Infinity Fabric on MI300X).
+    // AMD's 8-GPU boards join their GPUs by Infinity Fabric links, NVIDIA's by NVSwitch.
+    const char* fabric = catalog.gpu(gpu).vendor == "amd" ? "infinity-fabric" : "nvswitch";
     const json custom = gpus == 1 ? json{{"gpu_model", gpu}, {"gpu_count", 1}, {"intra_node_fabric", "none"}}
-                                  : json{{"gpu_model", gpu},
-                                         {"gpu_count", gpus},
-                                         {"intra_node_fabric", "nvswitch"},
-                                         {"nvlink_gbytes_per_s", nvlink_for(gpu)}};
+                                  : json{{"gpu_model", gpu}, {"gpu_count", gpus}, {"intra_node_fabric", fabric}};
     // Expert parallelism as the row states it; "attention_dp": the engine's attention data
     // parallelism (TensorRT-LLM enable_attention_dp, SGLang --enable-dp-attention): each of the TP
     // GPUs runs attention and its own KV cache on its own requests, so the row plans as tp 1 with

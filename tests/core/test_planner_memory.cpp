@@ -507,32 +507,41 @@ TEST_CASE("the Hugging Face stack's eager Llama block keeps fp32 norm inputs and
 // not hold it at a smaller one (search.cpp, gpu_short): exact only while the memory total never
 // shrinks as the micro-batch grows, whatever the stack, model, stage, pipeline or expert grid.
 TEST_CASE("memory per GPU never shrinks as the micro-batch grows, the search's micro-batch skip rests on it") {
-  const Hardware hw = planner_test::dgx(planner_test::a100_80());
+  const Hardware a100 = planner_test::dgx(planner_test::a100_80()), h100 = planner_test::dgx(planner_test::h100_80());
+  struct Grid {
+    int tp, pp, v, cp;
+    Precision precision;
+  };
+  const Grid grids[] = {{1, 1, 1, 1, Precision::bf16}, {8, 1, 1, 1, Precision::fp8},  {2, 4, 1, 1, Precision::bf16},
+                        {2, 4, 2, 1, Precision::fp8},  {1, 8, 4, 1, Precision::bf16}, {2, 2, 1, 2, Precision::fp8}};
   int cases = 0;
   for (const char* name : {"llama3.1-70b", "mixtral-8x7b", "deepseek-v3"}) {
     const ModelShape shape = preset(name);
-    for (Framework f :
-         {Framework::auto_, Framework::megatron_core, Framework::torchtitan, Framework::deepspeed, Framework::fsdp}) {
+    for (Framework f : {Framework::auto_, Framework::megatron_core, Framework::torchtitan, Framework::deepspeed,
+                        Framework::fsdp, Framework::hai_llm}) {
       for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) {
         for (int zero = 0; zero <= 3; ++zero) {
-          for (auto [tp, pp, v] : {std::tuple{1, 1, 1}, {8, 1, 1}, {2, 4, 1}, {2, 4, 2}, {1, 8, 4}}) {
+          for (const Grid& g : grids) {
             Job job = pretrain(4096, 256);
             job.framework = f;
+            job.precision = g.precision;
             Layout l;
-            l.tp = tp;
-            l.pp = pp;
-            l.virtual_stages = v;
+            l.tp = g.tp;
+            l.pp = g.pp;
+            l.cp = g.cp;
+            l.virtual_stages = g.v;
             l.dp = 4;
             l.ep = shape.moe.experts > 0 ? 4 : 1;
             l.zero = zero;
             l.recompute = rc;
-            l.sequence_parallel = tp > 1;
+            l.sequence_parallel = g.tp > 1;
             double previous = 0;
             for (int mb : {1, 2, 4, 8, 16, 32, 64}) {
               l.micro_batch = mb;
-              const double total = memory_of(shape, job, l, hw).total;
-              INFO(name << " framework " << int(f) << " recompute " << int(rc) << " zero " << zero << " tp " << tp
-                        << " pp " << pp << " v " << v << " mb " << mb);
+              const double total = memory_of(shape, job, l, g.precision == Precision::fp8 ? h100 : a100).total;
+              INFO(name << " framework " << int(f) << " recompute " << int(rc) << " zero " << zero << " tp " << g.tp
+                        << " pp " << g.pp << " v " << g.v << " cp " << g.cp << " precision " << int(g.precision)
+                        << " mb " << mb);
               CHECK(total >= previous);
               previous = total;
               ++cases;
@@ -542,5 +551,5 @@ TEST_CASE("memory per GPU never shrinks as the micro-batch grows, the search's m
       }
     }
   }
-  CHECK(cases == 3 * 5 * 3 * 4 * 5 * 7);
+  CHECK(cases == 3 * 6 * 3 * 4 * 6 * 7);
 }

@@ -1,4 +1,5 @@
 // plan on the real catalog and the examples in data/examples: the JSON contract's fields.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -539,6 +540,18 @@ TEST_CASE("GB300's tensor-core work runs at its fitted ratio over GB200's, the s
   CHECK(speedup > 1.05);
   CHECK(speedup < shipped.gemm_efficiency_ratio_gb300);
   CHECK(gb300.step < gb200.step);
-  // plan() times GB300 with the shipped ratio too.
-  CHECK(planner::plan(on_gb300).step_time_s == Approx(gb300.step).epsilon(1e-9));
+  // FP4 GEMMs keep Blackwell's efficiency: GB300's datasheet FP4 peak is already 1.5 x GB200's.
+  const Gpu& gb300_gpu = on_gb300.hardware->gpu;
+  CHECK(planner::gb300_tensor_ratio(gb300_gpu, planner::Precision::fp8, shipped) ==
+        shipped.gemm_efficiency_ratio_gb300);
+  CHECK(planner::gb300_tensor_ratio(gb300_gpu, planner::Precision::bf16, shipped) ==
+        shipped.gemm_efficiency_ratio_gb300);
+  CHECK(planner::gb300_tensor_ratio(gb300_gpu, planner::Precision::fp4, shipped) == 1.0);
+  CHECK(planner::gb300_tensor_ratio(on_gb200.hardware->gpu, planner::Precision::fp8, shipped) == 1.0);
+  // plan() times GB300 with the shipped ratio too, and says so.
+  const planner::Plan planned = planner::plan(on_gb300);
+  CHECK(planned.step_time_s == Approx(gb300.step).epsilon(1e-9));
+  CHECK(std::any_of(planned.warnings.begin(), planned.warnings.end(), [](const std::string& w) {
+    return w.rfind("GB300: its fp8 GEMMs and its attention run at", 0) == 0;
+  }));
 }

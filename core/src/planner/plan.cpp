@@ -363,11 +363,18 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
         fmt("Blackwell: its GEMM efficiency %.2f is fit on 12 published FP8 runs ", k.gemm_efficiency_blackwell) +
         "(NeMo's B200 and GB200 tables) and checked on 98 others (23 MLPerf Training, 75 Megatron "
         "Bridge 25.09-26.06); no 16-bit Blackwell run is in either set");
-    // The check set's one systematic Blackwell miss (docs/calibration.md): same FP8 peak, same layout.
-    if (hw.gpu.id.rfind("GB300", 0) == 0 && w.job.precision == Precision::fp8)
-      plan.warnings.push_back("GB300 at FP8: Megatron Bridge's published runs are about 20% faster than predicted "
-                              "(GB200 within 10% on the same layouts; the datasheets give both the same FP8 "
-                              "peak): expect the upper part of the interval");
+    if (is_gb300(hw.gpu)) {
+      const double ratio = gb300_tensor_ratio(hw.gpu, Precision::bf16, k);
+      const bool fp4 = w.job.precision == Precision::fp4;
+      plan.warnings.push_back(
+          (fp4 ? fmt("GB300: its 16-bit attention and output layer run at %.2f x that efficiency, its FP4 GEMMs "
+                     "at it (the datasheet already gives GB300 1.5 x GB200's FP4 peak)",
+                     ratio)
+               : "GB300: its " + std::string(to_string(w.job.precision)) +
+                     fmt(" GEMMs and its attention run at %.2f x that efficiency", ratio)) +
+          " (fit on 7 GB300/GB200 pairs of Megatron Bridge's tables, where GB300 ran the same jobs 8-25% faster "
+          "at the same 16-bit and FP8 datasheet peaks); MLPerf's GB300 runs gained less over GB200 (about 4%)");
+    }
   } else if (arch != Architecture::ampere && arch != Architecture::hopper) {
     plan.warnings.push_back("no calibration data for the " + architecture +
                             " generation: its GEMM efficiency is the uncalibrated default " +

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
-#include <string_view>
 
 #include "linkwise/error.hpp"
 #include "linkwise/link_physics.hpp"
@@ -111,8 +110,6 @@ PreparedModel prepare_model(const ModelShape& s, const Job& job) {
 
 namespace {
 
-constexpr std::string_view kGb300Id = "GB300";  // data/gpus.json: the GB300 NVL72's GPU
-
 double network_fraction(NetworkType type, const PlannerConstants& k) {
   switch (type) {
     case NetworkType::infiniband: return k.infiniband_fraction;
@@ -176,6 +173,12 @@ std::optional<JobMismatch> job_mismatch(const Gpu& gpu, const Job& job) {
   return std::nullopt;
 }
 
+bool is_gb300(const Gpu& gpu) noexcept { return gpu.id == "GB300"; }  // data/gpus.json: the GB300 NVL72's GPU
+
+double gb300_tensor_ratio(const Gpu& gpu, Precision gemm_precision, const PlannerConstants& k) noexcept {
+  return is_gb300(gpu) && gemm_precision != Precision::fp4 ? k.gemm_efficiency_ratio_gb300 : 1.0;
+}
+
 PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerConstants& k,
                                   const MeasuredLinks* measured, bool spot, PreparedLinksInfo* info) {
   if (measured) {
@@ -216,12 +219,10 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
   }
   if (gpu.architecture == Architecture::cdna3 || gpu.architecture == Architecture::cdna4) eta = k.gemm_efficiency_cdna;
   if (gpu.architecture == Architecture::blackwell) eta = k.gemm_efficiency_blackwell;
-  // GB300 sustains more of the same datasheet peak than the parts Blackwell's constant was fit on
-  // (constants.cpp: a fitted ratio, its tensor-core work only; HBM is the same 8 TB/s).
-  if (gpu.id == kGb300Id) {
-    eta *= k.gemm_efficiency_ratio_gb300;
-    p.attention_efficiency *= k.gemm_efficiency_ratio_gb300;
-  }
+  // GB300's 16-bit and FP8 tensor-core work above the Blackwell fit (gb300_tensor_ratio); its HBM is
+  // GB200's 8 TB/s. Attention and the output layer run 16-bit whatever the job's precision.
+  const double ratio_16bit = gb300_tensor_ratio(gpu, Precision::bf16, k);
+  p.attention_efficiency *= ratio_16bit;
   // Megatron-Core's runtime uses cuDNN fused attention where the GPU has it (Hopper on); which
   // layouts run it is the time model's to ask (megatron_runtime: under auto it depends on ZeRO).
   p.fused_attention_efficiency = p.attention_efficiency;
@@ -229,10 +230,10 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
     p.fused_attention_efficiency = std::min(0.75, p.attention_efficiency * k.te_attention_speedup);
   // fp8 runs only the transformer's linear layers in fp8 (Transformer Engine, torchao float8); the
   // output layer, attention, norms and activations stay 16-bit.
-  p.logits_flops = p.attention_peak_flops * eta;
+  p.logits_flops = p.attention_peak_flops * eta * ratio_16bit;
   if (job.precision == Precision::fp8 || job.precision == Precision::fp4)
     eta *= fp8_gemm_efficiency_ratio(gpu.architecture, k);
-  p.gemm_efficiency = eta;
+  p.gemm_efficiency = eta * gb300_tensor_ratio(gpu, job.precision, k);
 
   // Memory.
   const double nominal_gb = in.gpu_memory_gb > 0 ? in.gpu_memory_gb : gpu.memory_gb;

@@ -483,7 +483,7 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                 // Settings (recompute mode x ZeRO stage) the GPU could not hold at a smaller
                 // micro-batch: memory grows with the micro-batch, so they cannot fit at a larger one,
                 // and their totals there cannot lower the rejection's smallest shortfall either.
-                bool gpu_short[3][4] = {};
+                bool gpu_short[int(Recompute::full) + 1][4] = {};  // [recompute mode][ZeRO stage]
                 for (int mb : choices.micro_batches) {
                   if (sequences % mb != 0) continue;  // divisors of the batch that are not of this replica's share
                   if (v > 1 && (sequences / mb) % pp != 0) continue;

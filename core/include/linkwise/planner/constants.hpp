@@ -22,9 +22,9 @@ struct PlannerConstants {
   double gemm_efficiency_other = 0;      // generations without calibration data
   double gemm_efficiency_cdna = 0;       // AMD Instinct (CDNA 3/4): fit on AMD's published runs (--fit-cdna)
   double gemm_efficiency_blackwell = 0;  // Blackwell (B200, B300, GB200, GB300): fit on its own set (--fit-blackwell)
-  // GB300's tensor-core work (GEMMs, attention) relative to the Blackwell fit: it runs the same
-  // recipes as GB200 ~12% faster at the same datasheet peaks (1,400 W vs 1,200 W). Fit on GB300/GB200
-  // pairs (--fit-gb300); 1 leaves GB300 as the Blackwell fit says.
+  // GB300's 16-bit and FP8 tensor-core work (GEMMs, attention) relative to the Blackwell fit: it runs
+  // the same jobs as GB200 faster at the same datasheet peaks (1,400 W vs 1,200 W). Fit on
+  // GB300/GB200 pairs (--fit-gb300; gb300_tensor_ratio applies it); 1 leaves GB300 as Blackwell's fit.
   double gemm_efficiency_ratio_gb300 = 1;
   double fp8_gemm_efficiency_ratio = 0;  // fp8 GEMM efficiency relative to 16-bit, same generation
   // ... on AMD Instinct, by generation (hipBLASLt's FP8 GEMMs): fit with gemm_efficiency_cdna (--fit-cdna)

@@ -212,6 +212,14 @@ std::string measured_mismatch(HardwareRef hw, const MeasuredLinks& measured);
 PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerConstants& k,
                                   const MeasuredLinks* measured, bool spot, PreparedLinksInfo* info = nullptr);
 
+// GB300 (Blackwell Ultra, 1,400 W; catalog id "GB300"): its datasheet gives GB200's 16-bit and FP8
+// peaks, yet it runs the same jobs faster, so its tensor-core work at those precisions runs at
+// gemm_efficiency_ratio_gb300 over the Blackwell fit (constants.cpp). 1 for every other GPU, and
+// for FP4, whose GB300 peak the datasheet already raises (15 vs 10 PFLOPS). The one GB300 rule:
+// prepare_hardware applies it, plan's words name it.
+bool is_gb300(const Gpu& gpu) noexcept;
+double gb300_tensor_ratio(const Gpu& gpu, Precision gemm_precision, const PlannerConstants& k) noexcept;
+
 // The FP8 (and FP4) GEMM efficiency relative to the same GPU's 16-bit one: AMD's CDNA 3 and CDNA 4
 // have their own fit ratios, every NVIDIA generation shares one.
 double fp8_gemm_efficiency_ratio(Architecture architecture, const PlannerConstants& k) noexcept;
