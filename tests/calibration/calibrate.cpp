@@ -234,6 +234,8 @@ std::string to_workload(const json& r, json& out) {
   // not say it in the terms read above (fairscale's FSDP without resharding, Meta's ZeRO-2-like FSDP).
   if (r.contains("flash_attention") && r["flash_attention"].is_boolean()) job["flash_attention"] = r["flash_attention"];
   if (r.contains("dropout") && r["dropout"].is_boolean()) model["dropout"] = r["dropout"];
+  if (r.contains("tied_embeddings") && r["tied_embeddings"].is_boolean() && !r.contains("preset"))
+    model["tied_embeddings"] = r["tied_embeddings"];
   if (r.contains("zero_stage") && r["zero_stage"].is_number_integer()) zero = r["zero_stage"].get<int>();
   // Micro-batch not stated: one sequence per micro-batch with a pipeline (what Megatron runs), the
   // whole local batch without one.
