@@ -369,7 +369,7 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
       const bool fp4 = w.job.precision == Precision::fp4;
       plan.warnings.push_back(
           (fp4 ? fmt("GB300: its 16-bit attention and output layer run at %.2f x that efficiency, its FP4 GEMMs "
-                     "at it (the datasheet already gives GB300 1.5 x GB200's FP4 peak)",
+                     "at Blackwell's own (the datasheet already gives GB300 1.5 x GB200's FP4 peak)",
                      ratio)
                : "GB300: its " + std::string(to_string(w.job.precision)) +
                      fmt(" GEMMs and its attention run at %.2f x that efficiency", ratio)) +

@@ -518,17 +518,17 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                       if (!cx.exhaustive && whole_layers && lighter_sure[zero]) continue;
                       l.zero = zero;
                       bool& short_here = gpu_short[int(rc)][zero];
-                      if (!cx.exhaustive && short_here) {
-                        if (zero <= 2) break;  // as below: no shallower stage holds it either
-                        continue;
+                      Estimate e;  // fits stays false where the GPU was short at a smaller micro-batch
+                      if (cx.exhaustive || !short_here) {
+                        estimate_memory(cx.model, hw, l, cx.k, e);
+                        count_evaluated(cx);
+                        if (e.fits) any_fit = true;
+                        else {
+                          note_memory(tally, e, hw);
+                          short_here = e.total > e.capacity;
+                        }
                       }
-                      Estimate e;
-                      estimate_memory(cx.model, hw, l, cx.k, e);
-                      count_evaluated(cx);
-                      if (e.fits) any_fit = true;
                       if (!e.fits) {
-                        note_memory(tally, e, hw);
-                        short_here = e.total > e.capacity;
                         // Deepest stage first. Below ZeRO-3 memory never shrinks with a shallower
                         // stage (the same runtime, less sharded), so when one does not fit, no
                         // shallower one does. ZeRO-3 is no such bound: auto runs it as FSDP with
