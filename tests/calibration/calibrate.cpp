@@ -237,6 +237,8 @@ std::string to_workload(const json& r, json& out) {
   if (r.contains("tied_embeddings") && r["tied_embeddings"].is_boolean() && !r.contains("preset"))
     model["tied_embeddings"] = r["tied_embeddings"];
   if (r.contains("zero_stage") && r["zero_stage"].is_number_integer()) zero = r["zero_stage"].get<int>();
+  if (r.contains("grad_reduce_dtype") && r["grad_reduce_dtype"].is_string())
+    job["grad_reduce_dtype"] = r["grad_reduce_dtype"];
   // Micro-batch not stated: one sequence per micro-batch with a pipeline (what Megatron runs), the
   // whole local batch without one.
   // torchtitan splits the local batch into as many micro-batches as pipeline stages unless told
