@@ -75,13 +75,15 @@ std::vector<Run> load_runs(const std::string& path, const Catalog& catalog) {
     run.requests = r.value("requests", 0.0);
     const std::string gpu = r.at("gpu").get<std::string>();
     const int gpus = r.at("gpus").get<int>();
-    const json job = {{"kind", "inference"},
-                      {"prompt_len", r.at("prompt_len")},
-                      {"output_len", r.at("output_len")},
-                      {"concurrent", r.at("concurrent")},
-                      {"precision", r.at("precision")},
-                      {"kv_cache_precision", r.at("kv_cache_precision")},
-                      {"engine", r.at("engine")}};
+    json job = {{"kind", "inference"},
+                {"prompt_len", r.at("prompt_len")},
+                {"output_len", r.at("output_len")},
+                {"concurrent", r.at("concurrent")},
+                {"precision", r.at("precision")},
+                {"kv_cache_precision", r.at("kv_cache_precision")},
+                {"engine", r.at("engine")}};
+    // The engine's sequence cap where the run set it (vLLM --max-num-seqs, ...).
+    if (r.contains("engine_batch_limit")) job["engine_batch_limit"] = r.at("engine_batch_limit");
     // A one-GPU run is a machine without a GPU link (the catalog's rule: fabric "none", no NVLink
     // figure); nothing of a plan on one GPU reads the link. Otherwise the GPUs' own link figure
     // (the planner takes the catalog GPU's when the custom hardware states none: NVLink 4 on H100,
@@ -117,7 +119,7 @@ double predict(const Run& run, const planner::EngineProfile& profile, const plan
   const int nodes = *w.nodes;
   const planner::Layout l = planner::complete_layout(w, nodes * hw.instance.gpu_count);
   auto prepared = planner::prepare_hardware(hw, w.job, k, nullptr, false);
-  prepared.engine_profile = profile;
+  prepared.engine_profile = planner::with_batch_limit(profile, w.job.engine_batch_limit);
   planner::Estimate e = planner::estimate(planner::prepare_model(w.model, w.job), prepared, nodes, l, k);
   // A max-throughput run whose pool holds more sequences than the benchmark sends: it runs them all.
   if (w.job.concurrent_max && run.requests > 0 && e.sequences * l.dp > run.requests) {

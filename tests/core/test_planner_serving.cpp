@@ -364,7 +364,31 @@ TEST_CASE("a serving plan carries the band of its engine's published runs of tha
   CHECK(high(fp8_plan) == Approx(1.105).margin(0.005));
 
   const json vllm = planner::plan_json(serve(64, "vllm"), catalog);
-  CHECK(low(vllm) == Approx(0.754).margin(0.005));
-  CHECK(high(vllm) == Approx(1.396).margin(0.005));
+  CHECK(low(vllm) == Approx(0.575).margin(0.005));
+  CHECK(high(vllm) == Approx(1.174).margin(0.005));
   CHECK(vllm["interval"]["basis"].get<std::string>().find("vllm serving runs of dense") != std::string::npos);
+}
+
+// The engine's sequence cap as the job sets it (vLLM --max-num-seqs and its kin): max-throughput
+// mode then stops at that cap, or at the KV pool where the pool holds fewer; without it, the profile's.
+TEST_CASE("job.engine_batch_limit replaces the engine profile's sequence cap, within what the KV pool holds") {
+  const Catalog catalog = Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
+  json doc = json::parse(R"({"model": {"preset": "llama3.1-8b"},
+      "job": {"kind": "inference", "prompt_len": 128, "output_len": 512, "concurrent": "max", "engine": "vllm"},
+      "hardware": {"instance": "aws:p5.48xlarge"}, "layout": {"tp": 1, "pp": 1}})");
+  const json by_profile = planner::plan_json(doc, catalog);
+  CHECK(by_profile["max_concurrent_limit"] == "engine_batch_limit");
+  CHECK(by_profile["max_concurrent"] == 256 * by_profile["layout"]["dp"].get<int>());  // vLLM's max_num_seqs
+  doc["job"]["engine_batch_limit"] = 1024;
+  const json raised = planner::plan_json(doc, catalog);
+  CHECK(raised["max_concurrent"].get<int>() > by_profile["max_concurrent"].get<int>());
+  CHECK(raised["max_concurrent"].get<int>() <= 1024 * raised["layout"]["dp"].get<int>());
+  doc["job"]["engine_batch_limit"] = 16;
+  const json lowered = planner::plan_json(doc, catalog);
+  CHECK(lowered["max_concurrent"] == 16 * lowered["layout"]["dp"].get<int>());
+  CHECK(lowered["max_concurrent_limit"] == "engine_batch_limit");
+  CHECK(lowered["tokens_per_s"].get<double>() < by_profile["tokens_per_s"].get<double>());
+  // A cap the KV pool cannot reach leaves the pool as the limit.
+  doc["job"]["engine_batch_limit"] = 16777216;
+  CHECK(planner::plan_json(doc, catalog)["max_concurrent_limit"] == "kv_pool");
 }

@@ -54,6 +54,15 @@ BAD_DOCUMENTS = [
     ({"job": {"kind": "pretrain", "seq_len": object(), "global_batch": 512, "tokens": 1e12}}, "job.seq_len"),
     ({"job": {"kind": "pretrain", "seq_len": float("nan"), "global_batch": 512, "tokens": 1e12}}, "job.seq_len"),
     ({"hardware": {"instance": "aws:p5.48xlarge", "nodes": 0}}, "hardware.nodes"),
+    # The engine's sequence cap is a serving input: on a training job, or below 1, an error naming it.
+    ({"job": {"kind": "pretrain", "seq_len": 8192, "global_batch": 512, "engine_batch_limit": 256}},
+     "job.engine_batch_limit"),
+    ({"job": {"kind": "inference", "prompt_len": 128, "output_len": 128, "engine_batch_limit": 0}},
+     "job.engine_batch_limit"),
+    ({"job": {"kind": "inference", "prompt_len": 128, "output_len": 128, "engine_batch_limit": 2 ** 31}},
+     "job.engine_batch_limit"),
+    ({"job": {"kind": "inference", "prompt_len": 128, "output_len": 128, "engine_batch_limit": "256"}},
+     "job.engine_batch_limit"),
 ]
 BAD_LAYOUTS = [
     ({"layout": {"tp": 8, "pp": 4, "dp": 3}}, "layout"),

@@ -263,6 +263,11 @@ def test_openapi_workload_schema_is_the_data_schema(server):
     (lambda w: w["job"].update(tokens=1e19), "job.tokens"),
     (lambda w: w["job"].update(seq_len=2 ** 25), "job.seq_len"),
     (lambda w: w["job"].update(engine="vllm"), "job.engine"),
+    (lambda w: w["job"].update(engine_batch_limit=512), "job.engine_batch_limit"),
+    # The engine's sequence cap: an integer of at least 1, on a serving job.
+    (lambda w: w["job"].update(engine_batch_limit=0), "job.engine_batch_limit", "serving"),
+    (lambda w: w["job"].update(engine_batch_limit=2.5), "job.engine_batch_limit", "serving"),
+    (lambda w: w["job"].update(engine_batch_limit="max"), "job.engine_batch_limit", "serving"),
     # A serving workload refuses the training-only fields, in the job and in the layout.
     (lambda w: w["job"].update(framework="megatron-core"), "job.framework", "serving"),
     (lambda w: w.update(layout={"zero": 1}), "layout.zero", "serving"),

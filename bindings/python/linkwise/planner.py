@@ -274,8 +274,8 @@ class Plan(Record):
                                           "lower (job.concurrent \"max\" plans at it).")
     max_concurrent_limit = Field[Optional[str]]("Inference: what sets max_concurrent: 'kv_pool' (the KV cache "
                                                 "is full) or 'engine_batch_limit' (the engine's cap on "
-                                                "sequences per step: vLLM's max_num_seqs 256, TensorRT-LLM's "
-                                                "max_batch_size 2048).")
+                                                "sequences per step: job.engine_batch_limit where set, else "
+                                                "vLLM's max_num_seqs 256, TensorRT-LLM's max_batch_size 2048).")
     concurrent_is_max = Field[Optional[bool]]("Inference: True when job.concurrent was \"max\".")
     why = Field[Optional[str]]("recommend(): why this plan ranks here, in words.")
 

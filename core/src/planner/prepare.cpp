@@ -197,7 +197,7 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
                   (mismatch->field == "job.precision" ? "GPU " + gpu.id + ": " : std::string()) + mismatch->reason);
   if (job.kind == JobKind::inference) {
     p.engine = resolve(job.engine, gpu);
-    p.engine_profile = engine_profile(p.engine);
+    p.engine_profile = with_batch_limit(engine_profile(p.engine), job.engine_batch_limit);
   }
   double peak_tflops = bf16;
   if (job.precision == Precision::fp16) peak_tflops = fp16;

@@ -110,6 +110,11 @@ double memory_fraction(const EngineProfile& engine, int tp) noexcept {
 
 int serving_default_etp(int tp, int ep) noexcept { return ep >= 1 && ep <= tp && tp % ep == 0 ? tp / ep : 1; }
 
+EngineProfile with_batch_limit(EngineProfile profile, std::optional<int> batch_limit) noexcept {
+  if (batch_limit) profile.max_batch = *batch_limit;
+  return profile;
+}
+
 const EngineProfile& engine_profile(Engine e) noexcept {
   static const EngineProfile vllm = make_vllm(), sglang = make_sglang(), trtllm = make_trtllm();
   switch (e) {

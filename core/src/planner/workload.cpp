@@ -149,12 +149,12 @@ std::vector<std::string> string_list(const json& obj, const char* key, const std
 }
 
 Job parse_job(const json& j) {
-  reject_unknown(j, "job", {"kind",        "seq_len",         "global_batch",      "tokens",
-                            "precision",   "flash_attention", "lora_rank",         "lora_base",
-                            "prompt_len",  "output_len",      "concurrent",        "latency_target_ms",
-                            "framework",   "optimizer",       "offload",           "kv_cache_precision",
-                            "engine",      "torch_compile",   "grad_reduce_dtype", "loss",
-                            "lora_targets"});
+  reject_unknown(j, "job", {"kind",         "seq_len",           "global_batch",      "tokens",
+                            "precision",    "flash_attention",   "lora_rank",         "lora_base",
+                            "prompt_len",   "output_len",        "concurrent",        "latency_target_ms",
+                            "framework",    "optimizer",         "offload",           "kv_cache_precision",
+                            "engine",       "torch_compile",     "grad_reduce_dtype", "loss",
+                            "lora_targets", "engine_batch_limit"});
   Job job;
   const auto kind = opt_string(j, "kind", "job.kind");
   if (!kind) throw_invalid("job.kind", "job.kind is required: pretrain, finetune, lora or inference");
@@ -200,6 +200,7 @@ Job parse_job(const json& j) {
       job.concurrent = opt_int(j, "concurrent", "job.concurrent", 1, limits::kSequences).value_or(1);
     }
     if (const auto e = opt_string(j, "engine", "job.engine")) job.engine = parse_engine(*e);
+    job.engine_batch_limit = opt_int(j, "engine_batch_limit", "job.engine_batch_limit", 1, limits::kSequences);
     job.latency_target_ms = opt_number(j, "latency_target_ms", "job.latency_target_ms", limits::kLatencyMs);
     job.seq_len = job.prompt_len + job.output_len;
     job.global_batch = job.concurrent;
@@ -215,7 +216,8 @@ Job parse_job(const json& j) {
   }
   // A field of another kind of job would be ignored: an error naming it instead.
   const bool inference = job.kind == JobKind::inference;
-  for (const char* key : {"prompt_len", "output_len", "concurrent", "latency_target_ms", "engine"})
+  for (const char* key :
+       {"prompt_len", "output_len", "concurrent", "latency_target_ms", "engine", "engine_batch_limit"})
     if (!inference && j.contains(key))
       throw_invalid(std::string("job.") + key, std::string("job.") + key + " is for inference jobs");
   // The training stack's fields: a serving plan runs on job.engine, and nothing of these applies.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -76,6 +77,10 @@ struct EngineProfile {
 };
 
 const EngineProfile& engine_profile(Engine e) noexcept;  // of a resolved engine (auto_: TensorRT-LLM's)
+
+// A profile with the job's own sequence cap (job.engine_batch_limit: vLLM --max-num-seqs, SGLang
+// --max-running-requests, TensorRT-LLM --max_batch_size) in place of its default, where the job sets one.
+EngineProfile with_batch_limit(EngineProfile profile, std::optional<int> batch_limit) noexcept;
 
 // The engine's memory_fraction at a tensor-parallel size (memory_fraction_from_tp).
 double memory_fraction(const EngineProfile& engine, int tp) noexcept;

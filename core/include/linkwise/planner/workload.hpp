@@ -101,7 +101,11 @@ struct Job {
   // `"concurrent": "max"`: as many sequences as the engine's KV pool holds (max-throughput mode);
   // the plan reports the number as max_concurrent.
   bool concurrent_max = false;
-  Engine engine = Engine::auto_;            // serving engine profile (serving.hpp)
+  Engine engine = Engine::auto_;  // serving engine profile (serving.hpp)
+  // The engine's cap on the sequences one instance (replica) runs together, where the job sets it
+  // (vLLM --max-num-seqs, SGLang --max-running-requests, TensorRT-LLM --max_batch_size); none: the
+  // profile's default (vLLM 256, TensorRT-LLM 2048, SGLang memory only).
+  std::optional<int> engine_batch_limit;
   std::optional<double> latency_target_ms;  // per output token (time per output token)
   // training stack (framework.hpp): memory buffers and overlap profiles
   Framework framework = Framework::auto_;
