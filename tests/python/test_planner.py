@@ -63,6 +63,10 @@ BAD_DOCUMENTS = [
      "job.engine_batch_limit"),
     ({"job": {"kind": "inference", "prompt_len": 128, "output_len": 128, "engine_batch_limit": "256"}},
      "job.engine_batch_limit"),
+    ({"job": {"kind": "inference", "prompt_len": 128, "output_len": 128, "engine_batch_limit": float("nan")}},
+     "job.engine_batch_limit"),
+    ({"job": {"kind": "inference", "prompt_len": 128, "output_len": 128, "engine_batch_limit": -1}},
+     "job.engine_batch_limit"),
 ]
 BAD_LAYOUTS = [
     ({"layout": {"tp": 8, "pp": 4, "dp": 3}}, "layout"),

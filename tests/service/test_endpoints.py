@@ -268,6 +268,9 @@ def test_openapi_workload_schema_is_the_data_schema(server):
     (lambda w: w["job"].update(engine_batch_limit=0), "job.engine_batch_limit", "serving"),
     (lambda w: w["job"].update(engine_batch_limit=2.5), "job.engine_batch_limit", "serving"),
     (lambda w: w["job"].update(engine_batch_limit="max"), "job.engine_batch_limit", "serving"),
+    (lambda w: w["job"].update(engine_batch_limit=-1), "job.engine_batch_limit", "serving"),
+    (lambda w: w["job"].update(engine_batch_limit=1e300), "job.engine_batch_limit", "serving"),
+    (lambda w: w["job"].update(engine_batch_limit=2 ** 31), "job.engine_batch_limit", "serving"),
     # A serving workload refuses the training-only fields, in the job and in the layout.
     (lambda w: w["job"].update(framework="megatron-core"), "job.framework", "serving"),
     (lambda w: w.update(layout={"zero": 1}), "layout.zero", "serving"),
