@@ -557,7 +557,8 @@ struct MemRun {
 };
 
 std::vector<MemRun> load_memory_runs(const std::string& path, const std::string& peft_path,
-                                     const std::string& check_set_path, const Catalog& catalog) {
+                                     const std::string& workload_path, const std::string& check_set_path,
+                                     const Catalog& catalog) {
   std::vector<MemRun> out;
   std::set<std::string> ids;  // one row, one id: a figure quoted twice under one id would count twice unnoticed
   auto add = [&](const json& r, json workload, const std::string& group, bool fit, bool oom, double bytes,
@@ -654,6 +655,22 @@ std::vector<MemRun> load_memory_runs(const std::string& path, const std::string&
           oom ? 0.0 : r["measured_gb"].get<double>() * 1e9, false, true);
     }
   }
+  // Full fine-tunes as planner workloads (memory_workload_runs.json): the row's own workload, the
+  // figure compared like with like by what it counts.
+  if (!workload_path.empty()) {
+    std::ifstream in(workload_path);
+    if (!in) throw std::runtime_error("cannot read " + workload_path);
+    const json doc = json::parse(in);
+    for (const json& r : doc["runs"]) {
+      const std::string kind = r["measured_kind"].get<std::string>();
+      if (kind != "max_memory_reserved" && kind != "max_memory_allocated" && kind != "nvidia-smi" && kind != "unknown")
+        throw std::runtime_error("memory run " + r["id"].get<std::string>() + ": measured_kind " + kind);
+      const bool oom = r["oom"].get<bool>();
+      add(r, r["workload"], "check: " + r["source_group"].get<std::string>(), r["set"] == "fit", oom,
+          oom ? 0.0 : r["measured_gib"].get<double>() * 1073741824.0, kind == "max_memory_reserved",
+          kind == "max_memory_allocated");
+    }
+  }
   if (!check_set_path.empty()) {
     std::ifstream in(check_set_path);
     const json doc = json::parse(in);
@@ -724,9 +741,9 @@ void fit_memory(const std::vector<MemRun>& runs, planner::PlannerConstants& k) {
 // Prints per-group memory errors and OOM verdicts; returns false when a check threshold fails.
 bool memory_report_runs(const std::vector<MemRun>& runs, const planner::PlannerConstants& k, bool table,
                         double max_check_median, int max_oom_fits, double max_group_median,
-                        const std::map<std::string, double>& group_limits) {
+                        const std::map<std::string, double>& group_limits, double band_tolerance) {
   std::map<std::string, std::vector<double>> abs_err, signed_err;
-  std::vector<double> fit_abs;
+  std::vector<double> fit_over, check_over;
   int ooms = 0, oom_fits = 0, oom_tight = 0;
   if (table)
     std::printf("\n%-64s %5s %9s %9s %7s %s\n", "memory run", "set", "measured", "predicted", "error", "verdict");
@@ -747,7 +764,9 @@ bool memory_report_runs(const std::vector<MemRun>& runs, const planner::PlannerC
     abs_err[g].push_back(std::fabs(err));
     signed_err[g].push_back(err);
     abs_err[r.fit_set ? "ALL memory fit set" : "ALL memory check set"].push_back(std::fabs(err));
-    if (r.fit_set) fit_abs.push_back(std::fabs(err));
+    // How far the measured peak sits above the prediction (0 where the prediction is higher): the
+    // side of the error that runs a job out of memory, which is what `tight` guards.
+    (r.fit_set ? fit_over : check_over).push_back(std::max(0.0, r.measured_bytes / p.total - 1.0));
     if (table)
       std::printf("%-64s %5s %9.1f %9.1f %+6.1f%% %s\n", r.id.c_str(), r.fit_set ? "fit" : "check",
                   r.measured_bytes / 1073741824.0, p.total / 1073741824.0, 100 * err, verdict);
@@ -756,13 +775,27 @@ bool memory_report_runs(const std::vector<MemRun>& runs, const planner::PlannerC
   for (const auto& [g, v] : abs_err)
     std::printf("%-52s %4zu %9.1f%% %+9.1f%%\n", g.c_str(), v.size(), 100 * median(v),
                 signed_err.count(g) ? 100 * median(signed_err[g]) : 0.0);
-  std::sort(fit_abs.begin(), fit_abs.end());
-  if (!fit_abs.empty())
-    std::printf("memory error band (p90 |e| on the fit set): %.3f (constants: %.3f)\n",
-                fit_abs[size_t(0.9 * double(fit_abs.size() - 1))], k.memory_error_band);
+  // The band `tight` stands for is the error measured where the model was not fitted: the p90, over
+  // the check rows, of how far the measured peak exceeds the prediction (measured / predicted - 1,
+  // 0 where the prediction is higher), rounded up to the whole percent (a safety margin is never
+  // rounded down). The fit rows' p90 is printed beside it; it is smaller by construction.
+  auto p90 = [](std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return v[size_t(0.9 * double(v.size() - 1))];
+  };
+  const double check_band = std::ceil(100.0 * p90(check_over) - 1e-9) / 100.0;
+  std::printf("memory error band (p90 of measured / predicted - 1, at least 0): check set %.3f (rounded up: %.2f), "
+              "fit set %.3f (constants: %.3f)\n",
+              p90(check_over), check_band, p90(fit_over), k.memory_error_band);
   std::printf("published OOMs: %d; predicted fits %d, tight %d, no %d\n", ooms, oom_fits, oom_tight,
               ooms - oom_fits - oom_tight);
   bool ok = true;
+  if (band_tolerance >= 0 && !(std::fabs(check_band - k.memory_error_band) <= band_tolerance)) {
+    std::printf("FAIL: memory_error_band %.3f is not the check set's p90 excess rounded up, %.2f (within %.3f)\n",
+                k.memory_error_band, check_band, band_tolerance);
+    ok = false;
+  }
   if (max_check_median >= 0) {
     const double m = median(abs_err["ALL memory check set"]);
     if (!(m <= max_check_median)) {
@@ -964,8 +997,11 @@ int main(int argc, char** argv) {
   bool table = false, do_fit = false, do_fit_memory = false, bands = false;
   std::string memory_runs_path = LINKWISE_CALIBRATION_DIR "/memory_runs.json";
   std::string memory_peft_runs_path = LINKWISE_CALIBRATION_DIR "/memory_peft_runs.json";
+  std::string memory_workload_runs_path = LINKWISE_CALIBRATION_DIR "/memory_workload_runs.json";
   double max_memory_median = -1;
   int max_oom_fits = 0;
+  double memory_band_tolerance =
+      -1;  // --memory-band TOL: memory_error_band within TOL of the check set's p90 excess, rounded up
   int max_ran_not_fitting = -1;         // --max-ran-no: published runs (they ran) the memory model calls `no`
   double max_memory_group_median = -1;  // --memory-groups: every memory check-set group's median |error|
   std::map<std::string, double> memory_group_limits;  // --memory-group-limit NAME MAX: a named group's own ceiling
@@ -1000,10 +1036,12 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--bands")) bands = true;
     else if (!std::strcmp(argv[i], "--memory-runs") && i + 1 < argc) memory_runs_path = argv[++i];
     else if (!std::strcmp(argv[i], "--memory-peft-runs") && i + 1 < argc) memory_peft_runs_path = argv[++i];
+    else if (!std::strcmp(argv[i], "--memory-workload-runs") && i + 1 < argc) memory_workload_runs_path = argv[++i];
     else if (!std::strcmp(argv[i], "--memory-check") && i + 2 < argc) {
       max_memory_median = std::atof(argv[++i]);
       max_oom_fits = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--memory-groups") && i + 1 < argc) max_memory_group_median = std::atof(argv[++i]);
+    else if (!std::strcmp(argv[i], "--memory-band") && i + 1 < argc) memory_band_tolerance = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--memory-group-limit") && i + 2 < argc) {
       const std::string name = argv[++i];
       memory_group_limits["check: " + name] = std::atof(argv[++i]);
@@ -1030,7 +1068,8 @@ int main(int argc, char** argv) {
                    "[--fit-cdna] [--fit-blackwell] [--fit-gb300] [--check-gb300 TOL] [--fit-on "
                    "all|half-a|half-b|mosaicml] [--check FIT "
                    "HOLDOUT] [--max-ran-no N] [--write-held-out FILE] [--workload ID] [--memory-runs FILE] "
-                   "[--memory-peft-runs FILE] [--fit-memory] [--memory-check MEDIAN OOM_FITS] [--memory-groups MAX] "
+                   "[--memory-peft-runs FILE] [--memory-workload-runs FILE] [--fit-memory] [--memory-check MEDIAN "
+                   "OOM_FITS] [--memory-band TOL] [--memory-groups MAX] "
                    "[--memory-group-limit NAME MAX] [--scale-check LO HI] [--bands]\n",
                    argv[0]);
       return 2;
@@ -1198,11 +1237,12 @@ int main(int argc, char** argv) {
   if (table) memory_report(catalog);
 
   bool memory_ok = true;
-  if (table || do_fit_memory || max_memory_median >= 0 || max_memory_group_median >= 0) {
-    const std::vector<MemRun> mem = load_memory_runs(memory_runs_path, memory_peft_runs_path, check_set_path, catalog);
+  if (table || do_fit_memory || max_memory_median >= 0 || max_memory_group_median >= 0 || memory_band_tolerance >= 0) {
+    const std::vector<MemRun> mem =
+        load_memory_runs(memory_runs_path, memory_peft_runs_path, memory_workload_runs_path, check_set_path, catalog);
     if (do_fit_memory) fit_memory(mem, k);
     memory_ok = memory_report_runs(mem, k, table, max_memory_median, max_oom_fits, max_memory_group_median,
-                                   memory_group_limits);
+                                   memory_group_limits, memory_band_tolerance);
   }
 
   if (bands) {

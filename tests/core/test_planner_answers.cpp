@@ -78,12 +78,13 @@ TEST_CASE("an empty recommend says why, per instance type") {
   fastest["constraints"]["instances"] = {"aws:p5.48xlarge"};
   const json quickest = planner::recommend_json(fastest, catalog, 1);
   REQUIRE(quickest["results"].size() == 1);
-  // recommend may trade a little speed for a memory setting outside the error band ("tight"); the
-  // best time found counts every setting, so it is at most the offered plan's and close to it (3%
-  // here: the fastest layout, tp 4 pp 8 ZeRO-1, is tight on memory; the offered one is not).
+  // recommend may trade some speed for a memory setting outside the error band ("tight"); the
+  // best time found counts every setting, so it is at most the offered plan's and close to it (10%
+  // here: the fastest layouts hold more than 1 / 1.28 of the card, inside the 28% band; the offered
+  // one does not).
   const double offered_hours = quickest["results"][0]["job_hours"].get<double>();
   CHECK(best_hours <= offered_hours * (1 + 1e-9));
-  CHECK(best_hours == Approx(offered_hours).epsilon(0.05));
+  CHECK(best_hours == Approx(offered_hours).epsilon(0.15));
   CHECK(quickest["results"][0]["memory_verdict"] == "fits");
 
   // One A100 without a stated network: memory on one node, and why only one node was tried.

@@ -169,10 +169,10 @@ TEST_CASE("max-throughput mode is tight only where the memory outside the engine
   CHECK(detail.find("KV pool cannot hold one sequence") != std::string::npos);
   CHECK(detail.find("short by -") == std::string::npos);
   // Weights that leave the band no room stay tight in max mode: 76B parameters in fp8 on one H100
-  // (Llama 3.1 70B's 70.6 GB of fp8 weights leave it room: fits).
+  // (60B parameters, 60 GB of fp8 weights, leave it room: fits).
   json big = doc;
   big["job"]["precision"] = "fp8";
-  big["model"] = {{"preset", "llama3.1-70b"}};
+  big["model"] = {{"params_b", 60}};
   CHECK(planner::plan_json(big, catalog)["memory_verdict"] == "fits");
   big["model"] = {{"params_b", 76}};
   const json b = planner::plan_json(big, catalog);

@@ -29,7 +29,13 @@ const PlannerConstants& default_constants() {
     c.nccl_gb_per_communicator = 0.35;
     c.allocator_dynamic_fraction = 0.25;
     c.allocator_static_fraction = 0.03;
-    c.memory_error_band = 0.10;
+    // `tight`'s band: how far a measured peak may sit above the prediction, the p90 over the memory
+    // check set (rows never fitted: BigScience tr11 check rows, litgpt LoRA/QLoRA, torchtitan peaks,
+    // full fine-tunes of tests/calibration/memory_workload_runs.json) of measured / predicted - 1 (0
+    // where the prediction is higher), 0.271 over 100 rows, rounded up to the whole percent. The fit
+    // set's p90 (0.079) is small by construction. ctest planner_calibration_memory holds the constant
+    // to the data (--memory-band); docs/calibration.md "The memory error band".
+    c.memory_error_band = 0.28;
 
     // Compute: fit by `linkwise_calibrate --fit` (tests/calibration/calibrate.cpp) on all 246 runs
     // of tests/calibration/training_runs.json (MosaicML llm-foundry benchmark tables on

@@ -14,7 +14,7 @@ struct PlannerConstants {
   double nccl_gb_per_communicator = 0;    // NCCL channel buffers of one communicator at Ampere's channel count
   double allocator_dynamic_fraction = 0;  // caching-allocator reserve over short-lived tensors (activations, logits)
   double allocator_static_fraction = 0;   // ... over long-lived ones (weights, gradients, optimizer states)
-  double memory_error_band = 0;  // |measured/predicted - 1| the memory model stays within (p90 on its fit set): `tight`
+  double memory_error_band = 0;  // how far a measured peak may exceed the prediction (p90 on the check set): `tight`
 
   // --- compute (GEMM roofline with shape-dependent terms) ---
   double gemm_efficiency_ampere = 0;  // achievable fraction of dense peak for large 16-bit GEMMs
