@@ -73,7 +73,8 @@ std::string interval_words(const planner::Plan& p) {
   std::string s = "p10-p90: tokens/s " + count(p.tokens_per_s_interval.p10) + "-" + count(p.tokens_per_s_interval.p90);
   if (p.usd_per_million_tokens_interval)
     s += fmt(", $%.4g", p.usd_per_million_tokens_interval->p10) +
-         fmt("-%.4g per million tokens", p.usd_per_million_tokens_interval->p90);
+         fmt("-%.4g per million ", p.usd_per_million_tokens_interval->p90) +
+         std::string(planner::counted_tokens(p.kind));
   if (p.job_hours_interval)
     s += fmt(", job %.1f", p.job_hours_interval->p10) + fmt("-%.1f h", p.job_hours_interval->p90);
   if (p.cost_usd_interval)
@@ -159,7 +160,9 @@ void print_plan(const planner::Plan& p, std::ostream& out) {
   // Price and job figures on one line, each only where known (no price: no leading ", ").
   std::vector<std::string> money;
   if (p.price_usd_per_hour) money.push_back(fmt("price $%.2f/h", *p.price_usd_per_hour));
-  if (p.usd_per_million_tokens) money.push_back(fmt("$%.4g per million tokens", *p.usd_per_million_tokens));
+  if (p.usd_per_million_tokens)
+    money.push_back(fmt("$%.4g per million ", *p.usd_per_million_tokens) +
+                    std::string(planner::counted_tokens(p.kind)));
   if (p.job_hours) money.push_back(fmt("job %.1f h", *p.job_hours));
   if (p.cost_usd) money.push_back(text::dollars(*p.cost_usd));
   if (money.empty()) money.push_back("price unknown");
@@ -320,7 +323,8 @@ void register_planner_commands(CLI::App& app) {
                   << p.nodes << " x " << p.instance << "  " << layout_words(p.layout, p.kind) << "\n  "
                   << fmt("%.6g tokens/s", p.tokens_per_s) << fmt(", MFU %.1f%%", 100 * p.mfu)
                   << fmt(", %.1f GB of ", p.memory_gb.total) << fmt("%.1f GB", p.memory_gb.capacity);
-        if (p.usd_per_million_tokens) std::cout << fmt(", $%.4g per million tokens", *p.usd_per_million_tokens);
+        if (p.usd_per_million_tokens)
+          std::cout << fmt(", $%.4g per million ", *p.usd_per_million_tokens) << planner::counted_tokens(p.kind);
         if (p.job_hours) std::cout << fmt(", %.1f h", *p.job_hours);
         if (p.cost_usd) std::cout << ", " << text::dollars(*p.cost_usd);
         if (p.memory_verdict == "tight") std::cout << ", memory tight";

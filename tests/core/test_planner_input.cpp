@@ -105,6 +105,15 @@ TEST_CASE("each bad input names its field") {
   d = good();
   d["job"]["offload"] = "optimizer_and_params";  // needs ZeRO-3
   CHECK(failing_field(d) == "job.offload");
+  for (const char* fsdp : {"fsdp", "torchtitan"}) {  // PyTorch FSDP has no optimizer-only offload
+    d = good();
+    d["job"]["framework"] = fsdp;
+    d["job"]["offload"] = "optimizer";
+    d["layout"] = {{"tp", 1}, {"pp", 1}, {"zero", 3}};
+    CHECK(failing_field(d) == "job.offload");
+    d["job"]["framework"] = "deepspeed";  // ZeRO-Offload: the same layout plans
+    CHECK(failing_field(d) == "<no error>");
+  }
   d = good();
   d["hardware"]["nodes"] = 0;
   CHECK(failing_field(d) == "hardware.nodes");

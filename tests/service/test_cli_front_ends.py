@@ -116,3 +116,12 @@ def test_a_serving_plan_says_which_limit_sets_its_concurrency(tmp_path):
     path.write_text(json.dumps(workload))
     out = run_cli("plan", str(path)).stdout
     assert "(what its KV pool holds)" in out and "batch limit" not in out, out
+
+
+def test_a_serving_plan_prices_output_tokens_and_a_training_plan_tokens():
+    """A serving job's tokens/s and cost count the tokens it generates, and say so; a training job's
+    count every token trained on."""
+    serving = run_cli("plan", str(REPO / "data" / "examples" / "inference-llama3.1-70b.json")).stdout
+    assert "per million output tokens" in serving, serving
+    training = run_cli("plan", str(REPO / "data" / "examples" / "pretrain-llama3.1-70b-p5.json")).stdout
+    assert "per million tokens" in training and "output tokens" not in training, training

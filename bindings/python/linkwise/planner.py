@@ -493,7 +493,8 @@ def _plan_html(d: Mapping[str, Any]) -> str:
         ("tokens/s", _num(d.get("tokens_per_s"), "", 0)),
         ("MFU", "unknown" if d.get("mfu") is None else f"{100 * d['mfu']:.1f}%"),
         ("price", "unknown" if d.get("price_usd_per_hour") is None else f"${d['price_usd_per_hour']:,.2f}/h"),
-        ("USD per million tokens", _num(d.get("usd_per_million_tokens"), "", 3)),
+        ("USD per million output tokens" if d.get("job_kind") == "inference" else "USD per million tokens",
+         _num(d.get("usd_per_million_tokens"), "", 3)),
     ]
     if d.get("ttft_s") is not None:
         rows += [("time to first token", _num(d.get("ttft_s"), "s", 3)),

@@ -637,7 +637,8 @@ std::string why_words(const Workload& w, const Plan& p, int rank) {
   if (obj == Objective::time) {
     std::snprintf(buf, sizeof buf, "#%d by time: %.0f tokens/s", rank, p.tokens_per_s);
   } else {
-    std::snprintf(buf, sizeof buf, "#%d by cost: $%.3f per million tokens", rank, p.usd_per_million_tokens.value_or(0));
+    std::snprintf(buf, sizeof buf, "#%d by cost: $%.3f per million %s", rank, p.usd_per_million_tokens.value_or(0),
+                  std::string(counted_tokens(p.kind)).c_str());
   }
   out = buf;
   if (p.job_hours) {

@@ -619,6 +619,13 @@ StackProblem stack_problem(const Job& job, int pp, int zero) {
   // partition to move.
   if (job.offload == Offload::optimizer && zero == 0)
     return {"job.offload", "job.offload optimizer needs layout.zero 1, 2 or 3 (ZeRO-Offload)"};
+  // PyTorch FSDP's CPUOffload moves the parameters with their gradients and optimizer states
+  // (offload_params; FSDP2's CPUOffloadPolicy): it has no optimizer-only mode.
+  if (job.offload == Offload::optimizer && (job.framework == Framework::fsdp || job.framework == Framework::torchtitan))
+    return {"job.offload", "job.offload optimizer is DeepSpeed's ZeRO-Offload; job.framework " +
+                               std::string(to_string(job.framework)) +
+                               " (PyTorch FSDP) offloads the parameters with the optimizer states: use "
+                               "optimizer_and_params with layout.zero 3, or job.framework deepspeed"};
   if (pp > 1) {
     // DeepSpeed's pipeline engine runs ZeRO-1 at most ("ZeRO-2 and ZeRO-3 are incompatible with
     // pipeline parallelism", deepspeed/runtime/pipe/engine.py); Accelerate's own training loop

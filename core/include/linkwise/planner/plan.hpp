@@ -46,6 +46,12 @@ struct BandwidthSource {
   std::string intra_node, inter_node, hbm;  // "claimed: catalog <url> ..." or "measured: <report>"
 };
 
+// What a plan's tokens/s and cost per million tokens count: every token trained on, or the output
+// tokens a serving job generates (prompt tokens are work, not product).
+constexpr std::string_view counted_tokens(JobKind kind) noexcept {
+  return kind == JobKind::inference ? "output tokens" : "tokens";
+}
+
 struct Plan {
   std::string model;
   double params_b = 0, active_params_b = 0;  // total and per token (MoE: top_k of the routed experts)
