@@ -50,10 +50,10 @@
             'gradients (2) and weights (3) are sharded over the data-parallel GPUs. ' +
             'offload: ZeRO-Offload, optimizer states (and with "params" the weights) kept in CPU memory, the optimizer step run there.',
     step: 'time of one optimizer step (one global batch)',
-    decode: 'time per output token: one engine step that decodes every running sequence',
+    decode: 'time per output token in a steady stream of the plan\'s concurrent requests: the decode steps, with the other requests\' prefill chunks that share them',
     mfu: 'model FLOPs utilisation: the model\'s useful FLOPs per second as a share of the GPUs\' dense peak',
-    ttft: 'TTFT idle: time to first token of one request on an idle engine. TTFT under load: the mean time to first token when ' +
-          'the plan\'s concurrent requests arrive together, each waiting behind the prefills ahead of it (often 100× the idle figure)',
+    ttft: 'TTFT idle: time to first token of one request on an idle engine. TTFT under load: the mean time to first token in a ' +
+          'steady stream of the plan\'s concurrent requests (a new one as one finishes), queued behind the other arrivals\' prefills',
     margin: 'GPU memory left per GPU after the planner\'s predicted peak',
     tight: 'fits, but inside the memory model\'s measured error band: it may run out of memory',
     host: 'host not checked: the catalog gives no memory or vCPU figure for this host, so the offloaded states were not ' +
@@ -502,7 +502,7 @@
       ['#', 'rank by the objective', true],
       ['Instance', 'instance type (provider:name; custom hardware when the workload describes its own), its nodes × GPUs per node'],
       ['Layout', GLOSSARY.layout],
-      [(training ? 'Step' : 'Decode step') + ` (${stepCol.unit})`, training ? GLOSSARY.step : GLOSSARY.decode, true],
+      [(training ? 'Step' : 'Per output token') + ` (${stepCol.unit})`, training ? GLOSSARY.step : GLOSSARY.decode, true],
       [`Job time (${jobCol.unit})`, 'wall-clock time of the whole job (its tokens)', true],
       ['Cost', 'price of the machines for the job time', true],
       ['$/M tokens', 'cost per million tokens processed (training) or generated (inference)', true],
@@ -735,7 +735,7 @@
       intervalText(p),
       h('div', {class: 'summary'},
         [[layoutText(p.layout, p.job_kind === 'inference', lastOffload), 'layout'],
-         [inColumn('step', p.job_kind === 'inference' ? (p.tpot_s ?? p.step_time_s) : p.step_time_s), p.job_kind === 'inference' ? 'decode step' : 'step'],
+         [inColumn('step', p.job_kind === 'inference' ? (p.tpot_s ?? p.step_time_s) : p.step_time_s), p.job_kind === 'inference' ? 'per output token' : 'step'],
          [num(p.tokens_per_s, 0), 'tokens/s (whole job)'], [p.job_kind === 'inference' ? inColumn('ttft', p.ttft_s) : num(p.mfu * 100, 1) + '%', p.job_kind === 'inference' ? 'time to first token, idle' : 'MFU'],
          ...(p.job_kind !== 'inference' && p.framework ? [[p.framework, 'stack the step is planned as']] : []),
          ...(p.job_kind === 'inference' ? [[inColumn('ttft_load', p.ttft_under_load_s), 'time to first token under load'],

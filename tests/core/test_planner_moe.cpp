@@ -692,6 +692,15 @@ TEST_CASE("a catalog NVL72 offering wins wide-EP serving because of its NVLink d
   const json r_cut = planner::recommend_json(doc, without_domain, 2, nullptr, planner::Grouping::instance);
   REQUIRE_FALSE(r_cut["results"].empty());
   CHECK(r_cut["results"][0]["instance"] == hgx.id);
+  // The trays' NVLink between instances holds only in one rack: the winning plan says so, the
+  // 8-GPU node's does not (its domain ends at the instance).
+  auto rack_warning = [](const json& plan) {
+    for (const json& w : plan["warnings"])
+      if (w.get<std::string>().find("ask for rack placement") != std::string::npos) return true;
+    return false;
+  };
+  CHECK(rack_warning(best));
+  CHECK_FALSE(rack_warning(r_cut["results"][0]));
 }
 
 TEST_CASE("hai-llm keeps what DeepSeek-V3's report says it keeps, term by term") {

@@ -264,7 +264,7 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
   plan.mfu = plan.model_tflops_per_gpu * units::kFlopsPerTflop / p.peak_flops;
   if (w.job.kind == JobKind::inference) {
     plan.ttft_s = e.ttft;
-    plan.tpot_s = e.tpot;
+    plan.tpot_s = e.itl;
     plan.decode_tokens_per_s = e.decode_tokens_per_s;
     plan.ttft_under_load_s = e.ttft_under_load;
     const Engine engine = resolve(w.job.engine, hw.gpu);
@@ -287,9 +287,9 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
                               fmt("%.0f sequences", e.max_sequences) +
                               "): it would queue or preempt requests; \"concurrent\": \"max\" plans at that limit");
     if (w.job.latency_target_ms) {
-      plan.meets_latency_target = e.tpot * 1000.0 <= *w.job.latency_target_ms;
+      plan.meets_latency_target = e.itl * 1000.0 <= *w.job.latency_target_ms;
       if (!*plan.meets_latency_target)
-        plan.why_not.push_back(fmt("time per output token %.1f ms exceeds ", e.tpot * 1000) +
+        plan.why_not.push_back(fmt("time per output token %.1f ms exceeds ", e.itl * 1000) +
                                fmt("the %g ms target", *w.job.latency_target_ms));
       if (!*plan.meets_latency_target) plan.why_not_reasons.push_back(Reason::latency_target);
     }
@@ -339,10 +339,22 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
         "fp4 training: GEMMs at the FP4 peak as in NVIDIA's NVFP4 pre-training recipe (arXiv 2509.25149), "
         "which keeps some layers in 16-bit; weights, gradients and optimizer states stay 16/32-bit");
   if (w.model.layers % ((long long)l.pp * l.virtual_stages) != 0)
-    plan.warnings.push_back("pp x virtual_stages = " + std::to_string(l.pp * l.virtual_stages) +
-                            " does not divide the " + std::to_string(w.model.layers) +
-                            " layers: stages are uneven (Megatron's first/last-stage split); the heaviest, " +
-                            std::to_string((w.model.layers + l.pp - 1) / l.pp) + " layers, sets the pace");
+    plan.warnings.push_back(
+        (w.job.kind == JobKind::inference
+             ? "pp = " + std::to_string(l.pp) + " does not divide the " + std::to_string(w.model.layers) +
+                   " layers: stages are uneven; the heaviest, "
+             : "pp x virtual_stages = " + std::to_string(l.pp * l.virtual_stages) + " does not divide the " +
+                   std::to_string(w.model.layers) +
+                   " layers: stages are uneven (Megatron's first/last-stage split); the heaviest, ") +
+        std::to_string((w.model.layers + l.pp - 1) / l.pp) + " layers, sets the pace");
+  // A rack-scale NVLink domain rented as several instances (GB200/GB300 trays): the plan's traffic
+  // between them rides NVLink only where the provider places them in one rack.
+  if (nodes > 1 && p.nvlink_domain_gpus > p.gpus_per_node)
+    plan.warnings.push_back("the plan runs NVLink between its " + std::to_string(nodes) + " instances (a " +
+                            std::to_string(p.nvlink_domain_gpus) +
+                            "-GPU rack-scale domain): that holds only where the provider places them in one "
+                            "rack, one NVLink (IMEX) domain; ask for rack placement, or the traffic crosses the "
+                            "network");
   const std::string architecture(to_string(hw.gpu.architecture));
   const Architecture arch = hw.gpu.architecture;
   if (w.job.kind == JobKind::inference) {

@@ -157,8 +157,8 @@ double objective(const Context& cx, const PreparedHardware& hw, int nodes, doubl
 Verdict meets_constraints(const Context& cx, const PreparedHardware& hw, int nodes, const Estimate& e, Tally& t) {
   const Constraints& c = cx.w.constraints;
   const Job& job = cx.w.job;
-  if (job.kind == JobKind::inference && job.latency_target_ms && e.tpot * 1000.0 > *job.latency_target_ms) {
-    t.best_tpot_ms = std::min(t.best_tpot_ms, e.tpot * 1000.0);
+  if (job.kind == JobKind::inference && job.latency_target_ms && e.itl * 1000.0 > *job.latency_target_ms) {
+    t.best_tpot_ms = std::min(t.best_tpot_ms, e.itl * 1000.0);
     return Verdict::latency;
   }
   if (job.tokens) {

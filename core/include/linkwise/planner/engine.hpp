@@ -158,10 +158,12 @@ struct Estimate {
   double model_flops_per_step = 0, hardware_flops_per_step = 0;  // all GPUs
   double gemm_time_fraction = 0;  // share of compute spent in GEMMs (for the bottleneck words)
   // inference
-  double ttft = 0, tpot = 0, decode_tokens_per_s = 0;
-  double ttft_under_load = 0;                 // mean time to first token when `sequences` requests arrive at once
-  double sequences = 0;                       // per replica, decoded together (set by estimate_memory)
-  double max_sequences = 0;                   // per replica: what the engine's KV pool holds at the job's lengths
+  double ttft = 0, decode_tokens_per_s = 0;
+  double tpot = 0;  // one decode step of the running batch (the time per output token where nothing shares it)
+  double itl = 0;   // time per output token in the steady stream: other requests' prefill chunks share the steps
+  double ttft_under_load = 0;  // mean time to first token in that stream (queueing behind other prefills)
+  double sequences = 0;        // per replica, decoded together (set by estimate_memory)
+  double max_sequences = 0;    // per replica: what the engine's KV pool holds at the job's lengths
   bool max_sequences_at_batch_limit = false;  // ... cut to the engine's batch limit (vLLM max_num_seqs), not the pool
   // Bytes one decode step reads per GPU: the weights (a MoE layer's experts only where its batch
   // routes tokens) and the KV cache of the running sequences at their mean context.
