@@ -278,3 +278,38 @@ TEST_CASE("an unknown preset or instance inside a workload is an unknown referen
     CHECK(e.kind() == ErrorKind::not_found);
   }
 }
+
+TEST_CASE("a job longer than the model's stated context is planned with a warning naming it") {
+  const Catalog catalog = small_catalog();
+  auto context_warning = [](const json& plan) -> std::string {
+    for (const json& w : plan["warnings"])
+      if (w.get<std::string>().find("context window") != std::string::npos) return w.get<std::string>();
+    return "";
+  };
+  // Llama 2 70B (4096 tokens, its model card) fine-tuned at 32k: planned, with the warning.
+  json lora = json::parse(R"({"model": {"preset": "llama2-70b"},
+      "job": {"kind": "lora", "seq_len": 32768, "global_batch": 8, "lora_rank": 16},
+      "hardware": {"instance": "aws:p5.48xlarge", "nodes": 1}, "layout": {"tp": 8, "pp": 1, "recompute": "full"}})");
+  const std::string beyond = context_warning(planner::plan_json(lora, catalog));
+  CHECK(beyond.find("job.seq_len 32768 exceeds llama2-70b's 4096-token context window") != std::string::npos);
+  lora["job"]["seq_len"] = 4096;
+  CHECK(context_warning(planner::plan_json(lora, catalog)).empty());
+  // Qwen3: 32768 natively, 131072 with YaRN (its card): the warning says which applies.
+  json serve = json::parse(R"({"model": {"preset": "qwen3-32b"},
+      "job": {"kind": "inference", "prompt_len": 60000, "output_len": 1000, "concurrent": 4},
+      "hardware": {"instance": "aws:p5.48xlarge", "nodes": 1}, "layout": {"tp": 8, "pp": 1}})");
+  CHECK(
+      context_warning(planner::plan_json(serve, catalog)).find("131072-token one its card documents with YaRN needs") !=
+      std::string::npos);
+  serve["job"]["prompt_len"] = 200000;
+  CHECK(context_warning(planner::plan_json(serve, catalog)).find("YaRN too") != std::string::npos);
+  // A custom shape states its own; without it nothing is known and nothing is said.
+  json custom = lora;
+  custom["model"] = {{"params_b", 7}, {"context_tokens", 8192}};
+  custom["job"]["seq_len"] = 16384;
+  CHECK(context_warning(planner::plan_json(custom, catalog)).find("8192-token") != std::string::npos);
+  custom["model"].erase("context_tokens");
+  CHECK(context_warning(planner::plan_json(custom, catalog)).empty());
+  // The presets carry it: linkwise models --json, GET /v1/models.
+  CHECK(planner::preset_json("llama3.1-8b")["context_tokens"] == 131072);
+}

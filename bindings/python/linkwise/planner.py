@@ -526,7 +526,8 @@ def _report_dict(report: Any) -> Optional[JsonDict]:
 
 def models() -> List[JsonDict]:
     """The model presets (``linkwise models --json``): name, shapes, attention, moe, params_b,
-    active_params_b and the source of each."""
+    active_params_b, context_tokens (the context its publisher states; plans warn beyond it) and the
+    source of each."""
     return _core.models()
 
 

@@ -238,6 +238,57 @@ const std::vector<ModelShape>& presets() {
     ds.head_dim_explicit = 128;
     ds.v_head_dim_explicit = 128;
     v.push_back(std::move(ds));
+    // Context windows as the publishers state them (model cards, papers; the config.json
+    // max_position_embeddings where the card says no more), sourced 2026-12-01:
+    // - GPT-3: n_ctx 2048 (Brown et al. 2020, arXiv 2005.14165, section 2.1).
+    // - Llama 2: 4096 (model cards, config.json max_position_embeddings 4096).
+    // - Llama 3.1 / 3.3: 128k = 131072 (model cards; config.json 131072).
+    // - Mistral 7B v0.1: 8192 (Jiang et al. 2023, arXiv 2310.06825 Table 1, context_len; config 32768
+    //   with a 4096-token sliding window). Mistral Large 2 (2407): 128k (card; config 131072).
+    // - Qwen2.5 base 7B/32B/72B: 131072 (config.json). Qwen3: 32768 natively, 131072 with YaRN
+    //   (model cards; config 40960 leaves room for output).
+    // - Gemma 3 27B: 128K (card; transformers' Gemma3TextConfig default 131072).
+    // - Mixtral 8x7B: 32k (Jiang et al. 2024, arXiv 2401.04088; config 32768); 8x22B: 64K (Mistral's
+    //   launch post; config 65536).
+    // - Llama 4 Scout: 10M, Maverick: 1M (model cards; the Instruct configs 10485760 / 1048576).
+    // - gpt-oss: 131072 (config, YaRN applied; model card 128k). DeepSeek-V3: 128K (card; config
+    //   163840 with YaRN factor 40).
+    struct Window {
+      const char* name;
+      int tokens, extended;
+    };
+    constexpr Window kWindows[] = {
+        {"gpt3-175b", 2048, 0},
+        {"llama2-7b", 4096, 0},
+        {"llama2-13b", 4096, 0},
+        {"llama2-70b", 4096, 0},
+        {"llama3.1-8b", 131072, 0},
+        {"llama3.1-70b", 131072, 0},
+        {"llama3.1-405b", 131072, 0},
+        {"llama3.3-70b", 131072, 0},
+        {"mistral-7b", 8192, 0},
+        {"mistral-large-2", 131072, 0},
+        {"qwen2.5-7b", 131072, 0},
+        {"qwen2.5-32b", 131072, 0},
+        {"qwen2.5-72b", 131072, 0},
+        {"qwen3-32b", 32768, 131072},
+        {"gemma3-27b", 131072, 0},
+        {"mixtral-8x7b", 32768, 0},
+        {"mixtral-8x22b", 65536, 0},
+        {"qwen3-30b-a3b", 32768, 131072},
+        {"qwen3-235b-a22b", 32768, 131072},
+        {"llama4-scout", 10485760, 0},
+        {"llama4-maverick", 1048576, 0},
+        {"gpt-oss-20b", 131072, 0},
+        {"gpt-oss-120b", 131072, 0},
+        {"deepseek-v3", 131072, 0},
+    };
+    for (ModelShape& m : v)
+      for (const Window& w : kWindows)
+        if (m.name == w.name) {
+          m.context_tokens = w.tokens;
+          m.context_tokens_extended = w.extended;
+        }
     return v;
   }();
   return all;
@@ -249,6 +300,12 @@ namespace {
 int shape_int(const nlohmann::json& model, const char* key, long long maximum) {
   const std::string field = std::string("model.") + key;
   return static_cast<int>(json_fields::integer_in(model.at(key), field, 1, maximum));
+}
+
+// model.context_tokens: the context the model supports, where the workload states it (0: unknown).
+int context_tokens(const nlohmann::json& model) {
+  const nlohmann::json* v = json_fields::member_or_null(model, "context_tokens");
+  return v ? static_cast<int>(json_fields::integer_in(*v, "model.context_tokens", 1, 1LL << 30)) : 0;
 }
 
 bool shape_bool(const nlohmann::json& model, const char* key) {
@@ -438,7 +495,7 @@ ModelShape parse_model(const nlohmann::json& model) {
     throw_invalid("model", "model must be an object: {\"preset\": ...}, {\"params_b\": ...} or explicit shapes");
   static constexpr const char* kShapeFields[] = {"layers",     "hidden",    "heads",     "kv_heads",
                                                  "ffn_hidden", "vocab",     "gated_mlp", "tied_embeddings",
-                                                 "dropout",    "attention", "moe"};
+                                                 "dropout",    "attention", "moe",       "context_tokens"};
   for (auto it = model.begin(); it != model.end(); ++it) {
     const std::string& key = it.key();
     const bool known = key == "preset" || key == "params_b" || key == "name" ||
@@ -447,7 +504,7 @@ ModelShape parse_model(const nlohmann::json& model) {
       throw_invalid("model." + key,
                     "unknown field 'model." + key +
                         "'; expected preset, params_b, name or the shapes layers, hidden, heads, kv_heads, "
-                        "ffn_hidden, vocab, gated_mlp, tied_embeddings, dropout, attention, moe");
+                        "ffn_hidden, vocab, gated_mlp, tied_embeddings, dropout, attention, moe, context_tokens");
   }
   if (const auto* p = json_fields::member_or_null(model, "preset")) {
     for (const auto& [key, value] : model.items())
@@ -464,7 +521,7 @@ ModelShape parse_model(const nlohmann::json& model) {
   }
   if (const auto* p = json_fields::member_or_null(model, "params_b")) {
     for (const auto& [key, value] : model.items())
-      if (key != "params_b" && key != "vocab" && key != "name")
+      if (key != "params_b" && key != "vocab" && key != "name" && key != "context_tokens")
         throw_invalid("model." + key, "model.params_b derives the whole shape of a dense model; model." + key +
                                           " cannot be given with it (give params_b, or every shape field; a "
                                           "mixture-of-experts model needs its shape: model.moe, or a preset)");
@@ -473,6 +530,7 @@ ModelShape parse_model(const nlohmann::json& model) {
     ModelShape m = shape_from_params(params_b, vocab);
     if (const auto* name = json_fields::member_or_null(model, "name"))
       m.name = json_fields::string(*name, "model.name");
+    m.context_tokens = context_tokens(model);
     return m;
   }
   ModelShape m;
@@ -517,6 +575,7 @@ ModelShape parse_model(const nlohmann::json& model) {
   if (const auto* o = json_fields::member_or_null(model, "moe")) parse_moe(*o, m);
   const auto* name = json_fields::member_or_null(model, "name");
   m.name = name ? json_fields::string(*name, "model.name") : std::string("custom");
+  m.context_tokens = context_tokens(model);
   m.source = "explicit shapes in the workload";
   return m;
 }
@@ -571,6 +630,7 @@ nlohmann::json to_json(const ModelShape& m) {
           {"moe", moe_json(m)},
           {"params_b", m.total_params() / 1e9},
           {"active_params_b", m.active_params() / 1e9},
+          {"context_tokens", m.context_tokens > 0 ? nlohmann::json(m.context_tokens) : nlohmann::json()},
           {"source", m.source}};
 }
 

@@ -347,6 +347,22 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
                    std::to_string(w.model.layers) +
                    " layers: stages are uneven (Megatron's first/last-stage split); the heaviest, ") +
         std::to_string((w.model.layers + l.pp - 1) / l.pp) + " layers, sets the pace");
+  // Beyond the context its publisher states: positions the model was not trained on, unless the job
+  // extends RoPE (the card's YaRN figure where it documents one).
+  if (w.model.context_tokens > 0) {
+    const long long tokens =
+        w.job.kind == JobKind::inference ? (long long)w.job.prompt_len + w.job.output_len : (long long)w.job.seq_len;
+    const int window = w.model.context_tokens, extended = w.model.context_tokens_extended;
+    if (tokens > window)
+      plan.warnings.push_back(
+          std::string(w.job.kind == JobKind::inference ? "job.prompt_len + job.output_len = " : "job.seq_len ") +
+          std::to_string(tokens) + " exceeds " + w.model.name + "'s " + std::to_string(window) +
+          "-token context window (its publisher's figure)" +
+          (extended > window ? (tokens > extended ? ", and the " : ": the ") + std::to_string(extended) +
+                                   "-token one its card documents with YaRN" +
+                                   (tokens > extended ? " too" : " needs that RoPE scaling set")
+                             : std::string(": positions beyond it are untrained unless the job extends RoPE")));
+  }
   // A rack-scale NVLink domain rented as several instances (GB200/GB300 trays): the plan's traffic
   // between them rides NVLink only where the provider places them in one rack.
   if (nodes > 1 && p.nvlink_domain_gpus > p.gpus_per_node)

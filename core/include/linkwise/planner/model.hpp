@@ -60,6 +60,9 @@ struct ModelShape {
   // full_attention_every-th layer keeps full attention (gpt-oss: 2, Gemma 3: 6; 0: every layer
   // windowed, Mistral-7B v0.1). attention_window 0: no window.
   int attention_window = 0, full_attention_every = 0;
+  // The context its publisher states the model supports (tokens; 0: not known, as for custom
+  // shapes), and the longer one its card documents with RoPE scaling (YaRN; 0: none stated).
+  int context_tokens = 0, context_tokens_extended = 0;
   MoeShape moe;
 
   int head_dim() const { return head_dim_explicit > 0 ? head_dim_explicit : hidden / heads; }
