@@ -1256,9 +1256,13 @@ int main(int argc, char** argv) {
       const std::string prec(planner::precision_class(w.job.precision));
       const std::string fam = w.layout.zero.value_or(1) == 3 ? "fsdp" : "3d";
       const double ratio = r.measured / predict(r, k);
-      for (const std::string& key : {gen + "|" + prec + "|" + fam, gen + "|" + prec + "|*", gen + "|*|*",
-                                     std::string("*|") + prec + "|*", std::string("*|*|*")})
-        by[key].push_back(ratio);
+      // Mixture-of-experts runs make a family of their own (the MoE check and fit sets), never mixed
+      // into the dense rows: a MoE plan's interval is the MoE runs' error.
+      const std::vector<std::string> keys =
+          w.model.moe.enabled() ? std::vector<std::string>{gen + "|" + prec + "|moe", gen + "|*|moe", "*|*|moe"}
+                                : std::vector<std::string>{gen + "|" + prec + "|" + fam, gen + "|" + prec + "|*",
+                                                           gen + "|*|*", "*|" + prec + "|*", "*|*|*"};
+      for (const std::string& key : keys) by[key].push_back(ratio);
     }
     std::printf("\n// generation, precision, family, p10, p90, runs\n");
     for (auto& [key, v] : by) {

@@ -263,6 +263,18 @@ TEST_CASE("a generation with 5 published check runs takes its own band; one with
                                    8192, 0.30, false, planner::Engine::auto_);
   CHECK_FALSE(blackwell.widened);
   CHECK(blackwell.basis.find("(blackwell, fp8, 3d)") != std::string::npos);
+  // Mixture-of-experts training takes the MoE runs' band, not the dense runs' (wider: DeepSeek-V3
+  // and Qwen3 on H100 in fp8 span 0.50-1.26 of the prediction).
+  const planner::Interval moe = planner::throughput_interval(Architecture::hopper, planner::Precision::fp8,
+                                                             planner::JobKind::pretrain, l, 1024, 4096, 0.20, true);
+  CHECK(moe.basis.find("(hopper, fp8, moe)") != std::string::npos);
+  const planner::Interval dense = planner::throughput_interval(Architecture::hopper, planner::Precision::fp8,
+                                                               planner::JobKind::pretrain, l, 1024, 4096, 0.20, false);
+  CHECK(moe.tokens_high - moe.tokens_low > dense.tokens_high - dense.tokens_low);
+  // An uncalibrated generation's MoE plan falls back to every MoE run, never to a dense band.
+  const planner::Interval moe_amd = planner::throughput_interval(Architecture::cdna3, planner::Precision::fp8,
+                                                                 planner::JobKind::pretrain, l, 64, 4096, 0.20, true);
+  CHECK(moe_amd.basis.find("(*, *, moe)") != std::string::npos);
   // fp4 is its own precision class, not 16-bit.
   const planner::Interval fp4 = planner::throughput_interval(Architecture::blackwell, planner::Precision::fp4,
                                                              planner::JobKind::pretrain, l, 8, 8192, 0.20);

@@ -93,7 +93,8 @@ Interval throughput_interval(Architecture generation, Precision precision, JobKi
     return out;
   }
   const std::string prec(precision_class(precision));
-  const std::string family = l.zero == 3 ? "fsdp" : "3d";
+  // Mixture-of-experts plans take the MoE runs' own band (their error is not the dense runs').
+  const std::string family = moe ? "moe" : l.zero == 3 ? "fsdp" : "3d";
   const bool calibrated_generation = generation == Architecture::ampere || generation == Architecture::hopper;
   // The bands name generations as the catalog spells architectures (linkwise_calibrate --bands). A
   // generation fit on a set of its own or only checked (Blackwell: its NeMo fit set, MLPerf,
