@@ -50,10 +50,10 @@
             'gradients (2) and weights (3) are sharded over the data-parallel GPUs. ' +
             'offload: ZeRO-Offload, optimizer states (and with "params" the weights) kept in CPU memory, the optimizer step run there.',
     step: 'time of one optimizer step (one global batch)',
-    decode: 'time per output token in a steady stream of the plan\'s concurrent requests: the decode steps, with the other requests\' prefill chunks that share them',
+    decode: 'time per output token at the plan\'s concurrency: the decode steps, with the other requests\' prefill chunks that share them',
     mfu: 'model FLOPs utilisation: the model\'s useful FLOPs per second as a share of the GPUs\' dense peak',
-    ttft: 'TTFT idle: time to first token of one request on an idle engine. TTFT under load: the mean time to first token in a ' +
-          'steady stream of the plan\'s concurrent requests (a new one as one finishes), queued behind the other arrivals\' prefills',
+    ttft: 'TTFT idle: time to first token of one request on an idle engine. TTFT under load: the mean time to first token when ' +
+          'the plan\'s concurrent requests start together, each waiting behind the prefills ahead of it (and, beyond the KV pool, for a slot)',
     margin: 'GPU memory left per GPU after the planner\'s predicted peak',
     tight: 'fits, but inside the memory model\'s measured error band: it may run out of memory',
     host: 'host not checked: the catalog gives no memory or vCPU figure for this host, so the offloaded states were not ' +

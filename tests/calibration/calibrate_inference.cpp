@@ -14,6 +14,11 @@
 // (FILE: `linkwise_calibrate --write-held-out` on moe_check_runs.json, "id<TAB>|error|" per line):
 // issue 10's MoE check set is both, and MAX gates its median |error|.
 //
+// --latency-runs FILE [--latency-check TTFT ITL TOKENS ITL_BEYOND] checks serving latency under load
+// instead (tests/calibration/latency_runs.json, NVIDIA NIM's sweeps): median |error| of time to first
+// token, time per output token and output tokens/s within the planned KV pool, and of time per output
+// token beyond it.
+//
 // --group-limit gates one source group (named as the report prints it) at its own limit instead of
 // the dense or MoE group limit: the vLLM and SGLang check sources that land far from the planner
 // are gated a few points above their figure, so a regression still fails without loosening the
@@ -273,6 +278,62 @@ struct Group {
   std::vector<double> abs_err, signed_err;
 };
 
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Serving latency under load (tests/calibration/latency_runs.json, never fit): each row's workload
+// planned as it is, its time to first token, time per output token and output tokens/s against the
+// measured means. Rows whose concurrency the planned KV pool holds and rows beyond it (the engine
+// queues the rest) are reported apart. `limits`: median |error| ceilings for TTFT, time per output
+// token and tokens/s within the pool, and time per output token beyond it (a negative: not gated).
+bool latency_report(const std::string& path, const Catalog& catalog, bool table, const double (&limits)[4]) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  const json doc = json::parse(in);
+  Group ttft[2], itl[2], tput[2];  // [0]: within the pool, [1]: beyond it
+  for (const json& r : doc["runs"]) {
+    const json plan = planner::plan_json(r["workload"], catalog);
+    const json& m = r["measured"];
+    const bool beyond = r["workload"]["job"]["concurrent"].get<double>() > plan["max_concurrent"].get<double>();
+    const double e_ttft = plan["ttft_under_load_s"].get<double>() / m["ttft_s"].get<double>() - 1.0;
+    const double e_itl = plan["tpot_s"].get<double>() / m["itl_s"].get<double>() - 1.0;
+    const double e_tput = plan["tokens_per_s"].get<double>() / m["output_tokens_per_s"].get<double>() - 1.0;
+    for (auto [g, e] : {std::pair{&ttft[beyond], e_ttft}, {&itl[beyond], e_itl}, {&tput[beyond], e_tput}}) {
+      g->abs_err.push_back(std::fabs(e));
+      g->signed_err.push_back(e);
+    }
+    if (table)
+      std::printf("%-56s %s TTFT %8.3f / %8.3f s  per token %6.1f / %6.1f ms  tokens/s %7.0f / %7.0f\n",
+                  r["id"].get<std::string>().c_str(), beyond ? "beyond pool" : "in pool    ", m["ttft_s"].get<double>(),
+                  plan["ttft_under_load_s"].get<double>(), 1000 * m["itl_s"].get<double>(),
+                  1000 * plan["tpot_s"].get<double>(), m["output_tokens_per_s"].get<double>(),
+                  plan["tokens_per_s"].get<double>());
+  }
+  bool ok = true;
+  const char* names[2] = {"within the planned KV pool", "beyond it (queued)"};
+  for (int b = 0; b < 2; ++b) {
+    std::printf("latency, %-28s %3zu rows: TTFT %5.1f%% (%+5.1f%%), per output token %5.1f%% (%+5.1f%%), "
+                "tokens/s %5.1f%% (%+5.1f%%)\n",
+                names[b], ttft[b].abs_err.size(), 100 * median_of(ttft[b].abs_err), 100 * median_of(ttft[b].signed_err),
+                100 * median_of(itl[b].abs_err), 100 * median_of(itl[b].signed_err), 100 * median_of(tput[b].abs_err),
+                100 * median_of(tput[b].signed_err));
+  }
+  const double figures[4] = {median_of(ttft[0].abs_err), median_of(itl[0].abs_err), median_of(tput[0].abs_err),
+                             median_of(itl[1].abs_err)};
+  const char* what[4] = {"TTFT within the pool", "time per output token within the pool", "tokens/s within the pool",
+                         "time per output token beyond the pool"};
+  for (int i = 0; i < 4; ++i)
+    if (limits[i] >= 0 && !(figures[i] <= limits[i])) {
+      std::printf("FAIL: latency %s median |error| %.3f above %.3f\n", what[i], figures[i], limits[i]);
+      ok = false;
+    }
+  return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -283,6 +344,8 @@ int main(int argc, char** argv) {
   std::map<std::string, double> group_limits;  // --group-limit: "<set>: <source>" -> max median
   std::string training_errors_path;            // --moe-training-check FILE MAX
   double max_moe_combined = -1;
+  std::string latency_path;                     // --latency-runs FILE: serving latency under load only
+  double latency_limits[4] = {-1, -1, -1, -1};  // --latency-check TTFT ITL TOKENS ITL_BEYOND
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--runs" && i + 1 < argc) runs_path = argv[++i];
@@ -301,6 +364,10 @@ int main(int argc, char** argv) {
     } else if (a == "--moe-training-check" && i + 2 < argc) {
       training_errors_path = argv[++i];
       max_moe_combined = std::atof(argv[++i]);
+    } else if (a == "--latency-runs" && i + 1 < argc) {
+      latency_path = argv[++i];
+    } else if (a == "--latency-check" && i + 4 < argc) {
+      for (double& v : latency_limits) v = std::atof(argv[++i]);
     } else if (a == "--group-limit" && i + 2 < argc) {
       const std::string name = argv[++i];
       group_limits[name] = std::atof(argv[++i]);
@@ -309,13 +376,14 @@ int main(int argc, char** argv) {
           stderr,
           "usage: %s [--runs FILE] [--data DIR] [--table] [--fit] [--bands] [--check-bands] [--check FIT DENSE_CHECK] "
           "[--check-groups DENSE_GROUP] [--check-moe MOE_CHECK MOE_GROUP] [--moe-training-check FILE MAX] "
-          "[--group-limit \"SET: SOURCE\" MAX]...\n",
+          "[--group-limit \"SET: SOURCE\" MAX]... | --latency-runs FILE [--latency-check TTFT ITL TOKENS ITL_BEYOND]\n",
           argv[0]);
       return 2;
     }
   }
   try {
     const Catalog catalog = Catalog::load_data_dir(data_dir);
+    if (!latency_path.empty()) return latency_report(latency_path, catalog, table, latency_limits) ? 0 : 1;
     const std::vector<Run> runs = load_runs(runs_path, catalog);
     planner::PlannerConstants k = planner::default_constants();
     Profiles profiles = shipped_profiles();

@@ -807,9 +807,9 @@ def test_serving_plan_at_max_names_the_limit_of_its_concurrency(browser, web_ser
 def test_serving_plan_shows_ttft_idle_and_under_load_and_its_replicas(browser, web_server, artifacts):
     plan = plan_page(browser, web_server, SERVING_B200, 3)["results"][0]
     # Idle and under load, each in its own column with its own unit, both defined in the tooltips:
-    # 70B on 8 B200 at max concurrency (a steady stream of 1,024) waits several times longer for its
-    # first token under load, queued behind the other arrivals' prefills.
-    assert plan["ttft_under_load_s"] > 2 * plan["ttft_s"]
+    # 70B on 8 B200 at max concurrency waits far longer for its first token under load, behind the
+    # prefills of the requests that started with it.
+    assert plan["ttft_under_load_s"] > 20 * plan["ttft_s"]
     heads = browser.find_elements(By.CSS_SELECTOR, "#plans-table thead th")
     texts = [th.text for th in heads]
     idle = next(i for i, t in enumerate(texts) if re.fullmatch(r"TTFT idle \((µs|ms|s|min)\)", t))

@@ -257,13 +257,13 @@ class Plan(Record):
     warnings = Field[List[str]]("Caveats of this estimate.")
     kv_cache_precision = Field[Optional[str]]("Inference: the KV cache's precision ('bf16', 'fp16', 'fp8').")
     ttft_s = Field[Optional[float]]("Inference: time to first token, s.")
-    tpot_s = Field[Optional[float]]("Inference: time per output token in a steady stream at the plan's concurrency "
-                                    "(the decode steps with the other requests' prefill chunks sharing them), s.")
+    tpot_s = Field[Optional[float]]("Inference: time per output token at the plan's concurrency (the decode steps "
+                                    "with the other requests' prefill chunks sharing them), s.")
     decode_tokens_per_s = Field[Optional[float]]("Inference: decode throughput, tokens/s.")
     meets_latency_target = Field[Optional[bool]]("Inference: whether the latency target is met.")
-    ttft_under_load_s = Field[Optional[float]]("Inference: mean time to first token in a steady stream of "
-                                               "concurrent / dp requests per replica (queued behind other "
-                                               "arrivals' prefills; at most the burst's), s.")
+    ttft_under_load_s = Field[Optional[float]]("Inference: mean time to first token when one replica's "
+                                               "requests start together (queued, chunked prefill), plus the "
+                                               "wait for a slot of those beyond the engine's KV pool, s.")
     engine = Field[Optional[str]]("Inference: the serving engine profile used ('vllm', 'sglang', 'tensorrt-llm'; job.engine auto: "
                                   "'tensorrt-llm' on NVIDIA GPUs, 'vllm' on AMD).")
     framework = Field[Optional[str]]("Training: the stack the step was planned as (job.framework; auto: "

@@ -194,6 +194,14 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
     if (out.max_sequences_at_batch_limit) max_sequences = hw.engine_profile.max_batch;
     out.max_sequences = max_sequences;
     out.sequences = m.concurrent_max ? max_sequences : m.concurrent / dp;
+    // An explicit concurrency above the pool: the engine runs what its pool holds and queues the
+    // rest (vLLM's and TensorRT-LLM's schedulers admit a request when its KV blocks are free), so
+    // the memory is the pool's and the others wait.
+    out.queued = 0;
+    if (!m.concurrent_max && max_sequences >= 1 && out.sequences > max_sequences) {
+      out.queued = out.sequences - max_sequences;
+      out.sequences = max_sequences;
+    }
     // Explicit concurrency: every sequence at its full length (the worst moment). Max mode: the
     // pool the sequences fill in the engine's own accounting.
     out.kv_cache = m.concurrent_max ? out.sequences * kv_held : kv_full * out.sequences;

@@ -269,7 +269,7 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
     plan.ttft_under_load_s = e.ttft_under_load;
     const Engine engine = resolve(w.job.engine, hw.gpu);
     plan.engine = std::string(to_string(engine));
-    plan.concurrent = static_cast<long long>(e.sequences) * l.dp;
+    plan.concurrent = static_cast<long long>(e.sequences + e.queued) * l.dp;
     plan.max_concurrent = static_cast<long long>(e.max_sequences) * l.dp;
     plan.max_concurrent_limit = e.max_sequences_at_batch_limit ? "engine_batch_limit" : "kv_pool";
     plan.concurrent_is_max = w.job.concurrent_max;
@@ -281,11 +281,12 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
                              ") cannot hold one sequence of prompt_len + output_len tokens");
       plan.why_not_reasons.push_back(Reason::memory);
     }
-    if (!w.job.concurrent_max && e.sequences > e.max_sequences)
+    if (e.queued > 0)
       plan.warnings.push_back("job.concurrent exceeds what " + plan.engine +
                               "'s KV pool holds per replica at its defaults (" +
                               fmt("%.0f sequences", e.max_sequences) +
-                              "): it would queue or preempt requests; \"concurrent\": \"max\" plans at that limit");
+                              "): the engine runs that many and queues the rest, which wait for slots (in "
+                              "ttft_under_load_s); \"concurrent\": \"max\" plans at that limit");
     if (w.job.latency_target_ms) {
       plan.meets_latency_target = e.itl * 1000.0 <= *w.job.latency_target_ms;
       if (!*plan.meets_latency_target)

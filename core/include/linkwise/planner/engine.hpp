@@ -160,8 +160,9 @@ struct Estimate {
   // inference
   double ttft = 0, decode_tokens_per_s = 0;
   double tpot = 0;  // one decode step of the running batch (the time per output token where nothing shares it)
-  double itl = 0;   // time per output token in the steady stream: other requests' prefill chunks share the steps
-  double ttft_under_load = 0;  // mean time to first token in that stream (queueing behind other prefills)
+  double itl = 0;   // time per output token at the job's concurrency: other requests' prefill chunks share the steps
+  double ttft_under_load = 0;  // mean time to first token at the job's concurrency (its wave and any queue)
+  double queued = 0;           // per replica: requests beyond the engine's KV pool, waiting for a slot
   double sequences = 0;        // per replica, decoded together (set by estimate_memory)
   double max_sequences = 0;    // per replica: what the engine's KV pool holds at the job's lengths
   bool max_sequences_at_batch_limit = false;  // ... cut to the engine's batch limit (vLLM max_num_seqs), not the pool
