@@ -2,6 +2,8 @@
 // reason vocabulary shared with plan, the best plan per instance type or GPU model, and unknown
 // references in a workload.
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <set>
 
 #include <catch2/catch.hpp>
@@ -312,4 +314,30 @@ TEST_CASE("a job longer than the model's stated context is planned with a warnin
   CHECK(context_warning(planner::plan_json(custom, catalog)).empty());
   // The presets carry it: linkwise models --json, GET /v1/models.
   CHECK(planner::preset_json("llama3.1-8b")["context_tokens"] == 131072);
+}
+
+TEST_CASE("ZeRO-3 under the default framework says what Megatron-FSDP gives on the same layout") {
+  const Catalog catalog = small_catalog();
+  json doc = json::parse(R"({"model": {"preset": "llama3.1-8b"},
+      "job": {"kind": "pretrain", "seq_len": 8192, "global_batch": 64, "precision": "fp8"},
+      "hardware": {"instance": "aws:p5.48xlarge", "nodes": 1},
+      "layout": {"tp": 1, "pp": 1, "dp": 8, "micro_batch": 1, "zero": 3, "recompute": "none"}})");
+  auto fsdp_warning = [](const json& plan) -> std::string {
+    for (const json& w : plan["warnings"])
+      if (w.get<std::string>().find("Megatron-FSDP") != std::string::npos) return w.get<std::string>();
+    return "";
+  };
+  const json dflt = planner::plan_json(doc, catalog);
+  REQUIRE(dflt["framework"] == "fsdp");
+  doc["job"]["framework"] = "megatron-core";
+  const json megatron = planner::plan_json(doc, catalog);
+  const double ratio = megatron["tokens_per_s"].get<double>() / dflt["tokens_per_s"].get<double>();
+  REQUIRE(std::fabs(ratio - 1) > 0.10);
+  const std::string words = fsdp_warning(dflt);
+  char tokens[32];
+  std::snprintf(tokens, sizeof tokens, "plans %.0f tokens/s", megatron["tokens_per_s"].get<double>());
+  CHECK(words.find(tokens) != std::string::npos);
+  CHECK(fsdp_warning(megatron).empty());  // the stack was chosen: nothing to add
+  doc["job"]["framework"] = "fsdp";
+  CHECK(fsdp_warning(planner::plan_json(doc, catalog)).empty());
 }

@@ -485,6 +485,20 @@ Plan plan(const Workload& w, const MeasuredLinks* measured) {
   const PreparedModel model = prepare_model(w.model, w.job);
   const Estimate e = estimate(model, prepared, nodes, layout, k);
   Plan p = describe(w, hw, nodes, layout, e, prepared, links, k);
+  // layout.zero 3 under job.framework auto is planned as PyTorch FSDP; Megatron-Core runs the same
+  // layout as Megatron-FSDP, with the overlap its recipes publish. Where the two differ by more than
+  // 10% the plan says what the other gives, so the default is not read as the only answer.
+  if ((w.job.kind == JobKind::pretrain || w.job.kind == JobKind::finetune) && w.job.framework == Framework::auto_ &&
+      layout.zero == 3 && w.job.offload == Offload::none) {
+    Job megatron = w.job;
+    megatron.framework = Framework::megatron_core;
+    const Estimate a = estimate(prepare_model(w.model, megatron), prepared, nodes, layout, k);
+    if (a.fits && std::fabs(a.tokens_per_s / e.tokens_per_s - 1.0) > 0.10)
+      p.warnings.push_back(
+          fmt("layout.zero 3 under job.framework auto is planned as PyTorch FSDP (%.0f tokens/s); ", e.tokens_per_s) +
+          fmt("Megatron-FSDP (job.framework megatron-core) plans %.0f tokens/s ", a.tokens_per_s) +
+          fmt("on the same layout (%+.0f%%)", 100.0 * (a.tokens_per_s / e.tokens_per_s - 1.0)));
+  }
   // The workload's constraints hold for a fixed machine too: one it does not meet is why the plan
   // does not qualify, as recommend would reject it (never a silent "fits").
   for (const std::string& why : unmet_constraints(w.constraints, hw.instance, nodes)) {
