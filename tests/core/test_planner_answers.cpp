@@ -312,8 +312,13 @@ TEST_CASE("a job longer than the model's stated context is planned with a warnin
   CHECK(context_warning(planner::plan_json(custom, catalog)).find("8192-token") != std::string::npos);
   custom["model"].erase("context_tokens");
   CHECK(context_warning(planner::plan_json(custom, catalog)).empty());
-  // The presets carry it: linkwise models --json, GET /v1/models.
+  // The presets carry it: linkwise models --json, GET /v1/models; every one has its publisher's.
   CHECK(planner::preset_json("llama3.1-8b")["context_tokens"] == 131072);
+  CHECK(planner::preset_json("qwen3-32b")["context_tokens_extended"] == 131072);
+  for (const planner::ModelShape& m : planner::presets()) {
+    INFO(m.name);
+    CHECK(m.context_tokens >= 2048);
+  }
 }
 
 TEST_CASE("ZeRO-3 under the default framework says what Megatron-FSDP gives on the same layout") {

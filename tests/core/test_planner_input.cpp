@@ -113,6 +113,8 @@ TEST_CASE("each bad input names its field") {
     CHECK(failing_field(d) == "job.offload");
     d["job"]["framework"] = "deepspeed";  // ZeRO-Offload: the same layout plans
     CHECK(failing_field(d) == "<no error>");
+    d["job"].erase("framework");  // the default plans it as the stack that offloads the optimizer alone
+    CHECK(planner::plan_json(d, small_catalog())["framework"] == "deepspeed");
   }
   d = good();
   d["hardware"]["nodes"] = 0;

@@ -701,6 +701,14 @@ TEST_CASE("a catalog NVL72 offering wins wide-EP serving because of its NVLink d
   };
   CHECK(rack_warning(best));
   CHECK_FALSE(rack_warning(r_cut["results"][0]));
+  // Independent serving replicas, one per tray, send nothing between trays: no warning; a TP group
+  // across two trays does.
+  json replicas = json::parse(R"({"model": {"preset": "llama3.1-70b"},
+      "job": {"kind": "inference", "precision": "fp8", "prompt_len": 1000, "output_len": 1000, "concurrent": 64},
+      "hardware": {"instance": "coreweave:gb200-4x", "nodes": 2}, "layout": {"tp": 4, "pp": 1}})");
+  CHECK_FALSE(rack_warning(planner::plan_json(replicas, real)));
+  replicas["layout"]["tp"] = 8;
+  CHECK(rack_warning(planner::plan_json(replicas, real)));
 }
 
 TEST_CASE("hai-llm keeps what DeepSeek-V3's report says it keeps, term by term") {

@@ -252,10 +252,17 @@ TEST_CASE("time per output token counts the prefill chunks that share the decode
   long_prompts["job"]["prompt_len"] = 8192;
   long_prompts["job"]["output_len"] = 256;
   const json p = planner::plan_json(long_prompts, catalog);
+  // A stream's first token under load and its other 255 tokens add up to the round its replica
+  // takes for all of its requests (what the throughput counts), nothing counted twice.
   const double per_replica = p["concurrent"].get<double>() / 8,
                round_s = per_replica * 256 / (p["tokens_per_s"].get<double>() / 8);
-  CHECK(p["tpot_s"].get<double>() == Approx((round_s - p["ttft_s"].get<double>()) / 256).epsilon(1e-6));
+  CHECK(p["ttft_under_load_s"].get<double>() + 255 * p["tpot_s"].get<double>() == Approx(round_s).epsilon(1e-6));
   CHECK(p["tpot_s"].get<double>() > 1.5 * p["step_time_s"].get<double>());  // the prefills dominate the round
+  // One output token has no time between tokens: the bare decode step, not the round's prefill.
+  json one_token = long_prompts;
+  one_token["job"]["output_len"] = 1;
+  const json q = planner::plan_json(one_token, catalog);
+  CHECK(q["tpot_s"].get<double>() == Approx(q["step_time_s"].get<double>()));
   // A latency target is judged on that figure.
   long_prompts["job"]["latency_target_ms"] = 1000 * (p["step_time_s"].get<double>() + p["tpot_s"].get<double>()) / 2;
   const json missed = planner::plan_json(long_prompts, catalog);

@@ -236,7 +236,7 @@ class Plan(Record):
     memory_gb = Field[MemoryBreakdown]("Memory per GPU, GB.", MemoryBreakdown)
     step_time_s = Field[float]("Time of one optimizer step (training) or one batch, s.")
     time_s = Field[TimeBreakdown]("The step's time by part, s.", TimeBreakdown)
-    tokens_per_s = Field[float]("Tokens per second, whole job.")
+    tokens_per_s = Field[float]("Tokens per second, whole job: trained tokens, or for inference generated output tokens.")
     interval = Field[Dict[str, Any]](
         "p10-p90 interval: {'level', 'step_time_s': {'p10', 'p90'}, 'job_hours' (or None), 'tokens_per_s', 'cost_usd' (or None), "
         "'usd_per_million_tokens' (or None), 'basis', 'widened'} from calibration residuals of comparable runs.")
@@ -246,7 +246,8 @@ class Plan(Record):
     price_usd_per_hour = Field[Optional[float]]("Price of all nodes, USD per hour; None without a price.")
     job_hours = Field[Optional[float]]("Wall-clock time of the whole job, hours.")
     cost_usd = Field[Optional[float]]("Cost of the job, USD; None without a price.")
-    usd_per_million_tokens = Field[Optional[float]]("USD per million tokens; None without a price.")
+    usd_per_million_tokens = Field[Optional[float]]("USD per million tokens as tokens_per_s counts them (inference: "
+                                                    "output tokens); None without a price.")
     meets_deadline = Field[Optional[bool]]("Whether the job ends before the constraints' deadline.")
     within_budget = Field[Optional[bool]]("Whether the job costs at most the constraints' budget.")
     bottleneck = Field[str]("The link or resource that dominates, in words.")
@@ -259,7 +260,8 @@ class Plan(Record):
     ttft_s = Field[Optional[float]]("Inference: time to first token, s.")
     tpot_s = Field[Optional[float]]("Inference: time per output token at the plan's concurrency (the decode steps "
                                     "with the other requests' prefill chunks sharing them), s.")
-    decode_tokens_per_s = Field[Optional[float]]("Inference: decode throughput, tokens/s.")
+    decode_tokens_per_s = Field[Optional[float]]("Inference: output tokens per second of the decode steps alone "
+                                                  "(concurrent / step_time_s; tpot_s also counts the prefills).")
     meets_latency_target = Field[Optional[bool]]("Inference: whether the latency target is met.")
     ttft_under_load_s = Field[Optional[float]]("Inference: mean time to first token when one replica's "
                                                "requests start together (queued, chunked prefill), plus the "

@@ -631,6 +631,8 @@ nlohmann::json to_json(const ModelShape& m) {
           {"params_b", m.total_params() / 1e9},
           {"active_params_b", m.active_params() / 1e9},
           {"context_tokens", m.context_tokens > 0 ? nlohmann::json(m.context_tokens) : nlohmann::json()},
+          {"context_tokens_extended",
+           m.context_tokens_extended > 0 ? nlohmann::json(m.context_tokens_extended) : nlohmann::json()},
           {"source", m.source}};
 }
 

@@ -172,7 +172,8 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
   plan.raw = e;
   if (w.job.kind != JobKind::inference)
     plan.framework = std::string(to_string(
-        planned_framework(w.job.framework, l.zero, w.job.kind == JobKind::lora && w.job.lora_base == LoraBase::nf4)));
+        planned_framework(w.job.framework, l.zero, w.job.kind == JobKind::lora && w.job.lora_base == LoraBase::nf4,
+                          w.job.offload == Offload::optimizer)));
 
   using units::bytes_to_gb;
   plan.memory_gb = {bytes_to_gb(e.weights),     bytes_to_gb(e.gradients), bytes_to_gb(e.optimizer),
@@ -191,12 +192,14 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
         fmt("memory is tight: the weights, activations and one sequence's KV cache (%.1f GB ",
             bytes_to_gb(e.memory_at_risk)) +
         fmt("of the card's %.1f GB) ", plan.memory_gb.capacity) +
-        fmt("are within the memory model's measured error band (+-%.0f%%): the engine may not start",
+        fmt("are within the memory model's measured error band (measured peaks up to %.0f%% above it): the engine "
+            "may not start",
             100 * k.memory_error_band));
   else if (e.tight)
     plan.warnings.push_back(fmt("memory is tight: %.1f GB to spare is inside the memory model's measured error band ",
                                 plan.memory_margin_gb) +
-                            fmt("(+-%.0f%% of the total): the job may run out of memory", 100 * k.memory_error_band));
+                            fmt("(measured peaks up to %.0f%% above the prediction): the job may run out of memory",
+                                100 * k.memory_error_band));
   const double nominal_gib = hw.instance.gpu_memory_gb > 0 ? hw.instance.gpu_memory_gb : hw.gpu.memory_gb;
   if (offloaded) {
     plan.warnings.push_back(
@@ -366,7 +369,11 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
   }
   // A rack-scale NVLink domain rented as several instances (GB200/GB300 trays): the plan's traffic
   // between them rides NVLink only where the provider places them in one rack.
-  if (nodes > 1 && p.nvlink_domain_gpus > p.gpus_per_node)
+  // Training's collectives and a serving replica wider than one instance cross them; independent
+  // serving replicas of one instance each do not.
+  const bool crosses_instances = w.job.kind != JobKind::inference || (long long)l.tp * l.pp * l.cp > p.gpus_per_node ||
+                                 (long long)l.ep * l.etp > p.gpus_per_node;
+  if (nodes > 1 && p.nvlink_domain_gpus > p.gpus_per_node && crosses_instances)
     plan.warnings.push_back("the plan runs NVLink between its " + std::to_string(nodes) + " instances (a " +
                             std::to_string(p.nvlink_domain_gpus) +
                             "-GPU rack-scale domain): that holds only where the provider places them in one "

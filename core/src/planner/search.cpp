@@ -632,7 +632,7 @@ void search_inference(const Context& cx, const std::vector<Option>& options, Top
 
 std::string why_words(const Workload& w, const Plan& p, int rank) {
   std::string out;
-  char buf[160];
+  char buf[256];
   const Objective obj = w.constraints.objective;
   if (obj == Objective::time) {
     std::snprintf(buf, sizeof buf, "#%d by time: %.0f tokens/s", rank, p.tokens_per_s);
@@ -654,7 +654,8 @@ std::string why_words(const Workload& w, const Plan& p, int rank) {
   out += buf;
   if (p.memory_verdict == "tight") {
     std::snprintf(buf, sizeof buf,
-                  " (tight: inside the memory model's +-%.0f%% error band; no plan the search found clears it)",
+                  " (tight: inside the memory model's error band, measured peaks up to %.0f%% above the prediction; "
+                  "no plan the search found clears it)",
                   100 * p.memory_error_band);
     out += buf;
   }

@@ -361,17 +361,18 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     out.tokens_per_step = dp * sequences;
     out.tokens_per_s = dp * sequences * m.output_len / per_round;
     // Latency as serving benchmarks measure it (genai-perf, vLLM's and SGLang's scripts: a fixed
-    // number of requests in flight, a new one as one finishes). A stream gets its output_len tokens
-    // over the round less its own first token, the other streams' prefill chunks sharing its steps:
-    // time per output token (per_round - ttft) / output_len, the bare decode step where nothing
-    // shares it (one sequence).
-    out.itl = std::max(out.tpot, (per_round - out.ttft) / m.output_len);
-    // Time to first token: requests of equal lengths started together stay in step, so each round
-    // begins with a wave of `sequences` prompts (the burst above; on NIM 1.8.0's sweeps it misses by
-    // 36% at the median against 57% for random arrivals, docs/calibration.md). Requests beyond the
-    // pool wait for slots: in a closed loop of sequences + queued requests completing sequences per
-    // round (Little's law), queued / sequences rounds.
-    out.ttft_under_load = std::max(out.ttft, ttft_burst) + out.queued / sequences * per_round;
+    // number of requests in flight, a new one as one finishes). Time to first token: requests of
+    // equal lengths started together stay in step, so each round begins with a wave of `sequences`
+    // prompts (the burst above; on NIM 1.8.0's sweeps it misses by 36% at the median against 57%
+    // for random arrivals, docs/calibration.md).
+    const double ttft_wave = std::max(out.ttft, ttft_burst);
+    // Time per output token: the stream's remaining output_len - 1 tokens come over the rest of the
+    // round, the other streams' prefill chunks sharing its decode steps; so first token plus the
+    // others add up to the round. One output token has no inter-token time: the bare decode step.
+    out.itl = m.output_len > 1 ? std::max(out.tpot, (per_round - ttft_wave) / (m.output_len - 1.0)) : out.tpot;
+    // Requests beyond the pool wait for slots: in a closed loop of sequences + queued requests
+    // completing `sequences` per round (Little's law), queued / sequences rounds.
+    out.ttft_under_load = ttft_wave + out.queued / sequences * per_round;
     const double flops_per_token =
         2.0 * m.active_linear_params + 4.0 * m.layers * kv_tokens(m, context) * m.attention_width;
     out.model_flops_per_step = out.hardware_flops_per_step = flops_per_token * dp * sequences;

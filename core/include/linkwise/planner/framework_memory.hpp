@@ -32,12 +32,14 @@ inline bool megatron_runtime(const PreparedModel& m, int zero) noexcept {
 inline bool megatron_runtime(const PreparedModel& m, const Layout& l) noexcept { return megatron_runtime(m, l.zero); }
 
 // The stack a layout is planned as: the job's framework, and for the default (auto) Megatron-Core
-// below ZeRO-3, PyTorch FSDP (with compiled blocks) at ZeRO-3, and for QLoRA Hugging Face
-// Accelerate below ZeRO-3 (what a plan reports as `framework`).
-inline Framework planned_framework(Framework f, int zero, bool qlora = false) noexcept {
+// below ZeRO-3, PyTorch FSDP (with compiled blocks) at ZeRO-3 (DeepSpeed where the job offloads the
+// optimizer alone: ZeRO-Offload is the stack that does), and for QLoRA Hugging Face Accelerate below
+// ZeRO-3 (what a plan reports as `framework`).
+inline Framework planned_framework(Framework f, int zero, bool qlora = false, bool optimizer_offload = false) noexcept {
   if (f != Framework::auto_) return f;
   if (megatron_runtime(f, zero, qlora)) return Framework::megatron_core;
-  return qlora && zero < 3 ? Framework::hf_accelerate : Framework::fsdp;
+  if (qlora && zero < 3) return Framework::hf_accelerate;
+  return optimizer_offload ? Framework::deepspeed : Framework::fsdp;
 }
 
 // Whether a layout runs a Llama-family block op by op in eager PyTorch: a PyTorch stack without
