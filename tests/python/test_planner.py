@@ -67,6 +67,9 @@ BAD_DOCUMENTS = [
      "job.engine_batch_limit"),
     ({"job": {"kind": "inference", "prompt_len": 128, "output_len": 128, "engine_batch_limit": -1}},
      "job.engine_batch_limit"),
+    # A custom shape's context window: a whole number of tokens from 1 to 2^30.
+    *[({"model": {"params_b": 7, "context_tokens": bad}}, "model.context_tokens")
+      for bad in (0, -1, 2 ** 31, 1e300, float("nan"), 2.5, "8192", [8192])],
 ]
 BAD_LAYOUTS = [
     ({"layout": {"tp": 8, "pp": 4, "dp": 3}}, "layout"),

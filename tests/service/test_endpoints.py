@@ -271,6 +271,10 @@ def test_openapi_workload_schema_is_the_data_schema(server):
     (lambda w: w["job"].update(engine_batch_limit=-1), "job.engine_batch_limit", "serving"),
     (lambda w: w["job"].update(engine_batch_limit=1e300), "job.engine_batch_limit", "serving"),
     (lambda w: w["job"].update(engine_batch_limit=2 ** 31), "job.engine_batch_limit", "serving"),
+    # A custom shape's context window: a whole number of tokens from 1 to 2^30; not beside a preset.
+    *[(lambda w, bad=bad: w.update(model={"params_b": 70, "context_tokens": bad}), "model.context_tokens")
+      for bad in (0, -1, 2.5, "8192", 1e300, 2 ** 31)],
+    (lambda w: w.update(model={"preset": "llama3.1-70b", "context_tokens": 8192}), "model.context_tokens"),
     # A serving workload refuses the training-only fields, in the job and in the layout.
     (lambda w: w["job"].update(framework="megatron-core"), "job.framework", "serving"),
     (lambda w: w.update(layout={"zero": 1}), "layout.zero", "serving"),
