@@ -278,13 +278,6 @@ struct Group {
   std::vector<double> abs_err, signed_err;
 };
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 // Serving latency under load (tests/calibration/latency_runs.json, never fit): each row's workload
 // planned as it is, its time to first token, time per output token and output tokens/s against the
 // measured means. Rows whose concurrency the planned KV pool holds and rows beyond it (the engine
@@ -318,12 +311,12 @@ bool latency_report(const std::string& path, const Catalog& catalog, bool table,
   for (int b = 0; b < 2; ++b) {
     std::printf("latency, %-28s %3zu rows: TTFT %5.1f%% (%+5.1f%%), per output token %5.1f%% (%+5.1f%%), "
                 "tokens/s %5.1f%% (%+5.1f%%)\n",
-                names[b], ttft[b].abs_err.size(), 100 * median_of(ttft[b].abs_err), 100 * median_of(ttft[b].signed_err),
-                100 * median_of(itl[b].abs_err), 100 * median_of(itl[b].signed_err), 100 * median_of(tput[b].abs_err),
-                100 * median_of(tput[b].signed_err));
+                names[b], ttft[b].abs_err.size(), 100 * median(ttft[b].abs_err), 100 * median(ttft[b].signed_err),
+                100 * median(itl[b].abs_err), 100 * median(itl[b].signed_err), 100 * median(tput[b].abs_err),
+                100 * median(tput[b].signed_err));
   }
-  const double figures[4] = {median_of(ttft[0].abs_err), median_of(itl[0].abs_err), median_of(tput[0].abs_err),
-                             median_of(itl[1].abs_err)};
+  const double figures[4] = {median(ttft[0].abs_err), median(itl[0].abs_err), median(tput[0].abs_err),
+                             median(itl[1].abs_err)};
   const char* what[4] = {"TTFT within the pool", "time per output token within the pool", "tokens/s within the pool",
                          "time per output token beyond the pool"};
   for (int i = 0; i < 4; ++i)

@@ -298,8 +298,7 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     const double first_logits = gemm_s(1, h, m.vocab / tp, engine_rates);
     double steps_one = 0;
     out.ttft = prefill_s(1.0, steps_one) + first_logits;
-    (void)steps_one;
-    // The worst case of time to first token under load, a burst: the replica's `sequences` requests
+    // Time to first token in a burst: the replica's `sequences` requests
     // arrive together and queue for prefill in arrival order; the mean request waits for the prefill
     // of (n + 1) / 2 prompts. Chunked prefill shares each engine step with the decode of the requests
     // already admitted (on average half of those ahead), whose KV cache that step also reads.
