@@ -46,8 +46,10 @@ struct Run {
   double measured = 0;  // tokens/s per GPU
   bool fit_set = false;
   bool moe_fit = false;  // in the MoE fit set (--moe-fit-set): fits the MoE constants only (--fit-moe)
-  // In a generation's fit set (--cdna-fit-set, --blackwell-fit-set): fits that generation's GEMM
-  // efficiency only (--fit-cdna, --fit-blackwell); its label ("cdna", "blackwell") names the set.
+  // In a one-constant fit set: a generation's (--cdna-fit-set, --blackwell-fit-set, fitting its GEMM
+  // efficiency only with --fit-cdna, --fit-blackwell), GB300's pairs (--gb300-pair-fit-set) or
+  // DeepSpeed's pipeline profile (--deepspeed-fit-set, --fit-deepspeed); the label ("cdna",
+  // "blackwell", "gb300 pair", "deepspeed") names the set.
   std::string generation_fit;
   // The card's memory where the row's GPU states one the catalog's model does not have (torchtitan's
   // Grand Teton H100 96GB HBM2e, timed as the catalog's H100-SXM5-80GB): the memory verdict is taken
@@ -976,6 +978,40 @@ double fit_gb300(const std::vector<Run>& runs, planner::PlannerConstants& k) {
   return fitted;
 }
 
+// DeepSpeed's pipeline engine (deepspeed_pipeline_layer_overhead_s): over the DeepSpeed fit set's
+// rows predicted to fit in memory, the median of log(measured / predicted) is set to zero. The
+// prediction falls as the constant grows, so bisection finds it. Returns the fitted value; NaN when
+// no row or no root.
+double fit_deepspeed(const std::vector<Run>& runs, planner::PlannerConstants& k) {
+  std::vector<const Run*> rows;
+  for (const Run& r : runs) {
+    if (r.generation_fit != "deepspeed") continue;
+    bool fits = false;
+    predict(r, k, &fits);
+    if (fits) rows.push_back(&r);
+    else std::printf("deepspeed fit: %s left out (predicted not to fit in memory)\n", r.id.c_str());
+  }
+  auto median_gap = [&](double overhead_s) {
+    k.deepspeed_pipeline_layer_overhead_s = overhead_s;
+    std::vector<double> gaps;
+    for (const Run* r : rows) gaps.push_back(std::log(r->measured / predict(*r, k)));
+    return median(gaps);
+  };
+  double lo = 0, hi = 0.05;
+  if (rows.empty() || !(median_gap(lo) < 0 && median_gap(hi) > 0)) {
+    std::fprintf(stderr, "error: deepspeed fit: %zu rows, no overhead in [%g, %g] s fits them\n", rows.size(), lo, hi);
+    return NAN;
+  }
+  for (int i = 0; i < 50; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (median_gap(mid) < 0 ? lo : hi) = mid;
+  }
+  const double fitted = 0.5 * (lo + hi);
+  k.deepspeed_pipeline_layer_overhead_s = fitted;
+  std::printf("deepspeed fit: %zu rows\n    c.deepspeed_pipeline_layer_overhead_s = %.3g;\n", rows.size(), fitted);
+  return fitted;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -993,6 +1029,12 @@ int main(int argc, char** argv) {
   std::string gb300_pair_fit_path;
   bool do_fit_gb300 = false;
   double gb300_tolerance = -1;  // --check-gb300: the shipped ratio within this of what the fit gives
+  // DeepSpeed's pipeline engine (tests/calibration/deepspeed_fit_runs.json): fit
+  // deepspeed_pipeline_layer_overhead_s only (--fit-deepspeed); --check-deepspeed TOL: the shipped
+  // constant within TOL (relative) of what the fit gives.
+  std::string deepspeed_fit_path;
+  bool do_fit_deepspeed = false;
+  double deepspeed_tolerance = -1;
   std::string data_dir = LINKWISE_DATA_DIR;
   bool table = false, do_fit = false, do_fit_memory = false, bands = false;
   std::string memory_runs_path = LINKWISE_CALIBRATION_DIR "/memory_runs.json";
@@ -1029,6 +1071,9 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--gb300-pair-fit-set") && i + 1 < argc) gb300_pair_fit_path = argv[++i];
     else if (!std::strcmp(argv[i], "--fit-gb300")) do_fit_gb300 = true;
     else if (!std::strcmp(argv[i], "--check-gb300") && i + 1 < argc) gb300_tolerance = std::atof(argv[++i]);
+    else if (!std::strcmp(argv[i], "--deepspeed-fit-set") && i + 1 < argc) deepspeed_fit_path = argv[++i];
+    else if (!std::strcmp(argv[i], "--fit-deepspeed")) do_fit_deepspeed = true;
+    else if (!std::strcmp(argv[i], "--check-deepspeed") && i + 1 < argc) deepspeed_tolerance = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--data") && i + 1 < argc) data_dir = argv[++i];
     else if (!std::strcmp(argv[i], "--table")) table = true;
     else if (!std::strcmp(argv[i], "--fit")) do_fit = true;
@@ -1065,7 +1110,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: %s [--runs FILE] [--check-set FILE] [--moe-fit-set FILE] [--cdna-fit-set FILE] "
                    "[--blackwell-fit-set FILE] [--gb300-pair-fit-set FILE] [--data DIR] [--table] [--fit] [--fit-moe] "
-                   "[--fit-cdna] [--fit-blackwell] [--fit-gb300] [--check-gb300 TOL] [--fit-on "
+                   "[--fit-cdna] [--fit-blackwell] [--fit-gb300] [--check-gb300 TOL] [--deepspeed-fit-set FILE] "
+                   "[--fit-deepspeed] [--check-deepspeed TOL] [--fit-on "
                    "all|half-a|half-b|mosaicml] [--check FIT "
                    "HOLDOUT] [--max-ran-no N] [--write-held-out FILE] [--workload ID] [--memory-runs FILE] "
                    "[--memory-peft-runs FILE] [--memory-workload-runs FILE] [--fit-memory] [--memory-check MEDIAN "
@@ -1083,13 +1129,14 @@ int main(int argc, char** argv) {
   // A generation fit set's runs fit that generation's GEMM efficiency only (--fit-cdna,
   // --fit-blackwell), reported as "cdna fit: " and "blackwell fit: "; the GB300 pair fit set's fit
   // gemm_efficiency_ratio_gb300 only (--fit-gb300), reported as "gb300 pair fit: ".
-  enum class Set { fit, check, moe_fit, cdna_fit, blackwell_fit, gb300_pair_fit };
+  enum class Set { fit, check, moe_fit, cdna_fit, blackwell_fit, gb300_pair_fit, deepspeed_fit };
   std::vector<std::pair<std::string, Set>> files = {{runs_path, Set::fit}};
   if (!check_set_path.empty()) files.push_back({check_set_path, Set::check});
   if (!moe_fit_path.empty()) files.push_back({moe_fit_path, Set::moe_fit});
   if (!cdna_fit_path.empty()) files.push_back({cdna_fit_path, Set::cdna_fit});
   if (!blackwell_fit_path.empty()) files.push_back({blackwell_fit_path, Set::blackwell_fit});
   if (!gb300_pair_fit_path.empty()) files.push_back({gb300_pair_fit_path, Set::gb300_pair_fit});
+  if (!deepspeed_fit_path.empty()) files.push_back({deepspeed_fit_path, Set::deepspeed_fit});
   for (const auto& [path, set] : files) {
     const bool check_set = set == Set::check;
     std::ifstream in(path);
@@ -1131,9 +1178,13 @@ int main(int argc, char** argv) {
         run.group = "moe fit: " + run.group;
         run.subgroup = "moe fit: " + run.subgroup;
       }
-      if (set == Set::cdna_fit || set == Set::blackwell_fit || set == Set::gb300_pair_fit) {
+      if (set == Set::cdna_fit || set == Set::blackwell_fit || set == Set::gb300_pair_fit ||
+          set == Set::deepspeed_fit) {
         run.fit_set = false;
-        run.generation_fit = set == Set::cdna_fit ? "cdna" : set == Set::blackwell_fit ? "blackwell" : "gb300 pair";
+        run.generation_fit = set == Set::cdna_fit        ? "cdna"
+                             : set == Set::blackwell_fit ? "blackwell"
+                             : set == Set::deepspeed_fit ? "deepspeed"
+                                                         : "gb300 pair";
         run.group = run.generation_fit + " fit: " + run.group;
         run.subgroup = run.generation_fit + " fit: " + run.subgroup;
       }
@@ -1183,6 +1234,18 @@ int main(int argc, char** argv) {
       k.gemm_efficiency_ratio_gb300 = shipped;  // the check judges the shipped constant
     }
   }
+  if (do_fit_deepspeed || deepspeed_tolerance >= 0) {
+    const double shipped = k.deepspeed_pipeline_layer_overhead_s;
+    const double fitted = fit_deepspeed(runs, k);
+    if (std::isnan(fitted)) return 1;
+    if (deepspeed_tolerance >= 0) {
+      if (!(std::fabs(fitted / shipped - 1.0) <= deepspeed_tolerance)) {
+        std::printf("FAIL: the DeepSpeed fit gives %.4g s, the shipped constant is %.4g s\n", fitted, shipped);
+        return 1;
+      }
+      k.deepspeed_pipeline_layer_overhead_s = shipped;  // the check judges the shipped constant
+    }
+  }
 
   std::map<std::string, std::vector<double>> abs_err, signed_err;
   int not_fitting = 0;
@@ -1210,6 +1273,7 @@ int main(int argc, char** argv) {
             : r.generation_fit == "cdna"       ? "ALL AMD Instinct fit set"
             : r.generation_fit == "blackwell"  ? "ALL Blackwell fit set"
             : r.generation_fit == "gb300 pair" ? "ALL GB300 pair fit set"
+            : r.generation_fit == "deepspeed"  ? "ALL DeepSpeed fit set"
             : r.fit_set                        ? "ALL fit set"
                                                : "ALL held out"]
         .push_back(std::fabs(err));

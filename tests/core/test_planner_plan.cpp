@@ -567,3 +567,45 @@ TEST_CASE("GB300's tensor-core work runs at its fitted ratio over GB200's, the s
     return w.rfind("GB300: its fp8 GEMMs and its attention run at", 0) == 0;
   }));
 }
+
+TEST_CASE("DeepSpeed's pipeline engine adds its fitted time to every layer pass, and only there") {
+  const Catalog catalog = Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
+  auto workload = [&](const char* framework, int pp) {
+    json doc = json::parse(R"({"model": {"preset": "llama3.1-70b"},
+        "job": {"kind": "pretrain", "precision": "bf16", "seq_len": 4096, "global_batch": 64, "framework": ""},
+        "hardware": {"custom": {"gpu_model": "A100-SXM4-80GB", "gpu_count": 8, "intra_node_fabric": "nvswitch",
+                                "network_type": "infiniband", "network_gbits_per_s": 1600}, "nodes": 8},
+        "layout": {"tp": 8, "pp": 0, "micro_batch": 1, "recompute": "full", "zero": 1}})");
+    doc["job"]["framework"] = framework;
+    doc["layout"]["pp"] = pp;
+    return planner::parse_workload(doc, catalog);
+  };
+  auto estimate_with = [](const planner::Workload& w, const planner::PlannerConstants& k) {
+    const planner::Layout l = planner::complete_layout(w, *w.nodes * w.hardware->instance.gpu_count);
+    return planner::estimate(planner::prepare_model(w.model, w.job),
+                             planner::prepare_hardware(*w.hardware, w.job, k, nullptr, false), *w.nodes, l, k);
+  };
+  const planner::PlannerConstants& shipped = planner::default_constants();
+  REQUIRE(shipped.deepspeed_pipeline_layer_overhead_s > 1e-3);
+  planner::PlannerConstants without = shipped;
+  without.deepspeed_pipeline_layer_overhead_s = 0;
+
+  // pp 4 on 64 GPUs: dp 2, 32 micro-batches, 20 of the 80 layers per stage, three passes each
+  // (forward, backward, the recomputed forward). The stage's compute per micro-batch grows by
+  // 20 x 3 x the constant: compute by that times the micro-batches, the bubble by pp - 1 times it.
+  // The step grows by both, less what the longer backward now hides of the gradient reduction.
+  const planner::Workload piped = workload("deepspeed", 4);
+  const planner::Estimate with_it = estimate_with(piped, shipped), bare = estimate_with(piped, without);
+  const double per_micro_batch = 20 * 3 * shipped.deepspeed_pipeline_layer_overhead_s;
+  CHECK(with_it.micro_batches == 32);
+  CHECK(with_it.compute - bare.compute == Approx(32 * per_micro_batch).epsilon(1e-9));
+  CHECK(with_it.pp_bubble - bare.pp_bubble == Approx(3 * per_micro_batch).epsilon(1e-9));
+  CHECK(with_it.step - bare.step > 32 * per_micro_batch);
+  CHECK(with_it.step - bare.step <= (32 + 3) * per_micro_batch * (1 + 1e-9));
+
+  // Not without pipeline parallelism (DeepSpeed's ZeRO engine), nor under another stack.
+  const planner::Workload flat = workload("deepspeed", 1);
+  CHECK(estimate_with(flat, shipped).step == estimate_with(flat, without).step);
+  const planner::Workload megatron = workload("megatron-core", 4);
+  CHECK(estimate_with(megatron, shipped).step == estimate_with(megatron, without).step);
+}

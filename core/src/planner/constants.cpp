@@ -214,6 +214,15 @@ const PlannerConstants& default_constants() {
     // wait: it should grow with the ranks and the chunk, which the fit set cannot separate.
     c.moe_serving_routed_row_s = 22.5e-9;
     c.moe_serving_ep_layer_sync_s = 0.235e-3;
+    // DeepSpeed's pipeline engine: fit by `linkwise_calibrate --deepspeed-fit-set
+    // tests/calibration/deepspeed_fit_runs.json --fit-deepspeed` (median log error zero) on 65
+    // BigScience tr11 prequel rows (Megatron-DeepSpeed, 2022, Jean Zay A100; the chronicle's tables
+    // of four dates, a split declared before the fit), every other constant held. Checked, never
+    // fit, on the other four dates' 54 rows, BLOOM-176B's final run and Megatron-Turing NLG 530B on
+    // Selene (docs/calibration.md "DeepSpeed's pipeline engine"). The same time per layer-pass at TP
+    // 4 and 8 and at widths 12288-20480 points at the host (eager ops, DeepSpeed's activation
+    // checkpointing and its synchronisation), not the GPU; the sources do not isolate it.
+    c.deepspeed_pipeline_layer_overhead_s = 5.16e-3;
     return c;
   }();
   return k;

@@ -104,6 +104,10 @@ struct PlannerConstants {
   double eager_rmsnorm_extra_bytes_per_element = 0;  // per norm, per hidden element
   double eager_rope_extra_bytes_per_element = 0;     // per Q and K element
   double eager_swiglu_extra_bytes_per_element = 0;   // per ffn element
+  // DeepSpeed's pipeline engine (job.framework deepspeed with pp > 1, as Megatron-DeepSpeed ran it):
+  // time per transformer layer per pass (forward, backward, recomputed forward) per micro-batch
+  // beyond the GPU work priced above, whatever the layer's width or TP; fit on its own set (--fit-deepspeed).
+  double deepspeed_pipeline_layer_overhead_s = 0;
 };
 
 const PlannerConstants& default_constants();

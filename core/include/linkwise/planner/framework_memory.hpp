@@ -31,6 +31,12 @@ inline bool megatron_runtime(const PreparedModel& m, int zero) noexcept {
 }
 inline bool megatron_runtime(const PreparedModel& m, const Layout& l) noexcept { return megatron_runtime(m, l.zero); }
 
+// True where the layout runs under DeepSpeed's pipeline engine (PipelineEngine, as Megatron-DeepSpeed
+// drives it): job.framework deepspeed with pp > 1 (workload.cpp holds it to ZeRO 0-1 there).
+inline bool deepspeed_pipeline(const PreparedModel& m, const Layout& l) noexcept {
+  return m.framework == Framework::deepspeed && l.pp > 1;
+}
+
 // The stack a layout is planned as: the job's framework, and for the default (auto) Megatron-Core
 // below ZeRO-3, PyTorch FSDP (with compiled blocks) at ZeRO-3 (DeepSpeed where the job offloads the
 // optimizer alone: ZeRO-Offload is the stack that does), and for QLoRA Hugging Face Accelerate below
