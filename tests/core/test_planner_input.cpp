@@ -229,6 +229,14 @@ TEST_CASE("a layout the job's training stack cannot run is refused, and recommen
   CHECK(failing_field(d) == "layout.zero");
   d["layout"]["zero"] = 1;
   CHECK(failing_field(d) == "<no error>");
+  // auto offloading the optimizer alone at ZeRO-3 is planned as DeepSpeed: the same rule holds.
+  d = good();
+  d["job"]["offload"] = "optimizer";
+  d["layout"]["zero"] = 3;  // pp 4
+  CHECK(failing_field(d) == "layout.zero");
+  d["layout"]["pp"] = 1;
+  d["layout"].erase("dp");
+  CHECK(failing_field(d) == "<no error>");
   d = good();
   d["job"]["framework"] = "hf-accelerate";
   d["layout"]["zero"] = 3;

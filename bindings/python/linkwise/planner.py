@@ -270,7 +270,8 @@ class Plan(Record):
                                   "'tensorrt-llm' on NVIDIA GPUs, 'vllm' on AMD).")
     framework = Field[Optional[str]]("Training: the stack the step was planned as (job.framework; auto: "
                                      "'megatron-core' below ZeRO-3, 'fsdp' with compiled blocks at ZeRO-3, "
-                                     "'hf-accelerate' for QLoRA below ZeRO-3).")
+                                     "'deepspeed' at ZeRO-3 where job.offload is 'optimizer', 'hf-accelerate' "
+                                     "for QLoRA below ZeRO-3).")
     concurrent = Field[Optional[int]]("Inference: sequences decoded together, whole job.")
     max_concurrent = Field[Optional[int]]("Inference: the most sequences the engines run together, whole "
                                           "job: what their KV pools hold or their batch limit, whichever is "

@@ -219,9 +219,10 @@ const PlannerConstants& default_constants() {
     // BigScience tr11 prequel rows (Megatron-DeepSpeed, 2022, Jean Zay A100; the chronicle's tables
     // of four dates, a split declared before the fit), every other constant held. Checked, never
     // fit, on the other four dates' 54 rows, BLOOM-176B's final run and Megatron-Turing NLG 530B on
-    // Selene (docs/calibration.md "DeepSpeed's pipeline engine"). The same time per layer-pass at TP
-    // 4 and 8 and at widths 12288-20480 points at the host (eager ops, DeepSpeed's activation
-    // checkpointing and its synchronisation), not the GPU; the sources do not isolate it.
+    // Selene (docs/calibration.md "DeepSpeed's pipeline engine"). A time per layer pass that does not
+    // shrink with the GPU's share of the layer points at the host or the TP ranks' synchronisation;
+    // the sources do not isolate it. Megatron-DeepSpeed's 2023 runs lose 0.6-1.4 ms (check rows):
+    // this is the 2021-2022 engine's figure, and plan() says how much of a step it is.
     c.deepspeed_pipeline_layer_overhead_s = 5.16e-3;
     return c;
   }();

@@ -145,7 +145,9 @@ std::string bottleneck_words(const Workload& w, HardwareRef hw, int nodes, const
   // communication lower it with compute unchanged.
   const double achieved = e.hardware_flops_per_step / (l.gpus() * e.step) / p.peak_flops;
   return "compute: " + percent(e.compute, step) + " of the step (GEMMs " + fmt("%.0f%%", 100 * e.gemm_time_fraction) +
-         " of compute time); over the whole step the GPUs run at " + fmt("%.0f%%", 100 * achieved) + " of the dense " +
+         " of compute time" +
+         (deepspeed_pipeline(w.job.framework, l.pp) ? ", with DeepSpeed's pipeline-engine time per layer pass" : "") +
+         "); over the whole step the GPUs run at " + fmt("%.0f%%", 100 * achieved) + " of the dense " +
          std::string(to_string(w.job.precision)) + " peak" +
          (worst->seconds > 0.1 * step ? "; then " + link : std::string());
 }
@@ -429,8 +431,12 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
     else
       plan.warnings.push_back(fmt("MFU %.1f%%: ", 100 * plan.mfu) +
                               fmt("compute is %.0f%% of the step but runs far from the peak ", 100 * compute_share) +
-                              "(small matrix multiplies, memory-bound kernels: short sequences or small "
-                              "micro-batches): longer sequences or larger micro-batches would use the GPUs better");
+                              (deepspeed_pipeline(w.job.framework, l.pp)
+                                   ? std::string("(DeepSpeed's pipeline-engine time per layer pass, below, and "
+                                                 "small matrix multiplies or memory-bound kernels)")
+                                   : std::string("(small matrix multiplies, memory-bound kernels: short sequences "
+                                                 "or small micro-batches): longer sequences or larger "
+                                                 "micro-batches would use the GPUs better")));
   }
   {
     const Interval iv = throughput_interval(
@@ -505,6 +511,24 @@ Plan plan(const Workload& w, const MeasuredLinks* measured) {
           fmt("layout.zero 3 under job.framework auto is planned as PyTorch FSDP (%.0f tokens/s); ", e.tokens_per_s) +
           fmt("Megatron-FSDP (job.framework megatron-core) plans %.0f tokens/s ", a.tokens_per_s) +
           fmt("on the same layout (%+.0f%%)", 100.0 * (a.tokens_per_s / e.tokens_per_s - 1.0)));
+  }
+  // DeepSpeed's pipeline engine is timed with the per-layer-pass time the 2021-2022 production runs
+  // lost (constants.cpp deepspeed_pipeline_layer_overhead_s); Megatron-DeepSpeed's 2023 runs lost
+  // much less (docs/calibration.md "DeepSpeed's pipeline engine"). The plan says how much of its
+  // step that is, so a user on a current release can read the step without it.
+  if (w.job.kind != JobKind::inference && deepspeed_pipeline(model, layout) &&
+      k.deepspeed_pipeline_layer_overhead_s > 0) {
+    PlannerConstants without = k;
+    without.deepspeed_pipeline_layer_overhead_s = 0;
+    const Estimate bare = estimate(model, prepared, nodes, layout, without);
+    p.warnings.push_back(
+        fmt("job.framework deepspeed with pp > 1: %.3g s of the ", e.step - bare.step) +
+        fmt("%.3g s step is DeepSpeed's pipeline-engine time, ", e.step) +
+        fmt("%.2f ms per layer per pass as the 2021-2022 production runs lost it ",
+            1e3 * k.deepspeed_pipeline_layer_overhead_s) +
+        "(fit on BigScience's, checked on Megatron-Turing NLG's); Megatron-DeepSpeed's 2023 runs on 8 A100 lost "
+        "0.6-1.4 ms, so on a current release the step may be nearer " +
+        fmt("%.3g s", bare.step));
   }
   // The workload's constraints hold for a fixed machine too: one it does not meet is why the plan
   // does not qualify, as recommend would reject it (never a silent "fits").

@@ -417,15 +417,15 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   const double dequant_bytes_per_s = hw.hbm_bytes_per_s / k.hbm_efficiency * kNf4DequantHbmFraction;
   const double dequant_layer =
       m.dequant_4bit ? m.layer_params / tp * kNf4DequantBytesPerWeight / dequant_bytes_per_s : 0.0;
-  // Fixed time per layer per pass: kernel launches and syncs, and under DeepSpeed's pipeline engine
-  // its own per-layer time (constants.cpp deepspeed_pipeline_layer_overhead_s).
-  const double layer_pass_overhead =
-      k.layer_overhead_s + (deepspeed_pipeline(m, l) ? k.deepspeed_pipeline_layer_overhead_s : 0.0);
-  const double layer_fwd = gemm_fwd + attention_fwd + elem_fwd + layer_pass_overhead + fp8_fixed + dequant_layer;
+  // Under DeepSpeed's pipeline engine each layer pass also takes the time its 2021-2022 production
+  // runs lost (constants.cpp deepspeed_pipeline_layer_overhead_s): added to every pass, dense or MoE.
+  const double engine_pass_s = deepspeed_pipeline(m, l) ? k.deepspeed_pipeline_layer_overhead_s : 0.0;
+  const double layer_fwd =
+      gemm_fwd + attention_fwd + elem_fwd + k.layer_overhead_s + fp8_fixed + dequant_layer + engine_pass_s;
   // Backward: data and weight gradients (frozen LoRA bases skip the weight gradient), 2.5x the
   // attention forward (FlashAttention-2's backward), element-wise twice.
   const double layer_bwd = (lora ? 1.0 : 2.0) * (gemm_fwd + fp8_fixed) + 2.5 * attention_fwd + 2.0 * elem_fwd +
-                           layer_pass_overhead + dequant_layer;
+                           k.layer_overhead_s + dequant_layer + engine_pass_s;
   // hai-llm (DeepSeek-V3 report section 3.2.3) recomputes in backward what it does not cache: the
   // RMSNorm outputs, MLA's up-projections and the SwiGLU outputs (one element-wise pass each).
   double hai_recompute = 0, hai_recompute_flops_per_token = 0;
@@ -484,11 +484,11 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     // Router top-k, permute/unpermute index kernels and the dispatcher (with its host sync on the
     // tokens per expert): host time per MoE layer per pass, exposed as far as the pass's GPU work
     // does not cover it (moe_host_exposed_s).
-    const double fwd_gpu = moe_gemm_fwd + attention_fwd + elem + layer_pass_overhead + fixed + moe_dequant;
+    const double fwd_gpu = moe_gemm_fwd + attention_fwd + elem + k.layer_overhead_s + fixed + moe_dequant;
     const double bwd_gpu = (lora ? 1.0 : 2.0) * (moe_gemm_fwd + fixed) + 2.5 * attention_fwd + 2.0 * elem +
-                           layer_pass_overhead + moe_dequant;
-    moe_fwd = fwd_gpu + moe_host_exposed_s(fwd_gpu, k);
-    moe_bwd = bwd_gpu + moe_host_exposed_s(bwd_gpu, k);
+                           k.layer_overhead_s + moe_dequant;
+    moe_fwd = fwd_gpu + moe_host_exposed_s(fwd_gpu, k) + engine_pass_s;
+    moe_bwd = bwd_gpu + moe_host_exposed_s(bwd_gpu, k) + engine_pass_s;
     double recompute = layer_fraction * moe_fwd;
     if (l.recompute == Recompute::selective) recompute = op_sac ? 0.5 * moe_gemm_fwd + elem : attention_fwd;
     if (l.recompute != Recompute::full && m.framework == Framework::hai_llm)  // norms, up-projections, SwiGLU outputs

@@ -630,9 +630,16 @@ StackProblem stack_problem(const Job& job, int pp, int zero) {
     // DeepSpeed's pipeline engine runs ZeRO-1 at most ("ZeRO-2 and ZeRO-3 are incompatible with
     // pipeline parallelism", deepspeed/runtime/pipe/engine.py); Accelerate's own training loop
     // splits no pipeline (FSDP2 stacks do: torchtitan, NeMo AutoModel).
-    if (job.framework == Framework::deepspeed && zero >= 2)
-      return {"layout.zero", "job.framework deepspeed runs pipeline parallelism with ZeRO 0 or 1 only (its pipeline "
-                             "engine refuses ZeRO-2 and ZeRO-3); got layout.zero " +
+    // Under auto a ZeRO-3 job that offloads the optimizer alone is planned as DeepSpeed (planned_framework).
+    const bool qlora = job.kind == JobKind::lora && job.lora_base == LoraBase::nf4;
+    if (planned_framework(job.framework, zero, qlora, job.offload == Offload::optimizer) == Framework::deepspeed &&
+        zero >= 2)
+      return {"layout.zero", std::string(job.framework == Framework::deepspeed
+                                             ? "job.framework deepspeed"
+                                             : "job.framework auto with job.offload optimizer (planned as "
+                                               "DeepSpeed's ZeRO-Offload)") +
+                                 " runs pipeline parallelism with ZeRO 0 or 1 only (its pipeline engine refuses "
+                                 "ZeRO-2 and ZeRO-3); got layout.zero " +
                                  std::to_string(zero) + " with pp " + std::to_string(pp)};
     if (job.framework == Framework::hf_accelerate)
       return {"layout.pp", "job.framework hf-accelerate trains without pipeline parallelism (torchtitan, "

@@ -32,6 +32,28 @@ Offload parse_offload(const std::string& text, const std::string& field = "job.o
 // hai-llm keeps AdamW's moments in BF16 beside the fp32 master (4 + 2 + 2 = 8; report section 3.3.3).
 double optimizer_state_bytes(Optimizer o, Framework f = Framework::auto_) noexcept;
 
+// True where the layout runs under Megatron-Core's runtime (its schedules, buffers and Transformer
+// Engine layers): megatron-core, nemo, and the default profile below ZeRO-3 (above). QLoRA's
+// NF4 base runs under PEFT/Transformers whatever the profile (workload.cpp refuses Megatron for it).
+inline bool megatron_runtime(Framework f, int zero, bool qlora = false) noexcept {
+  if (qlora) return false;
+  return f == Framework::megatron_core || f == Framework::nemo || (f == Framework::auto_ && zero < 3);
+}
+// The stack a layout is planned as: the job's framework, and for the default (auto) Megatron-Core
+// below ZeRO-3, PyTorch FSDP (with compiled blocks) at ZeRO-3 (DeepSpeed where the job offloads the
+// optimizer alone: ZeRO-Offload is the stack that does), and for QLoRA Hugging Face Accelerate below
+// ZeRO-3 (what a plan reports as `framework`).
+inline Framework planned_framework(Framework f, int zero, bool qlora = false, bool optimizer_offload = false) noexcept {
+  if (f != Framework::auto_) return f;
+  if (megatron_runtime(f, zero, qlora)) return Framework::megatron_core;
+  if (qlora && zero < 3) return Framework::hf_accelerate;
+  return optimizer_offload ? Framework::deepspeed : Framework::fsdp;
+}
+
+// True where the layout runs under DeepSpeed's pipeline engine (PipelineEngine, as Megatron-DeepSpeed
+// drives it): job.framework deepspeed with pp > 1 (workload.cpp holds it to ZeRO 0-1 there).
+inline bool deepspeed_pipeline(Framework f, int pp) noexcept { return f == Framework::deepspeed && pp > 1; }
+
 // CPU offload keeps the gradients on the host; on the GPU stays the reduce bucket they pass through:
 // DeepSpeed's zero_optimization.reduce_bucket_size, 5e8 elements by default (DeepSpeed config docs),
 // in 16 bits.

@@ -1,5 +1,5 @@
 // Framework memory terms (framework_memory.cpp), used by estimate_memory(), and which runtime a layout
-// runs under (fsdp_family, megatron_runtime), which estimate_time() asks too.
+// runs under (fsdp_family, megatron_runtime; their job-level rules in framework.hpp), which estimate_time() asks too.
 #pragma once
 
 #include "linkwise/planner/engine.hpp"
@@ -18,34 +18,15 @@ inline bool fsdp_family(const PreparedModel& m, const Layout& l) noexcept {
          m.framework == Framework::hf_accelerate;
 }
 
-// True where the layout runs under Megatron-Core's runtime (its schedules, buffers and Transformer
-// Engine layers): megatron-core, nemo, and the default profile below ZeRO-3 (framework.hpp). QLoRA's
-// NF4 base runs under PEFT/Transformers whatever the profile (workload.cpp refuses Megatron for it).
-inline bool megatron_runtime(Framework f, int zero, bool qlora = false) noexcept {
-  if (qlora) return false;
-  return f == Framework::megatron_core || f == Framework::nemo || (f == Framework::auto_ && zero < 3);
-}
 // The model's job at a ZeRO stage (the search asks per stage, before a layout exists).
 inline bool megatron_runtime(const PreparedModel& m, int zero) noexcept {
   return megatron_runtime(m.framework, zero, m.dequant_4bit);
 }
 inline bool megatron_runtime(const PreparedModel& m, const Layout& l) noexcept { return megatron_runtime(m, l.zero); }
 
-// True where the layout runs under DeepSpeed's pipeline engine (PipelineEngine, as Megatron-DeepSpeed
-// drives it): job.framework deepspeed with pp > 1 (workload.cpp holds it to ZeRO 0-1 there).
+// DeepSpeed's pipeline engine (framework.hpp) for a model's job and layout.
 inline bool deepspeed_pipeline(const PreparedModel& m, const Layout& l) noexcept {
-  return m.framework == Framework::deepspeed && l.pp > 1;
-}
-
-// The stack a layout is planned as: the job's framework, and for the default (auto) Megatron-Core
-// below ZeRO-3, PyTorch FSDP (with compiled blocks) at ZeRO-3 (DeepSpeed where the job offloads the
-// optimizer alone: ZeRO-Offload is the stack that does), and for QLoRA Hugging Face Accelerate below
-// ZeRO-3 (what a plan reports as `framework`).
-inline Framework planned_framework(Framework f, int zero, bool qlora = false, bool optimizer_offload = false) noexcept {
-  if (f != Framework::auto_) return f;
-  if (megatron_runtime(f, zero, qlora)) return Framework::megatron_core;
-  if (qlora && zero < 3) return Framework::hf_accelerate;
-  return optimizer_offload ? Framework::deepspeed : Framework::fsdp;
+  return deepspeed_pipeline(m.framework, l.pp);
 }
 
 // Whether a layout runs a Llama-family block op by op in eager PyTorch: a PyTorch stack without
