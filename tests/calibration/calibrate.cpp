@@ -55,6 +55,10 @@ struct Run {
   // Grand Teton H100 96GB HBM2e, timed as the catalog's H100-SXM5-80GB): the memory verdict is taken
   // against the card that ran. 0: the catalog's.
   double card_memory_gib = 0;
+  // False where the source does not say which memory size its card had (`card_memory_stated`:
+  // false, MegaScale's "Ampere GPUs"): it is timed on the catalog's card of that name, and its
+  // memory verdict is no evidence either way, so it is not counted among the runs called `no`.
+  bool card_memory_stated = true;
 };
 
 // A row's hardware, prepared; on the card that ran where the row states one the catalog's GPU does
@@ -1192,6 +1196,7 @@ int main(int argc, char** argv) {
         run.workload = planner::parse_workload(workload, catalog);
         apply_row_routing(r, run.workload);
         run.card_memory_gib = stated_card_memory_gib(r["gpu"].get<std::string>(), run.workload.hardware->gpu);
+        run.card_memory_stated = get_or(r, "card_memory_stated", true);
         planner::validate_layout(
             run.workload,
             planner::complete_layout(run.workload, *run.workload.nodes * run.workload.hardware->instance.gpu_count),
@@ -1264,7 +1269,7 @@ int main(int argc, char** argv) {
     const double err = pred / r.measured - 1.0;
     if (held_out && !r.fit_set && !r.moe_fit && r.generation_fit.empty())
       held_out << r.id << '\t' << std::fabs(err) << '\n';
-    not_fitting += !fits;
+    not_fitting += !fits && r.card_memory_stated;
     for (const std::string& g : {r.group, r.subgroup}) {
       abs_err[g].push_back(std::fabs(err));
       signed_err[g].push_back(err);
@@ -1287,7 +1292,8 @@ int main(int argc, char** argv) {
     std::printf("%-52s %4zu %9.1f%% %9.1f%% %+9.1f%%\n", g.c_str(), v.size(), 100 * median(v),
                 100 * mean / double(v.size()), signed_err.count(g) ? 100 * median(signed_err[g]) : 0.0);
   }
-  std::printf("\n%zu runs used; %d predicted not to fit in memory; unusable:", runs.size(), not_fitting);
+  std::printf("\n%zu runs used; %d predicted not to fit in memory (of those whose card memory is stated); unusable:",
+              runs.size(), not_fitting);
   for (const auto& [why, n] : unusable) std::printf(" %d (%s)", n, why.c_str());
   std::printf("\n");
   // Every run here ran: a `no` is a layout the planner would refuse that its publisher trained. Many
