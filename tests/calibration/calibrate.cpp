@@ -55,10 +55,10 @@ struct Run {
   // Grand Teton H100 96GB HBM2e, timed as the catalog's H100-SXM5-80GB): the memory verdict is taken
   // against the card that ran. 0: the catalog's.
   double card_memory_gib = 0;
-  // False where the source does not say which memory size its card had (`card_memory_stated`:
-  // false, MegaScale's "Ampere GPUs"): it is timed on the catalog's card of that name, and its
-  // memory verdict is no evidence either way, so it is not counted among the runs called `no`.
-  bool card_memory_stated = true;
+  // False where the row says why its memory verdict is no evidence (`memory_verdict_not_evidence`:
+  // the source states neither the card's memory nor what the plan would need, e.g. MegaScale's
+  // "Ampere GPUs", GLM-130B's unstated ZeRO stage): it is not counted among the runs called `no`.
+  bool memory_evidence = true;
 };
 
 // A row's hardware, prepared; on the card that ran where the row states one the catalog's GPU does
@@ -1039,6 +1039,7 @@ int main(int argc, char** argv) {
   std::string deepspeed_fit_path;
   bool do_fit_deepspeed = false;
   double deepspeed_tolerance = -1;
+  double deepspeed_overhead_s = -1;  // --deepspeed-overhead S: the profile's constant set to S (0: without it)
   std::string data_dir = LINKWISE_DATA_DIR;
   bool table = false, do_fit = false, do_fit_memory = false, bands = false;
   std::string memory_runs_path = LINKWISE_CALIBRATION_DIR "/memory_runs.json";
@@ -1078,6 +1079,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--deepspeed-fit-set") && i + 1 < argc) deepspeed_fit_path = argv[++i];
     else if (!std::strcmp(argv[i], "--fit-deepspeed")) do_fit_deepspeed = true;
     else if (!std::strcmp(argv[i], "--check-deepspeed") && i + 1 < argc) deepspeed_tolerance = std::atof(argv[++i]);
+    else if (!std::strcmp(argv[i], "--deepspeed-overhead") && i + 1 < argc) deepspeed_overhead_s = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--data") && i + 1 < argc) data_dir = argv[++i];
     else if (!std::strcmp(argv[i], "--table")) table = true;
     else if (!std::strcmp(argv[i], "--fit")) do_fit = true;
@@ -1115,7 +1117,7 @@ int main(int argc, char** argv) {
                    "usage: %s [--runs FILE] [--check-set FILE] [--moe-fit-set FILE] [--cdna-fit-set FILE] "
                    "[--blackwell-fit-set FILE] [--gb300-pair-fit-set FILE] [--data DIR] [--table] [--fit] [--fit-moe] "
                    "[--fit-cdna] [--fit-blackwell] [--fit-gb300] [--check-gb300 TOL] [--deepspeed-fit-set FILE] "
-                   "[--fit-deepspeed] [--check-deepspeed TOL] [--fit-on "
+                   "[--fit-deepspeed] [--check-deepspeed TOL] [--deepspeed-overhead S] [--fit-on "
                    "all|half-a|half-b|mosaicml] [--check FIT "
                    "HOLDOUT] [--max-ran-no N] [--write-held-out FILE] [--workload ID] [--memory-runs FILE] "
                    "[--memory-peft-runs FILE] [--memory-workload-runs FILE] [--fit-memory] [--memory-check MEDIAN "
@@ -1196,7 +1198,7 @@ int main(int argc, char** argv) {
         run.workload = planner::parse_workload(workload, catalog);
         apply_row_routing(r, run.workload);
         run.card_memory_gib = stated_card_memory_gib(r["gpu"].get<std::string>(), run.workload.hardware->gpu);
-        run.card_memory_stated = get_or(r, "card_memory_stated", true);
+        run.memory_evidence = !r.contains("memory_verdict_not_evidence");
         planner::validate_layout(
             run.workload,
             planner::complete_layout(run.workload, *run.workload.nodes * run.workload.hardware->instance.gpu_count),
@@ -1214,6 +1216,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   planner::PlannerConstants k = planner::default_constants();
+  if (deepspeed_overhead_s >= 0) k.deepspeed_pipeline_layer_overhead_s = deepspeed_overhead_s;
   if (do_fit) fit(runs, k);
   if (do_fit_moe) fit_moe(runs, k);
   if (do_fit_cdna)
@@ -1269,7 +1272,7 @@ int main(int argc, char** argv) {
     const double err = pred / r.measured - 1.0;
     if (held_out && !r.fit_set && !r.moe_fit && r.generation_fit.empty())
       held_out << r.id << '\t' << std::fabs(err) << '\n';
-    not_fitting += !fits && r.card_memory_stated;
+    not_fitting += !fits && r.memory_evidence;
     for (const std::string& g : {r.group, r.subgroup}) {
       abs_err[g].push_back(std::fabs(err));
       signed_err[g].push_back(err);
@@ -1292,7 +1295,7 @@ int main(int argc, char** argv) {
     std::printf("%-52s %4zu %9.1f%% %9.1f%% %+9.1f%%\n", g.c_str(), v.size(), 100 * median(v),
                 100 * mean / double(v.size()), signed_err.count(g) ? 100 * median(signed_err[g]) : 0.0);
   }
-  std::printf("\n%zu runs used; %d predicted not to fit in memory (of those whose card memory is stated); unusable:",
+  std::printf("\n%zu runs used; %d predicted not to fit in memory (of those whose verdict is evidence); unusable:",
               runs.size(), not_fitting);
   for (const auto& [why, n] : unusable) std::printf(" %d (%s)", n, why.c_str());
   std::printf("\n");

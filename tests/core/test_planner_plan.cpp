@@ -635,4 +635,20 @@ TEST_CASE("DeepSpeed's pipeline engine adds its fitted time to every layer pass,
   CHECK(said.find(nearer) != std::string::npos);
   CHECK(profile_warning(planner::plan(flat)).empty());
   CHECK(profile_warning(planner::plan(megatron)).empty());
+
+  // recommend's plans say it too: every pipelined one, and none without a pipeline.
+  const json found = planner::recommend_json(json::parse(R"({"model": {"preset": "llama3.1-70b"},
+      "job": {"kind": "pretrain", "precision": "bf16", "seq_len": 4096, "global_batch": 64, "tokens": 1e9,
+              "framework": "deepspeed"},
+      "constraints": {"instances": ["aws:p4d.24xlarge"], "max_nodes": 8}})"),
+                                             catalog, 10);
+  int piped_plans = 0;
+  for (const json& p : found["results"]) {
+    const bool warned = std::any_of(p["warnings"].begin(), p["warnings"].end(), [](const json& w) {
+      return w.get<std::string>().rfind("job.framework deepspeed with pp > 1: ", 0) == 0;
+    });
+    CHECK(warned == (p["layout"]["pp"].get<int>() > 1));
+    piped_plans += p["layout"]["pp"].get<int>() > 1;
+  }
+  CHECK(piped_plans > 0);
 }

@@ -438,6 +438,24 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
                                                  "or small micro-batches): longer sequences or larger "
                                                  "micro-batches would use the GPUs better")));
   }
+  // DeepSpeed's pipeline engine is timed with the per-layer-pass time the 2021-2022 production runs
+  // lost (constants.cpp deepspeed_pipeline_layer_overhead_s); Megatron-DeepSpeed's 2023 runs lost
+  // much less (docs/calibration.md "DeepSpeed's pipeline engine"). Every plan under it, plan's and
+  // recommend's, says how much of its step that is and what the step would be without it.
+  if (w.job.kind != JobKind::inference && deepspeed_pipeline(w.job.framework, l.pp) &&
+      k.deepspeed_pipeline_layer_overhead_s > 0) {
+    PlannerConstants without = k;
+    without.deepspeed_pipeline_layer_overhead_s = 0;
+    const Estimate bare = estimate(prepare_model(w.model, w.job), p, nodes, l, without);
+    plan.warnings.push_back(
+        fmt("job.framework deepspeed with pp > 1: %.3g s of the ", e.step - bare.step) +
+        fmt("%.3g s step is DeepSpeed's pipeline-engine time, ", e.step) +
+        fmt("%.2f ms per layer per pass as the 2021-2022 production runs lost it ",
+            1e3 * k.deepspeed_pipeline_layer_overhead_s) +
+        "(fit on BigScience's, checked on Megatron-Turing NLG's and GLM-130B's); Megatron-DeepSpeed's 2023 "
+        "runs lost much less, so on a current release the step may be nearer " +
+        fmt("%.3g s", bare.step));
+  }
   {
     const Interval iv = throughput_interval(
         hw.gpu.architecture, w.job.precision, w.job.kind, l, plan.gpus,
@@ -511,24 +529,6 @@ Plan plan(const Workload& w, const MeasuredLinks* measured) {
           fmt("layout.zero 3 under job.framework auto is planned as PyTorch FSDP (%.0f tokens/s); ", e.tokens_per_s) +
           fmt("Megatron-FSDP (job.framework megatron-core) plans %.0f tokens/s ", a.tokens_per_s) +
           fmt("on the same layout (%+.0f%%)", 100.0 * (a.tokens_per_s / e.tokens_per_s - 1.0)));
-  }
-  // DeepSpeed's pipeline engine is timed with the per-layer-pass time the 2021-2022 production runs
-  // lost (constants.cpp deepspeed_pipeline_layer_overhead_s); Megatron-DeepSpeed's 2023 runs lost
-  // much less (docs/calibration.md "DeepSpeed's pipeline engine"). The plan says how much of its
-  // step that is, so a user on a current release can read the step without it.
-  if (w.job.kind != JobKind::inference && deepspeed_pipeline(model, layout) &&
-      k.deepspeed_pipeline_layer_overhead_s > 0) {
-    PlannerConstants without = k;
-    without.deepspeed_pipeline_layer_overhead_s = 0;
-    const Estimate bare = estimate(model, prepared, nodes, layout, without);
-    p.warnings.push_back(
-        fmt("job.framework deepspeed with pp > 1: %.3g s of the ", e.step - bare.step) +
-        fmt("%.3g s step is DeepSpeed's pipeline-engine time, ", e.step) +
-        fmt("%.2f ms per layer per pass as the 2021-2022 production runs lost it ",
-            1e3 * k.deepspeed_pipeline_layer_overhead_s) +
-        "(fit on BigScience's, checked on Megatron-Turing NLG's); Megatron-DeepSpeed's 2023 runs on 8 A100 lost "
-        "0.6-1.4 ms, so on a current release the step may be nearer " +
-        fmt("%.3g s", bare.step));
   }
   // The workload's constraints hold for a fixed machine too: one it does not meet is why the plan
   // does not qualify, as recommend would reject it (never a silent "fits").
