@@ -20,6 +20,14 @@ json read(const std::filesystem::path& p) {
   std::ifstream in(p);
   return json::parse(in);
 }
+
+// The engine's estimate of a workload's own layout under constants `k` (a constant changed against
+// the shipped ones shows what it does).
+planner::Estimate estimate_with(const planner::Workload& w, const planner::PlannerConstants& k) {
+  const planner::Layout l = planner::complete_layout(w, *w.nodes * w.hardware->instance.gpu_count);
+  return planner::estimate(planner::prepare_model(w.model, w.job),
+                           planner::prepare_hardware(*w.hardware, w.job, k, nullptr, false), *w.nodes, l, k);
+}
 }  // namespace
 
 TEST_CASE("every example in data/examples plans (or recommends) with the contract's fields") {
@@ -534,11 +542,6 @@ TEST_CASE("GB300's tensor-core work runs at its fitted ratio over GB200's, the s
     doc["hardware"]["custom"]["gpu_model"] = gpu;
     return planner::parse_workload(doc, catalog);
   };
-  auto estimate_with = [](const planner::Workload& w, const planner::PlannerConstants& k) {
-    const planner::Layout l = planner::complete_layout(w, *w.nodes * w.hardware->instance.gpu_count);
-    return planner::estimate(planner::prepare_model(w.model, w.job),
-                             planner::prepare_hardware(*w.hardware, w.job, k, nullptr, false), *w.nodes, l, k);
-  };
   const planner::PlannerConstants& shipped = planner::default_constants();
   REQUIRE(shipped.gemm_efficiency_ratio_gb300 > 1.1);
   planner::PlannerConstants neutral = shipped;
@@ -580,11 +583,6 @@ TEST_CASE("DeepSpeed's pipeline engine adds its fitted time to every layer pass,
     doc["job"]["framework"] = framework;
     doc["layout"]["pp"] = pp;
     return planner::parse_workload(doc, catalog);
-  };
-  auto estimate_with = [](const planner::Workload& w, const planner::PlannerConstants& k) {
-    const planner::Layout l = planner::complete_layout(w, *w.nodes * w.hardware->instance.gpu_count);
-    return planner::estimate(planner::prepare_model(w.model, w.job),
-                             planner::prepare_hardware(*w.hardware, w.job, k, nullptr, false), *w.nodes, l, k);
   };
   const planner::PlannerConstants& shipped = planner::default_constants();
   REQUIRE(shipped.deepspeed_pipeline_layer_overhead_s > 1e-3);
