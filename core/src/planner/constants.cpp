@@ -215,14 +215,15 @@ const PlannerConstants& default_constants() {
     c.moe_serving_routed_row_s = 22.5e-9;
     c.moe_serving_ep_layer_sync_s = 0.235e-3;
     // DeepSpeed's pipeline engine: fit by `linkwise_calibrate --deepspeed-fit-set
-    // tests/calibration/deepspeed_fit_runs.json --fit-deepspeed` (median log error zero) on 64 of 65
-    // BigScience tr11 prequel rows (one is predicted not to fit in memory) (Megatron-DeepSpeed, 2022, Jean Zay A100;
-    // the chronicle's tables of four dates, a split declared before the fit), every other constant held. Checked, never
-    // fit, on the other four dates' 54 rows, BLOOM-176B's final run and Megatron-Turing NLG 530B on
-    // Selene (docs/calibration.md "DeepSpeed's pipeline engine"). A time per layer pass that does not
-    // shrink with the GPU's share of the layer points at the host or the TP ranks' synchronisation;
-    // the sources do not isolate it. Megatron-DeepSpeed's 2023 runs lose 0.6-1.4 ms (check rows):
-    // this is the 2021-2022 engine's figure, and plan() says how much of a step it is.
+    // tests/calibration/deepspeed_fit_runs.json --fit-deepspeed` (median log error zero), every other
+    // constant held, on BigScience tr11 prequel rows (Megatron-DeepSpeed, 2022, Jean Zay A100): the
+    // chronicle's tables of four dates, a split declared before the fit, 64 of their 65 rows (one is
+    // predicted not to fit in memory). Checked, never fit, on the other four dates' 54 rows, BLOOM-176B's
+    // final run, Megatron-Turing NLG 530B on Selene and GLM-130B (docs/calibration.md "DeepSpeed's
+    // pipeline engine"). A time per layer pass that does not shrink with the GPU's share of the layer
+    // points at the host or the TP ranks' synchronisation; the sources do not isolate it.
+    // Megatron-DeepSpeed's 2023 runs lose far less (check rows): this is the 2021-2022 engine's
+    // figure, and every plan under it says how much of its step it is.
     c.deepspeed_pipeline_layer_overhead_s = 5.16e-3;
     return c;
   }();
