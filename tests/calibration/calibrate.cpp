@@ -928,6 +928,17 @@ void fit_generation(const std::vector<Run>& runs, const std::string& generation,
   for (const FitParam& p : params) std::printf("    c.%s = %.4g;\n", p.name, *p.value);
 }
 
+// The root of f on [lo, hi], where f falls from above zero at lo to below zero at hi, by bisection;
+// NaN where it does not (no root in the range, or the wrong way round).
+double root_of(const std::function<double(double)>& f, double lo, double hi) {
+  if (!(f(lo) > 0 && f(hi) < 0)) return NAN;
+  for (int i = 0; i < 50; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (f(mid) > 0 ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
 // GB300's ratio (gemm_efficiency_ratio_gb300): over the pairs of rows of the same job on the two GPUs
 // (a GB300 row and the GB200 row of the same id, in the GB300 pair and MoE fit sets, each in the
 // layout its table states, which the predicted ratio accounts for), the median of
@@ -963,16 +974,12 @@ double fit_gb300(const std::vector<Run>& runs, planner::PlannerConstants& k) {
       gaps.push_back(std::log((gb300->measured / gb200->measured) / (predict(*gb300, k) / predict(*gb200, k))));
     return median(gaps);
   };
-  double lo = 0.8, hi = 1.6;
-  if (pairs.empty() || !(median_gap(lo) > 0 && median_gap(hi) < 0)) {
+  const double lo = 0.8, hi = 1.6;
+  const double fitted = pairs.empty() ? NAN : root_of(median_gap, lo, hi);
+  if (std::isnan(fitted)) {
     std::fprintf(stderr, "error: gb300 fit: %zu pairs, no ratio in [%.1f, %.1f] fits them\n", pairs.size(), lo, hi);
     return NAN;
   }
-  for (int i = 0; i < 40; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (median_gap(mid) > 0 ? lo : hi) = mid;
-  }
-  const double fitted = 0.5 * (lo + hi);
   k.gemm_efficiency_ratio_gb300 = fitted;
   std::printf("gb300 fit: %zu GB300/GB200 pairs\n", pairs.size());
   for (const auto& [gb300, gb200] : pairs)
@@ -1001,16 +1008,12 @@ double fit_deepspeed(const std::vector<Run>& runs, planner::PlannerConstants& k)
     for (const Run* r : rows) gaps.push_back(std::log(r->measured / predict(*r, k)));
     return median(gaps);
   };
-  double lo = 0, hi = 0.05;
-  if (rows.empty() || !(median_gap(lo) < 0 && median_gap(hi) > 0)) {
+  const double lo = 0, hi = 0.05;  // the gap grows with the constant: its root is the negated gap's
+  const double fitted = rows.empty() ? NAN : root_of([&](double s) { return -median_gap(s); }, lo, hi);
+  if (std::isnan(fitted)) {
     std::fprintf(stderr, "error: deepspeed fit: %zu rows, no overhead in [%g, %g] s fits them\n", rows.size(), lo, hi);
     return NAN;
   }
-  for (int i = 0; i < 50; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (median_gap(mid) < 0 ? lo : hi) = mid;
-  }
-  const double fitted = 0.5 * (lo + hi);
   k.deepspeed_pipeline_layer_overhead_s = fitted;
   std::printf("deepspeed fit: %zu rows\n    c.deepspeed_pipeline_layer_overhead_s = %.3g;\n", rows.size(), fitted);
   return fitted;

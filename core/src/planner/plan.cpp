@@ -172,10 +172,7 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
   plan.nvlink_domain_gpus = std::max(p.gpus_per_node, p.nvlink_domain_gpus);
   plan.layout = l;
   plan.raw = e;
-  if (w.job.kind != JobKind::inference)
-    plan.framework = std::string(to_string(
-        planned_framework(w.job.framework, l.zero, w.job.kind == JobKind::lora && w.job.lora_base == LoraBase::nf4,
-                          w.job.offload == Offload::optimizer)));
+  if (w.job.kind != JobKind::inference) plan.framework = std::string(to_string(planned_framework(w.job, l.zero)));
 
   using units::bytes_to_gb;
   plan.memory_gb = {bytes_to_gb(e.weights),     bytes_to_gb(e.gradients), bytes_to_gb(e.optimizer),

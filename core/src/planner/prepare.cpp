@@ -84,7 +84,7 @@ PreparedModel prepare_model(const ModelShape& s, const Job& job) {
   // the larger, 4.5 bits (NVIDIA "Introducing NVFP4", 2025; OCP Microscaling spec v1.0).
   if (job.kind == JobKind::inference && job.precision == Precision::fp4) m.bytes_per_weight = 4.5 / 8.0;
   // QLoRA NF4 with double quantization: 4.127 bits per parameter (Dettmers et al. 2023, section 3).
-  if (job.kind == JobKind::lora && job.lora_base == LoraBase::nf4) m.bytes_per_weight = 4.127 / 8.0;
+  if (is_qlora(job)) m.bytes_per_weight = 4.127 / 8.0;
   if (job.kind == JobKind::lora && job.lora_base == LoraBase::fp8) m.bytes_per_weight = 1.0;
   m.gemm_element_bytes = job.precision == Precision::fp8 ? 1.0 : job.precision == Precision::fp4 ? 4.5 / 8.0 : 2.0;
   // Serving keeps the experts as the checkpoint stores them (ModelShape::MoeShape::expert_weights)
@@ -96,7 +96,7 @@ PreparedModel prepare_model(const ModelShape& s, const Job& job) {
   m.output_len = job.output_len;
   m.concurrent = job.concurrent;
   m.concurrent_max = job.concurrent_max;
-  m.dequant_4bit = job.kind == JobKind::lora && job.lora_base == LoraBase::nf4;
+  m.dequant_4bit = is_qlora(job);
   m.framework = job.framework;
   // Llama-family blocks (gated MLP: RMSNorm and RoPE come with it in every such preset) run op by
   // op in the PyTorch stacks unless compiled (eager_llama_block, framework_memory.hpp).

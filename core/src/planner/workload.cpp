@@ -631,9 +631,7 @@ StackProblem stack_problem(const Job& job, int pp, int zero) {
     // pipeline parallelism", deepspeed/runtime/pipe/engine.py); Accelerate's own training loop
     // splits no pipeline (FSDP2 stacks do: torchtitan, NeMo AutoModel).
     // Under auto a ZeRO-3 job that offloads the optimizer alone is planned as DeepSpeed (planned_framework).
-    const bool qlora = job.kind == JobKind::lora && job.lora_base == LoraBase::nf4;
-    if (planned_framework(job.framework, zero, qlora, job.offload == Offload::optimizer) == Framework::deepspeed &&
-        zero >= 2)
+    if (planned_framework(job, zero) == Framework::deepspeed && zero >= 2)
       return {"layout.zero", std::string(job.framework == Framework::deepspeed
                                              ? "job.framework deepspeed"
                                              : "job.framework auto with job.offload optimizer (planned as "
@@ -650,7 +648,7 @@ StackProblem stack_problem(const Job& job, int pp, int zero) {
 }
 
 StackProblem parallelism_problem(const Job& job, int tp, int pp, int virtual_stages, int cp) {
-  if (job.kind == JobKind::lora && job.lora_base == LoraBase::nf4) {
+  if (is_qlora(job)) {
     const std::string qlora = "job.lora_base 4bit (QLoRA, bitsandbytes NF4) runs under PEFT/Transformers, ";
     if (tp > 1)
       return {"layout.tp", qlora + "which split no layer over GPUs: layout.tp must be 1, got " + std::to_string(tp)};

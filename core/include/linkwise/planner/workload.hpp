@@ -121,6 +121,15 @@ struct Job {
   bool fused_loss = false;
 };
 
+// QLoRA: a LoRA job on an NF4 (bitsandbytes 4-bit) base, which runs under PEFT/Transformers.
+inline bool is_qlora(const Job& job) noexcept { return job.kind == JobKind::lora && job.lora_base == LoraBase::nf4; }
+
+// The stack a job's layout at ZeRO stage `zero` is planned as (framework.hpp planned_framework):
+// one rule for what a plan reports and for what workload.cpp refuses.
+inline Framework planned_framework(const Job& job, int zero) noexcept {
+  return planned_framework(job.framework, zero, is_qlora(job), job.offload == Offload::optimizer);
+}
+
 // The machine one node is: a catalog instance or a custom one, with its GPU.
 struct Hardware {
   Instance instance;  // for custom hardware id "custom:<gpu_model>x<count>"
