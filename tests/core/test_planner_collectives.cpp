@@ -34,7 +34,7 @@ TEST_CASE("small messages reach a fraction of the bus bandwidth") {
 TEST_CASE("FSDP prefetch hides a unit's gathers only behind the unit before it") {
   const PlannerConstants& k = default_constants();
   const CommGroup dp{128, 16, 180e9}, none{1, 1, 1};
-  Zero3Units u{32, 14e9, 14e9, 0, 2.0, 4.0};
+  Zero3Units u{32, 14e9, 14e9, 0, 0, 2.0, 4.0};
   const Zero3Time slow_compute = zero3_micro_batch(u, dp, none, k);
   CHECK(slow_compute.exposed < 0.2 * slow_compute.comm);  // compute-bound: mostly hidden
   u.forward_s = 0.02;

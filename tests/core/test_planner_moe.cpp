@@ -862,15 +862,16 @@ TEST_CASE("the expert-data-parallel group crosses nodes on one GPU's NIC per hop
   // Megatron-Core's expert rank order puts ep innermost: with ep 8 on 8-GPU nodes each node holds
   // one member of every expert-DP group, so the routed experts' gradient reduce-scatter and
   // parameter all-gather (distributed optimizer) run at one NIC's rate, not the node's eight.
-  // Mixtral-8x7B: 45.1B expert parameters, 5.6B per GPU at ep 8, 11.3 GB in bf16; expert-DP 2 over
-  // 2 nodes of 8 x 400 Gbit/s (50 GB/s per GPU, 0.9 achievable): reduce-scatter + all-gather
-  // 2 x 11.3 x 1/2 / 45 GB/s = 0.25 s. Priced on the node's NICs it was an eighth of that.
+  // Mixtral-8x7B: 45.1B expert parameters, 5.6B per GPU at ep 8, 11.3 GB in bf16, 22.6 GB as the
+  // fp32 gradients Megatron-Core reduces by default; expert-DP 2 over 2 nodes of 8 x 400 Gbit/s
+  // (50 GB/s per GPU, 0.9 achievable): reduce-scatter + all-gather (22.6 + 11.3) x 1/2 / 45 GB/s
+  // = 0.38 s. Priced on the node's NICs it was an eighth of that.
   const json doc = json::parse(R"({"model": {"preset": "mixtral-8x7b"},
       "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 64, "tokens": 1e9},
       "hardware": {"custom": {"gpu_model": "H100-SXM5-80GB", "gpu_count": 8, "intra_node_fabric": "nvswitch",
         "nvlink_gbytes_per_s": 900, "network_type": "infiniband", "network_gbits_per_s": 3200}, "nodes": 2},
       "layout": {"tp": 1, "pp": 1, "dp": 16, "ep": 8, "micro_batch": 1, "zero": 1, "recompute": "full"}})");
   const planner::Plan p = planner::plan(planner::parse_workload(doc, real_catalog()));
-  CHECK(p.time_s.dp_comm > 0.22);
-  CHECK(p.time_s.dp_comm < 0.40);
+  CHECK(p.time_s.dp_comm > 0.34);
+  CHECK(p.time_s.dp_comm < 0.50);
 }

@@ -650,3 +650,41 @@ TEST_CASE("DeepSpeed's pipeline engine adds its fitted time to every layer pass,
   }
   CHECK(piped_plans > 0);
 }
+
+TEST_CASE("the gradient reduction moves the buffer's dtype and its last bucket never hides") {
+  // Nemotron-4 15B as its report ran it (TP 8, one GPU per node in each DP group): the same work per
+  // rank at DP 96 and DP 288. Megatron-Core's bucket grows with the DP group (max(40M, 1M x dp)
+  // parameters), and the bucket holding the first layers is reduced after the last backward and
+  // gathered before the first forward, so the exposed time grows with DP although the overlap
+  // would hide the whole reduction.
+  const Catalog catalog = Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
+  auto nemotron = [&](int nodes, const char* grad_reduce) {
+    json doc = json::parse(R"({"model": {"layers": 32, "hidden": 6144, "heads": 48, "kv_heads": 8,
+        "ffn_hidden": 24576, "vocab": 256000, "gated_mlp": false, "dropout": false},
+      "job": {"kind": "pretrain", "seq_len": 4096, "precision": "bf16", "framework": "megatron-core"},
+      "hardware": {"custom": {"gpu_model": "H100-SXM5-80GB", "gpu_count": 8, "intra_node_fabric": "nvswitch",
+        "nvlink_gbytes_per_s": 900, "network_type": "infiniband", "network_gbits_per_s": 3200}},
+      "layout": {"tp": 8, "pp": 1, "micro_batch": 4, "zero": 1, "recompute": "none", "sequence_parallel": true}})");
+    doc["hardware"]["nodes"] = nodes;
+    doc["layout"]["dp"] = nodes;
+    doc["job"]["global_batch"] = 4 * nodes;
+    doc["job"]["grad_reduce_dtype"] = grad_reduce;
+    return planner::plan(planner::parse_workload(doc, catalog));
+  };
+  const planner::Plan dp96 = nemotron(96, "fp32"), dp288 = nemotron(288, "fp32");
+  INFO("exposed DP time: " << dp96.time_s.dp_exposed << " s at DP 96, " << dp288.time_s.dp_exposed << " s at DP 288");
+  CHECK(dp288.time_s.compute == Approx(dp96.time_s.compute).epsilon(0.01));
+  // At DP 288 the bucket is 288M fp32 gradients of the 1.95B a GPU holds: its reduce-scatter and the
+  // first bucket's all-gather at 45 GB/s per GPU, ~0.026 + ~0.013 s; DP 96's bucket is a third of
+  // that, and what the last backward leaves unhidden of the whole reduction is more there.
+  CHECK(dp288.time_s.dp_exposed > 0.035);
+  CHECK(dp288.time_s.dp_exposed > 1.3 * dp96.time_s.dp_exposed);
+  CHECK(dp288.step_time_s > dp96.step_time_s);
+  // job.grad_reduce_dtype moves the reduce-scatter's bytes, not only the buffer's memory: in bf16
+  // the reduction takes about two thirds of fp32's time (the all-gather of the weights is 16-bit
+  // either way).
+  const planner::Plan bf16 = nemotron(288, "bf16");
+  CHECK(bf16.time_s.dp_comm < 0.8 * dp288.time_s.dp_comm);
+  CHECK(bf16.time_s.dp_comm > 0.55 * dp288.time_s.dp_comm);
+  CHECK(bf16.memory_gb.gradients < dp288.memory_gb.gradients);
+}

@@ -65,7 +65,7 @@ Zero3Time zero3_micro_batch(const Zero3Units& u, const CommGroup& dp, const Comm
   const double gather =
       ring_all_gather_s(u.weight_bytes / units, dp, k) + ring_all_gather_s(u.expert_bytes / units, edp, k);
   const double reduce =
-      ring_all_gather_s(u.grad_bytes / units, dp, k) + ring_all_gather_s(u.expert_bytes / units, edp, k);
+      ring_all_gather_s(u.grad_bytes / units, dp, k) + ring_all_gather_s(u.expert_grad_bytes / units, edp, k);
   if (gather <= 0 && reduce <= 0) return t;
   t.comm = units * (2.0 * gather + reduce);
   // Prefetch one unit ahead: the gather of unit i + 1 runs during the compute of unit i (the
@@ -83,13 +83,13 @@ Zero3Time zero3_micro_batch(const Zero3Units& u, const CommGroup& dp, const Comm
   return t;
 }
 
-double megatron_grad_bucket_bytes(double dp_group, const PlannerConstants& k) noexcept {
-  return std::max(k.grad_bucket_bytes, 2.0 * 1e6 * dp_group);
+double megatron_grad_bucket_bytes(double dp_group, double bytes_per_grad, const PlannerConstants& k) noexcept {
+  return bytes_per_grad * std::max(k.grad_bucket_params, 1e6 * dp_group);
 }
 
 double bucket_latency_s(double grad_bytes, const CommGroup& g, bool all_reduce, const PlannerConstants& k,
                         double bucket_bytes) noexcept {
-  const double bucket_size = bucket_bytes > 0 ? bucket_bytes : k.grad_bucket_bytes;
+  const double bucket_size = bucket_bytes > 0 ? bucket_bytes : 2.0 * k.grad_bucket_params;
   if (g.n <= 1 || grad_bytes <= 0 || bucket_size <= 0) return 0.0;
   const double buckets = std::ceil(grad_bytes / bucket_size);
   double per = 0;

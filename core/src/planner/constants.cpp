@@ -127,7 +127,7 @@ const PlannerConstants& default_constants() {
     // step; tree (LL128, the protocol its mid-size messages use) 1.9 us per NVLink level, 7.5 us
     // per network level, at 0.85 of the ring's bandwidth (LL128's ceiling, ll128MaxBw). A ring
     // step reaches half its bandwidth at 64 KiB per rank: an assumption (nccl-tests all_gather
-    // curves flatten above ~1 MiB per rank). Buckets: Megatron-Core's DDP default, 40M 16-bit
+    // curves flatten above ~1 MiB per rank). Buckets: Megatron-Core's DDP default, 40M
     // gradients (distributed/distributed_data_parallel_config.py bucket_size).
     c.nccl_base_latency_s = 8.4e-6;
     c.nccl_hop_latency_nvlink_s = 5.7e-6;
@@ -136,7 +136,7 @@ const PlannerConstants& default_constants() {
     c.nccl_tree_hop_latency_net_s = 7.5e-6;
     c.nccl_tree_bandwidth_fraction = 0.85;
     c.nccl_half_bandwidth_bytes = 738e3;
-    c.grad_bucket_bytes = 80e6;
+    c.grad_bucket_params = 40e6;
 
     // Overlap. zero3_overlap was a fit parameter and stayed at its start 0.8 (the runs barely
     // constrain it); dp_overlap is not fit (Megatron overlaps the gradient reduction with backward).

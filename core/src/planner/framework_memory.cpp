@@ -89,7 +89,7 @@ StateBytes model_state_bytes(const PreparedModel& m, const Layout& l, double zer
       // gradients for batch accumulation (DeepSeek-V3 report section 3.3.3).
       // With job.grad_reduce_dtype bf16 the buffer is 16-bit (Megatron-LM --grad-reduce-in-bf16).
       if (fp16) b.optimizer += 4.0 / so;
-      else b.gradients = (m.grad_reduce_bf16 ? 2.0 : 4.0) / sg;
+      else b.gradients = reduced_gradient_bytes(m) / sg;
     }
   }
   if (m.offload != Offload::none) {
@@ -131,14 +131,14 @@ MemoryOverhead framework_overhead(const PreparedModel& m, const PreparedHardware
       // FSDPParam.to_accumulated_grad_if_needed): the whole stage's 16-bit weights and fp32
       // gradients stay on every GPU through the step.
       o.held_weights = stage_params_local * 2.0;
-      o.held_gradients = stage_params_local * (m.grad_reduce_bf16 ? 2.0 : 4.0);
+      o.held_gradients = stage_params_local * reduced_gradient_bytes(m);
       held = o.held_weights + o.held_gradients;
       o.buffers = held;
     } else if (l.zero == 3) {
       // Two units gathered at once (the current layer and the prefetched next) in 16-bit, and the
       // current unit's unsharded gradients before their reduce-scatter (fp32 with FSDP mixed precision,
       // its reduce_dtype: bf16 under job.grad_reduce_dtype bf16).
-      o.buffers = layer_params_local * (2.0 * 2.0 + (m.grad_reduce_bf16 ? 2.0 : 4.0));
+      o.buffers = layer_params_local * (2.0 * 2.0 + reduced_gradient_bytes(m));
     } else if (m.framework == Framework::deepspeed) {
       // DeepSpeed ZeRO-1/2 reduce and all-gather buckets (reduce_bucket_size, allgather_bucket_size
       // default 5e8 elements; 16-bit), never above the local gradients.

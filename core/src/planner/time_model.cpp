@@ -566,10 +566,12 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   const double expert_params_per_gpu = local_expert_params(m, l);
   const double expert_group = m.moe ? double(l.edp()) : 1.0;
   const double adapters_per_gpu = layers_per_stage * m.lora_params_per_layer / tp;
-  const double grad_bytes = 2.0 * (lora ? adapters_per_gpu : params_per_gpu);
+  // In the reduction's dtype (framework_memory.hpp): fp32 for Megatron-Core's and FSDP's default buffers.
+  const double grad_bytes = reduced_gradient_bytes(m) * (lora ? adapters_per_gpu : params_per_gpu);
   const double weight_bytes =
       lora ? params_per_gpu * m.bytes_per_weight + 2.0 * adapters_per_gpu : 2.0 * params_per_gpu;
   const double expert_bytes = lora ? 0.0 : 2.0 * expert_params_per_gpu;
+  const double expert_grad_bytes = lora ? 0.0 : reduced_gradient_bytes(m) * expert_params_per_gpu;
   double dp_comm = 0, dp_exposed = 0;
   // The DP (and expert-DP) communicators for the latency model: ranks and the nodes they span.
   const CommGroup dp_comm_group{dp_group, std::max(1.0, std::ceil(dp_group / dp_per_node)), dp_busbw};
@@ -588,27 +590,39 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     if (l.zero == 3) {
       // FSDP / ZeRO-3: every layer gathered for forward and backward, its gradients reduce-scattered,
       // per micro-batch, with NCCL's ring latency and one-unit prefetch (collectives.cpp).
-      const Zero3Time z = zero3_micro_batch(Zero3Units{layers_per_stage, weight_bytes, grad_bytes, expert_bytes,
-                                                       stage_fwd_mb, stage_compute_mb - stage_fwd_mb},
-                                            dp_comm_group, expert_comm_group, k);
+      const Zero3Time z =
+          zero3_micro_batch(Zero3Units{layers_per_stage, weight_bytes, grad_bytes, expert_bytes, expert_grad_bytes,
+                                       stage_fwd_mb, stage_compute_mb - stage_fwd_mb},
+                            dp_comm_group, expert_comm_group, k);
       dp_comm = micro_batches * z.comm;
       dp_exposed = micro_batches * z.exposed;
     } else {
-      // All-reduce, or reduce-scatter + all-gather (ZeRO-1/2: the same bytes); ZeRO-2 reduces per micro-batch.
+      // All-reduce (ZeRO-0: a reduce-scatter and an all-gather, both of the gradients), or a
+      // reduce-scatter of the gradients and an all-gather of the updated 16-bit weights (ZeRO-1/2;
+      // ZeRO-2 reduces per micro-batch): a LoRA job's adapters, its frozen base is not sharded.
+      const double updated_bytes = lora ? 2.0 * adapters_per_gpu : weight_bytes;
       const double reduce_scatter = all_gather_s(grad_bytes, dp_group, dp_busbw, dp_latency) +
-                                    all_gather_s(expert_bytes, expert_group, expert_busbw, expert_latency);
-      const double gather = all_gather_s(weight_bytes, dp_group, dp_busbw, dp_latency) +
-                            all_gather_s(expert_bytes, expert_group, expert_busbw, expert_latency);
+                                    all_gather_s(expert_grad_bytes, expert_group, expert_busbw, expert_latency);
+      const double gather = l.zero == 0 ? reduce_scatter
+                                        : all_gather_s(updated_bytes, dp_group, dp_busbw, dp_latency) +
+                                              all_gather_s(expert_bytes, expert_group, expert_busbw, expert_latency);
       dp_comm = l.zero == 2 ? micro_batches * reduce_scatter + gather : reduce_scatter + gather;
       // One collective per gradient bucket, each with NCCL's latency at this group size (collectives.cpp).
       // Megatron-Core (and the default profile, which holds memory as it does) grows its buckets with
       // the DP x CP group; the other stacks keep a fixed bucket.
       const bool megatron_buckets = megatron_runtime(m, l);
-      const double bucket_bytes = megatron_buckets ? megatron_grad_bucket_bytes(dp_group, k) : k.grad_bucket_bytes;
+      const double bytes_per_grad = reduced_gradient_bytes(m);
+      const double bucket_bytes = megatron_buckets ? megatron_grad_bucket_bytes(dp_group, bytes_per_grad, k)
+                                                   : bytes_per_grad * k.grad_bucket_params;
       // ZeRO-1/2 pay it twice a bucket, reduce-scatter and all-gather (collectives.cpp).
-      const double latency = (l.zero == 2 ? micro_batches : 1.0) *
-                             bucket_latency_s(grad_bytes, dp_comm_group, l.zero == 0, k, bucket_bytes);
+      const double reduction_latency = bucket_latency_s(grad_bytes, dp_comm_group, l.zero == 0, k, bucket_bytes);
+      const double latency = (l.zero == 2 ? micro_batches : 1.0) * reduction_latency;
       dp_comm += latency;
+      // The bucket that holds the first layers (and the input embedding) is complete only when the
+      // last backward ends, so its reduction never hides, whatever the overlap; with the parameters
+      // gathered during the forward, the first bucket's gather waits before the first layer likewise.
+      const double last_bucket = grad_bytes > 0 ? std::min(1.0, bucket_bytes / grad_bytes) : 1.0;
+      const double one_bucket_latency = reduction_latency / std::max(1.0, std::ceil(grad_bytes / bucket_bytes));
       // Megatron-Core's distributed optimizer gathers the updated parameters layer by layer during
       // the next step's first forward (overlap_param_gather, set by NeMo's and Megatron Bridge's
       // recipes; NeMo 25.09 docs, "Communication Overlap"), so only the gradients' reduce-scatter
@@ -616,10 +630,13 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
       // recipes the published runs used. Other stacks gather after the optimizer step, in the open.
       if (megatron_buckets && l.zero == 1) {
         const double gather_side = gather + 0.5 * latency;
-        dp_exposed = std::max(0.0, dp_comm - gather_side - k.dp_overlap * stage_bwd_mb) +
-                     std::max(0.0, gather_side - k.dp_overlap * stage_fwd_mb);
+        dp_exposed = std::max(std::max(0.0, dp_comm - gather_side - k.dp_overlap * stage_bwd_mb),
+                              last_bucket * reduce_scatter + 0.5 * one_bucket_latency) +
+                     std::max(std::max(0.0, gather_side - k.dp_overlap * stage_fwd_mb),
+                              last_bucket * gather + 0.5 * one_bucket_latency);
       } else {
-        dp_exposed = std::max(0.0, dp_comm - k.dp_overlap * stage_bwd_mb);
+        dp_exposed = std::max(std::max(0.0, dp_comm - k.dp_overlap * stage_bwd_mb),
+                              last_bucket * (reduce_scatter + (l.zero == 0 ? gather : 0.0)) + one_bucket_latency);
       }
     }
   }

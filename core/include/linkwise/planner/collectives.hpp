@@ -37,12 +37,13 @@ double all_reduce_best_s(double bytes, const CommGroup& g, const PlannerConstant
 // so a unit whose collectives outlast its compute exposes the difference, and the first gather and
 // the last reduce-scatter are never hidden.
 struct Zero3Units {
-  double units = 1;         // FSDP units (transformer layers) of the stage
-  double weight_bytes = 0;  // 16-bit weights gathered per pass, the whole stage
-  double grad_bytes = 0;    // gradients reduce-scattered, the whole stage
-  double expert_bytes = 0;  // routed experts' weights (gathered over the expert-DP group)
-  double forward_s = 0;     // compute of one micro-batch's forward through the stage
-  double backward_s = 0;    // ... backward (recompute included)
+  double units = 1;              // FSDP units (transformer layers) of the stage
+  double weight_bytes = 0;       // 16-bit weights gathered per pass, the whole stage
+  double grad_bytes = 0;         // gradients reduce-scattered (in the reduction's dtype), the whole stage
+  double expert_bytes = 0;       // routed experts' weights (gathered over the expert-DP group)
+  double expert_grad_bytes = 0;  // ... and their gradients (reduce-scattered over it)
+  double forward_s = 0;          // compute of one micro-batch's forward through the stage
+  double backward_s = 0;         // ... backward (recompute included)
 };
 struct Zero3Time {
   double comm = 0;     // collective time per micro-batch (what nvidia profiles would add up)
@@ -58,9 +59,10 @@ double bucket_latency_s(double grad_bytes, const CommGroup& g, bool all_reduce, 
                         double bucket_bytes = 0) noexcept;
 
 // The gradient bucket of a ZeRO-0/1/2 reduction over `dp_group` ranks (DP x CP): Megatron-Core's
-// default, max(40M, 1M x dp_cp size) parameters, in 16 bits ("larger DP sizes need larger buckets to
-// ensure collectives do not become latency-bound": megatron/core/distributed/
-// distributed_data_parallel_config.py, bucket_size); k.grad_bucket_bytes is its 40M floor.
-double megatron_grad_bucket_bytes(double dp_group, const PlannerConstants& k) noexcept;
+// default, max(40M, 1M x dp_cp size) parameters ("larger DP sizes need larger buckets to ensure
+// collectives do not become latency-bound": megatron/core/distributed/
+// distributed_data_parallel_config.py, bucket_size), of `bytes_per_grad` each (the buffer's dtype);
+// k.grad_bucket_params is its 40M floor.
+double megatron_grad_bucket_bytes(double dp_group, double bytes_per_grad, const PlannerConstants& k) noexcept;
 
 }  // namespace linkwise::planner

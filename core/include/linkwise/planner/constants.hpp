@@ -65,7 +65,7 @@ struct PlannerConstants {
   double nccl_tree_hop_latency_net_s = 0;
   double nccl_tree_bandwidth_fraction = 1;
   double nccl_half_bandwidth_bytes = 0;
-  double grad_bucket_bytes = 0;
+  double grad_bucket_params = 0;
 
   // --- CPU offload's optimizer step, on the host ---
   double cpu_adam_params_per_s = 0;     // DeepSpeed CPU-Adam updates per second on the reference host

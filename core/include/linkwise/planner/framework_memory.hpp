@@ -40,6 +40,18 @@ inline bool eager_llama_block(const PreparedModel& m, int zero) noexcept {
          m.framework == Framework::hf_accelerate;
 }
 
+// Bytes per parameter of the gradients as the data-parallel reduction carries them: one rule for
+// the memory model's gradient buffers and the time model's reduce-scatter / all-reduce. 16-bit for
+// fp16 training (fp16 gradients), a LoRA job's adapters and DeepSpeed (its bf16 optimizer casts the
+// fp32 accumulation to bf16 before the all-reduce; communication_data_type defaults to the training
+// dtype, DeepSpeed PR #3370); otherwise the gradient buffer's dtype, job.grad_reduce_dtype: fp32 by
+// default (Megatron-Core's grad_reduce_in_fp32, which reduces the buffer in its own dtype; FSDP's
+// reduce_dtype; hai-llm's fp32 accumulation, DeepSeek-V3 report section 3.3.3).
+inline double reduced_gradient_bytes(const PreparedModel& m) noexcept {
+  if (m.precision == Precision::fp16 || m.kind == JobKind::lora || m.framework == Framework::deepspeed) return 2.0;
+  return m.grad_reduce_bf16 ? 2.0 : 4.0;
+}
+
 // Model states per local parameter for the framework, optimizer, precision and offload of `m`.
 StateBytes model_state_bytes(const PreparedModel& m, const Layout& l, double zero_group) noexcept;
 
