@@ -43,5 +43,6 @@ TEST_CASE("FSDP prefetch hides a unit's gathers only behind the unit before it")
   CHECK(fast_compute.exposed > 0.8 * fast_compute.comm);  // communication-bound: exposed
   CHECK(fast_compute.exposed <= fast_compute.comm);
   // Gradient buckets: more buckets, more latency.
-  CHECK(bucket_latency_s(14e9, dp, false, k) > bucket_latency_s(1e9, dp, false, k));
+  CHECK(bucket_latency_s(14e9, dp, false, k, 80e6) > bucket_latency_s(1e9, dp, false, k, 80e6));
+  CHECK(bucket_latency_s(14e9, dp, false, k, 80e6) > bucket_latency_s(14e9, dp, false, k, 800e6));
 }

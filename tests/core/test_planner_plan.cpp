@@ -688,3 +688,28 @@ TEST_CASE("the gradient reduction moves the buffer's dtype and its last bucket n
   CHECK(bf16.time_s.dp_comm > 0.55 * dp288.time_s.dp_comm);
   CHECK(bf16.memory_gb.gradients < dp288.memory_gb.gradients);
 }
+
+TEST_CASE("the gradient reduction follows the stack a layout is planned as") {
+  // `auto` with the optimizer offloaded at ZeRO-3 is planned as DeepSpeed (ZeRO-Offload), whose
+  // reduction is 16-bit: the same time and memory as the job that names DeepSpeed.
+  const Catalog catalog = Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
+  auto llama8b = [&](const char* framework, const char* offload, int zero) {
+    json doc = json::parse(R"({"model": {"preset": "llama3.1-8b"},
+      "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 64, "precision": "bf16"},
+      "hardware": {"custom": {"gpu_model": "H100-SXM5-80GB", "gpu_count": 8, "intra_node_fabric": "nvswitch",
+        "nvlink_gbytes_per_s": 900, "network_type": "infiniband", "network_gbits_per_s": 400}, "nodes": 2},
+      "layout": {"tp": 1, "pp": 1, "dp": 16, "micro_batch": 1, "recompute": "full"}})");
+    doc["job"]["framework"] = framework;
+    doc["job"]["offload"] = offload;
+    doc["layout"]["zero"] = zero;
+    return planner::plan(planner::parse_workload(doc, catalog));
+  };
+  const planner::Plan planned = llama8b("auto", "optimizer", 3), named = llama8b("deepspeed", "optimizer", 3);
+  CHECK(planned.framework == "deepspeed");
+  CHECK(planned.time_s.dp_comm == Approx(named.time_s.dp_comm).epsilon(1e-9));
+  CHECK(planned.memory_gb.total == Approx(named.memory_gb.total).epsilon(1e-9));
+  // Hugging Face Accelerate's FSDP reduces in the mixed-precision dtype; PyTorch FSDP, as torchtitan
+  // runs it, in fp32 by default.
+  const planner::Plan accelerate = llama8b("hf-accelerate", "none", 3), fsdp = llama8b("fsdp", "none", 3);
+  CHECK(accelerate.time_s.dp_comm < 0.85 * fsdp.time_s.dp_comm);
+}

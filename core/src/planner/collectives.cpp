@@ -89,9 +89,8 @@ double megatron_grad_bucket_bytes(double dp_group, double bytes_per_grad, const 
 
 double bucket_latency_s(double grad_bytes, const CommGroup& g, bool all_reduce, const PlannerConstants& k,
                         double bucket_bytes) noexcept {
-  const double bucket_size = bucket_bytes > 0 ? bucket_bytes : 2.0 * k.grad_bucket_params;
-  if (g.n <= 1 || grad_bytes <= 0 || bucket_size <= 0) return 0.0;
-  const double buckets = std::ceil(grad_bytes / bucket_size);
+  if (g.n <= 1 || grad_bytes <= 0 || bucket_bytes <= 0) return 0.0;
+  const double buckets = std::ceil(grad_bytes / bucket_bytes);
   double per = 0;
   if (all_reduce) {
     // The latency part of the best all-reduce of one bucket.

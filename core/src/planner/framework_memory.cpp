@@ -76,7 +76,7 @@ StateBytes model_state_bytes(const PreparedModel& m, const Layout& l, double zer
   StateBytes b{2.0 / sw, 2.0 / sg, opt / so};
   const bool fp16 = m.precision == Precision::fp16;
   if (!fsdp_family(m, l)) {
-    if (m.framework == Framework::deepspeed) {
+    if (planned_framework(m, l) == Framework::deepspeed) {
       // DeepSpeed: bf16 runs its BF16_Optimizer, which accumulates gradients in an fp32 buffer of
       // the whole local model (4 bytes per parameter, not sharded by ZeRO-1: BigScience tr11
       // chronicles-prequel, "Rebalancing layers"); fp16 keeps fp32 gradients of its partition.
@@ -89,7 +89,7 @@ StateBytes model_state_bytes(const PreparedModel& m, const Layout& l, double zer
       // gradients for batch accumulation (DeepSeek-V3 report section 3.3.3).
       // With job.grad_reduce_dtype bf16 the buffer is 16-bit (Megatron-LM --grad-reduce-in-bf16).
       if (fp16) b.optimizer += 4.0 / so;
-      else b.gradients = reduced_gradient_bytes(m) / sg;
+      else b.gradients = reduced_gradient_bytes(m, l) / sg;
     }
   }
   if (m.offload != Offload::none) {
@@ -131,14 +131,14 @@ MemoryOverhead framework_overhead(const PreparedModel& m, const PreparedHardware
       // FSDPParam.to_accumulated_grad_if_needed): the whole stage's 16-bit weights and fp32
       // gradients stay on every GPU through the step.
       o.held_weights = stage_params_local * 2.0;
-      o.held_gradients = stage_params_local * reduced_gradient_bytes(m);
+      o.held_gradients = stage_params_local * reduced_gradient_bytes(m, l);
       held = o.held_weights + o.held_gradients;
       o.buffers = held;
     } else if (l.zero == 3) {
       // Two units gathered at once (the current layer and the prefetched next) in 16-bit, and the
       // current unit's unsharded gradients before their reduce-scatter (fp32 with FSDP mixed precision,
       // its reduce_dtype: bf16 under job.grad_reduce_dtype bf16).
-      o.buffers = layer_params_local * (2.0 * 2.0 + reduced_gradient_bytes(m));
+      o.buffers = layer_params_local * (2.0 * 2.0 + reduced_gradient_bytes(m, l));
     } else if (m.framework == Framework::deepspeed) {
       // DeepSpeed ZeRO-1/2 reduce and all-gather buckets (reduce_bucket_size, allgather_bucket_size
       // default 5e8 elements; 16-bit), never above the local gradients.

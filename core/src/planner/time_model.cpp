@@ -195,6 +195,23 @@ A2aLinks ep_links(const PreparedModel& m, const PreparedHardware& hw, const Layo
 // section 3.3.2 dispatches fp8 activations), combine and every backward exchange in 16-bit.
 inline double dispatch_bytes(const PreparedModel& m) { return m.gemm_element_bytes < 2.0 ? 1.0 : 2.0; }
 
+// The gradient bucket a ZeRO-0/1/2 reduction runs in, by the stack the layout is planned as:
+// Megatron-Core's (and hai-llm's, not stated: taken as Megatron-Core's) max(40M, 1M x DP x CP)
+// parameters (collectives.hpp); DeepSpeed's reduce_bucket_size, 5e8 elements (DeepSpeed config
+// docs); PyTorch DDP's bucket_cap_mb, 25 MiB (Accelerate's DDP at ZeRO-0); an FSDP unit, one layer,
+// where FSDP shards (SHARD_GRAD_OP reduce-scatters each unit's gradients after its backward).
+double gradient_bucket_bytes(const PreparedModel& m, const Layout& l, double dp_group, double bytes_per_grad,
+                             double grad_bytes, double layers_per_stage, const PlannerConstants& k) noexcept {
+  switch (planned_framework(m, l)) {
+    case Framework::deepspeed: return kDeepSpeedReduceBucketElements * bytes_per_grad;
+    case Framework::fsdp:
+    case Framework::torchtitan: return grad_bytes / std::max(1.0, layers_per_stage);
+    case Framework::hf_accelerate:
+      return l.zero == 0 ? kTorchDdpBucketBytes : grad_bytes / std::max(1.0, layers_per_stage);
+    default: return megatron_grad_bucket_bytes(dp_group, bytes_per_grad, k);
+  }
+}
+
 }  // namespace
 
 void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes, const Layout& l,
@@ -567,11 +584,12 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   const double expert_group = m.moe ? double(l.edp()) : 1.0;
   const double adapters_per_gpu = layers_per_stage * m.lora_params_per_layer / tp;
   // In the reduction's dtype (framework_memory.hpp): fp32 for Megatron-Core's and FSDP's default buffers.
-  const double grad_bytes = reduced_gradient_bytes(m) * (lora ? adapters_per_gpu : params_per_gpu);
+  const double bytes_per_grad = reduced_gradient_bytes(m, l);
+  const double grad_bytes = bytes_per_grad * (lora ? adapters_per_gpu : params_per_gpu);
   const double weight_bytes =
       lora ? params_per_gpu * m.bytes_per_weight + 2.0 * adapters_per_gpu : 2.0 * params_per_gpu;
   const double expert_bytes = lora ? 0.0 : 2.0 * expert_params_per_gpu;
-  const double expert_grad_bytes = lora ? 0.0 : reduced_gradient_bytes(m) * expert_params_per_gpu;
+  const double expert_grad_bytes = lora ? 0.0 : bytes_per_grad * expert_params_per_gpu;
   double dp_comm = 0, dp_exposed = 0;
   // The DP (and expert-DP) communicators for the latency model: ranks and the nodes they span.
   const CommGroup dp_comm_group{dp_group, std::max(1.0, std::ceil(dp_group / dp_per_node)), dp_busbw};
@@ -600,43 +618,55 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
       // All-reduce (ZeRO-0: a reduce-scatter and an all-gather, both of the gradients), or a
       // reduce-scatter of the gradients and an all-gather of the updated 16-bit weights (ZeRO-1/2;
       // ZeRO-2 reduces per micro-batch): a LoRA job's adapters, its frozen base is not sharded.
+      // Dense parameters over DP x CP, the routed experts' over the expert-DP group (their own buffer).
       const double updated_bytes = lora ? 2.0 * adapters_per_gpu : weight_bytes;
-      const double reduce_scatter = all_gather_s(grad_bytes, dp_group, dp_busbw, dp_latency) +
-                                    all_gather_s(expert_grad_bytes, expert_group, expert_busbw, expert_latency);
-      const double gather = l.zero == 0 ? reduce_scatter
-                                        : all_gather_s(updated_bytes, dp_group, dp_busbw, dp_latency) +
-                                              all_gather_s(expert_bytes, expert_group, expert_busbw, expert_latency);
+      const double dense_reduce = all_gather_s(grad_bytes, dp_group, dp_busbw, dp_latency);
+      const double expert_reduce = all_gather_s(expert_grad_bytes, expert_group, expert_busbw, expert_latency);
+      const double dense_gather =
+          l.zero == 0 ? dense_reduce : all_gather_s(updated_bytes, dp_group, dp_busbw, dp_latency);
+      const double expert_gather =
+          l.zero == 0 ? expert_reduce : all_gather_s(expert_bytes, expert_group, expert_busbw, expert_latency);
+      const double reduce_scatter = dense_reduce + expert_reduce, gather = dense_gather + expert_gather;
       dp_comm = l.zero == 2 ? micro_batches * reduce_scatter + gather : reduce_scatter + gather;
-      // One collective per gradient bucket, each with NCCL's latency at this group size (collectives.cpp).
-      // Megatron-Core (and the default profile, which holds memory as it does) grows its buckets with
-      // the DP x CP group; the other stacks keep a fixed bucket.
-      const bool megatron_buckets = megatron_runtime(m, l);
-      const double bytes_per_grad = reduced_gradient_bytes(m);
-      const double bucket_bytes = megatron_buckets ? megatron_grad_bucket_bytes(dp_group, bytes_per_grad, k)
-                                                   : bytes_per_grad * k.grad_bucket_params;
+      // One collective per gradient bucket, each with NCCL's latency at this group size (collectives.cpp),
+      // in the bucket the stack uses.
+      const double bucket_bytes =
+          gradient_bucket_bytes(m, l, dp_group, bytes_per_grad, grad_bytes, layers_per_stage, k);
       // ZeRO-1/2 pay it twice a bucket, reduce-scatter and all-gather (collectives.cpp).
       const double reduction_latency = bucket_latency_s(grad_bytes, dp_comm_group, l.zero == 0, k, bucket_bytes);
       const double latency = (l.zero == 2 ? micro_batches : 1.0) * reduction_latency;
       dp_comm += latency;
       // The bucket that holds the first layers (and the input embedding) is complete only when the
-      // last backward ends, so its reduction never hides, whatever the overlap; with the parameters
-      // gathered during the forward, the first bucket's gather waits before the first layer likewise.
-      const double last_bucket = grad_bytes > 0 ? std::min(1.0, bucket_bytes / grad_bytes) : 1.0;
+      // backward ends, so its reduction never hides, whatever the overlap (each micro-batch's under
+      // ZeRO-2, which reduces every backward); with the parameters gathered during the forward, the
+      // first bucket's gather waits before the first layer likewise. The experts' buffer has its own
+      // last bucket, of the same size.
+      auto share = [&](double bytes) { return bytes > 0 ? std::min(1.0, bucket_bytes / bytes) : 0.0; };
+      const double last_reduce = share(grad_bytes) * dense_reduce + share(expert_grad_bytes) * expert_reduce;
+      const double first_gather = share(grad_bytes) * dense_gather + share(expert_grad_bytes) * expert_gather;
       const double one_bucket_latency = reduction_latency / std::max(1.0, std::ceil(grad_bytes / bucket_bytes));
+      const double reductions = l.zero == 2 ? micro_batches : 1.0;
+      const Framework stack = planned_framework(m, l);
       // Megatron-Core's distributed optimizer gathers the updated parameters layer by layer during
       // the next step's first forward (overlap_param_gather, set by NeMo's and Megatron Bridge's
       // recipes; NeMo 25.09 docs, "Communication Overlap"), so only the gradients' reduce-scatter
       // waits on the last backward. Megatron-LM's own flag defaults off; the profiles follow the
-      // recipes the published runs used. Other stacks gather after the optimizer step, in the open.
-      if (megatron_buckets && l.zero == 1) {
+      // recipes the published runs used. DeepSpeed gathers after the optimizer step, in the open
+      // (ZeRO-1/2's all_gather_dp_groups); the other stacks' all-reduce or gathers share the backward.
+      if (megatron_runtime(m, l) && l.zero == 1) {
         const double gather_side = gather + 0.5 * latency;
-        dp_exposed = std::max(std::max(0.0, dp_comm - gather_side - k.dp_overlap * stage_bwd_mb),
-                              last_bucket * reduce_scatter + 0.5 * one_bucket_latency) +
-                     std::max(std::max(0.0, gather_side - k.dp_overlap * stage_fwd_mb),
-                              last_bucket * gather + 0.5 * one_bucket_latency);
+        dp_exposed =
+            std::max(std::max(0.0, dp_comm - gather_side - k.dp_overlap * stage_bwd_mb),
+                     last_reduce + 0.5 * one_bucket_latency) +
+            std::max(std::max(0.0, gather_side - k.dp_overlap * stage_fwd_mb), first_gather + 0.5 * one_bucket_latency);
+      } else if (stack == Framework::deepspeed && l.zero >= 1) {
+        const double reduce_side = dp_comm - gather;
+        dp_exposed = std::max(std::max(0.0, reduce_side - k.dp_overlap * stage_bwd_mb),
+                              reductions * (last_reduce + one_bucket_latency)) +
+                     gather;
       } else {
         dp_exposed = std::max(std::max(0.0, dp_comm - k.dp_overlap * stage_bwd_mb),
-                              last_bucket * (reduce_scatter + (l.zero == 0 ? gather : 0.0)) + one_bucket_latency);
+                              reductions * (last_reduce + one_bucket_latency) + (l.zero == 0 ? first_gather : 0.0));
       }
     }
   }

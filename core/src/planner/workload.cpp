@@ -71,7 +71,11 @@ std::string grad_reduce_dtype_refusal(const Job& job) {
   if (job.framework == Framework::deepspeed || job.framework == Framework::hai_llm)
     return "job.grad_reduce_dtype applies to job.framework auto, megatron-core, nemo, torchtitan, fsdp and "
            "hf-accelerate; " +
-           std::string(to_string(job.framework)) + " accumulates its gradients in fp32 as the planner holds them";
+           std::string(to_string(job.framework)) +
+           (job.framework == Framework::deepspeed
+                ? " accumulates its gradients in fp32 and reduces them in 16 bits (communication_data_type), as the "
+                  "planner holds them"
+                : " accumulates and reduces its gradients in fp32, as the planner holds them");
   return "";
 }
 

@@ -52,11 +52,11 @@ struct Zero3Time {
 Zero3Time zero3_micro_batch(const Zero3Units& u, const CommGroup& dp, const CommGroup& edp,
                             const PlannerConstants& k) noexcept;
 
-// Extra latency of reducing `grad_bytes` in buckets of the framework's size (Megatron-Core's DDP
-// buckets, DeepSpeed's reduce_bucket_size, PyTorch DDP's 25 MB): one collective per bucket beyond
-// the one the bandwidth model already counts.
+// Extra latency of reducing `grad_bytes` in buckets of `bucket_bytes` (the stack's: Megatron-Core's
+// DDP buckets, DeepSpeed's reduce_bucket_size, PyTorch DDP's 25 MiB, an FSDP unit): one collective
+// per bucket beyond the one the bandwidth model already counts.
 double bucket_latency_s(double grad_bytes, const CommGroup& g, bool all_reduce, const PlannerConstants& k,
-                        double bucket_bytes = 0) noexcept;
+                        double bucket_bytes) noexcept;
 
 // The gradient bucket of a ZeRO-0/1/2 reduction over `dp_group` ranks (DP x CP): Megatron-Core's
 // default, max(40M, 1M x dp_cp size) parameters ("larger DP sizes need larger buckets to ensure

@@ -54,9 +54,12 @@ inline Framework planned_framework(Framework f, int zero, bool qlora = false, bo
 // drives it): job.framework deepspeed with pp > 1 (workload.cpp holds it to ZeRO 0-1 there).
 inline bool deepspeed_pipeline(Framework f, int pp) noexcept { return f == Framework::deepspeed && pp > 1; }
 
-// CPU offload keeps the gradients on the host; on the GPU stays the reduce bucket they pass through:
-// DeepSpeed's zero_optimization.reduce_bucket_size, 5e8 elements by default (DeepSpeed config docs),
-// in 16 bits.
-inline constexpr double kOffloadReduceBucketBytes = 5e8 * 2.0;
+// DeepSpeed's zero_optimization.reduce_bucket_size, 5e8 elements by default (DeepSpeed config docs):
+// the bucket its ZeRO-1/2 gradient reduction runs in. CPU offload keeps the gradients on the host;
+// on the GPU stays that bucket, in 16 bits.
+inline constexpr double kDeepSpeedReduceBucketElements = 5e8;
+inline constexpr double kOffloadReduceBucketBytes = kDeepSpeedReduceBucketElements * 2.0;
+// PyTorch DDP's gradient bucket, bucket_cap_mb = 25 (torch.nn.parallel.DistributedDataParallel).
+inline constexpr double kTorchDdpBucketBytes = 25.0 * 1024 * 1024;
 
 }  // namespace linkwise::planner

@@ -40,15 +40,25 @@ inline bool eager_llama_block(const PreparedModel& m, int zero) noexcept {
          m.framework == Framework::hf_accelerate;
 }
 
+// The stack a layout is planned as (framework.hpp planned_framework) for a model's job.
+inline Framework planned_framework(const PreparedModel& m, const Layout& l) noexcept {
+  return planned_framework(m.framework, l.zero, m.dequant_4bit, m.offload == Offload::optimizer);
+}
+
 // Bytes per parameter of the gradients as the data-parallel reduction carries them: one rule for
-// the memory model's gradient buffers and the time model's reduce-scatter / all-reduce. 16-bit for
-// fp16 training (fp16 gradients), a LoRA job's adapters and DeepSpeed (its bf16 optimizer casts the
-// fp32 accumulation to bf16 before the all-reduce; communication_data_type defaults to the training
-// dtype, DeepSpeed PR #3370); otherwise the gradient buffer's dtype, job.grad_reduce_dtype: fp32 by
-// default (Megatron-Core's grad_reduce_in_fp32, which reduces the buffer in its own dtype; FSDP's
-// reduce_dtype; hai-llm's fp32 accumulation, DeepSeek-V3 report section 3.3.3).
-inline double reduced_gradient_bytes(const PreparedModel& m) noexcept {
-  if (m.precision == Precision::fp16 || m.kind == JobKind::lora || m.framework == Framework::deepspeed) return 2.0;
+// the memory model's gradient buffers and the time model's reduce-scatter / all-reduce, by the stack
+// the layout is planned as. 16-bit for fp16 training (fp16 gradients), a LoRA job's adapters,
+// DeepSpeed (its bf16 optimizer casts the fp32 accumulation to bf16 before the all-reduce;
+// communication_data_type defaults to the training dtype, DeepSpeed PR #3370) and Hugging Face
+// Accelerate's FSDP (FullyShardedDataParallelPlugin.set_mixed_precision sets param, reduce and buffer
+// dtypes alike to the mixed-precision dtype); otherwise the gradient buffer's dtype,
+// job.grad_reduce_dtype: fp32 by default (Megatron-Core's grad_reduce_in_fp32, which reduces the
+// buffer in its own dtype; FSDP's reduce_dtype; Accelerate's DDP, whose gradients are the fp32
+// parameters'; hai-llm's fp32 accumulation, DeepSeek-V3 report section 3.3.3).
+inline double reduced_gradient_bytes(const PreparedModel& m, const Layout& l) noexcept {
+  const Framework f = planned_framework(m, l);
+  if (m.precision == Precision::fp16 || m.kind == JobKind::lora || f == Framework::deepspeed) return 2.0;
+  if (f == Framework::hf_accelerate && l.zero >= 1) return 2.0;
   return m.grad_reduce_bf16 ? 2.0 : 4.0;
 }
 
