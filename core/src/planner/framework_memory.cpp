@@ -139,7 +139,7 @@ MemoryOverhead framework_overhead(const PreparedModel& m, const PreparedHardware
       // current unit's unsharded gradients before their reduce-scatter (fp32 with FSDP mixed precision,
       // its reduce_dtype: bf16 under job.grad_reduce_dtype bf16).
       o.buffers = layer_params_local * (2.0 * 2.0 + reduced_gradient_bytes(m, l));
-    } else if (m.framework == Framework::deepspeed) {
+    } else if (planned_framework(m, l) == Framework::deepspeed) {
       // DeepSpeed ZeRO-1/2 reduce and all-gather buckets (reduce_bucket_size, allgather_bucket_size
       // default 5e8 elements; 16-bit), never above the local gradients.
       o.buffers = std::min(2.0 * 5e8 * 2.0, grads_local_bytes);
