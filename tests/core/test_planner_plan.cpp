@@ -693,7 +693,7 @@ TEST_CASE("the gradient reduction follows the stack a layout is planned as") {
   // `auto` with the optimizer offloaded at ZeRO-3 is planned as DeepSpeed (ZeRO-Offload), whose
   // reduction is 16-bit: the same time and memory as the job that names DeepSpeed.
   const Catalog catalog = Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
-  auto llama8b = [&](const char* framework, const char* offload, int zero) {
+  auto llama8b = [&](const char* framework, const char* offload, int zero, const char* grad_reduce = nullptr) {
     json doc = json::parse(R"({"model": {"preset": "llama3.1-8b"},
       "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 64, "precision": "bf16"},
       "hardware": {"custom": {"gpu_model": "H100-SXM5-80GB", "gpu_count": 8, "intra_node_fabric": "nvswitch",
@@ -702,14 +702,38 @@ TEST_CASE("the gradient reduction follows the stack a layout is planned as") {
     doc["job"]["framework"] = framework;
     doc["job"]["offload"] = offload;
     doc["layout"]["zero"] = zero;
+    if (grad_reduce) doc["job"]["grad_reduce_dtype"] = grad_reduce;
     return planner::plan(planner::parse_workload(doc, catalog));
   };
   const planner::Plan planned = llama8b("auto", "optimizer", 3), named = llama8b("deepspeed", "optimizer", 3);
   CHECK(planned.framework == "deepspeed");
+  // ... so a stated fp32 reduction, which it would not heed, is an error naming the field.
+  try {
+    llama8b("auto", "optimizer", 3, "fp32");
+    FAIL("auto ZeRO-Offload with grad_reduce_dtype fp32 planned");
+  } catch (const Error& e) {
+    CHECK(e.field() == "job.grad_reduce_dtype");
+  }
   CHECK(planned.time_s.dp_comm == Approx(named.time_s.dp_comm).epsilon(1e-9));
   CHECK(planned.memory_gb.total == Approx(named.memory_gb.total).epsilon(1e-9));
   // Hugging Face Accelerate's FSDP reduces in the mixed-precision dtype; PyTorch FSDP, as torchtitan
   // runs it, in fp32 by default.
   const planner::Plan accelerate = llama8b("hf-accelerate", "none", 3), fsdp = llama8b("fsdp", "none", 3);
   CHECK(accelerate.time_s.dp_comm < 0.85 * fsdp.time_s.dp_comm);
+  // A dtype the job states is followed, the stack's default only where it states none.
+  CHECK(llama8b("hf-accelerate", "none", 3, "fp32").time_s.dp_comm == Approx(fsdp.time_s.dp_comm).epsilon(1e-9));
+  // Accelerate's FSDP plugin has no optimizer-only offload: its DeepSpeed plugin is job.framework deepspeed.
+  try {
+    llama8b("hf-accelerate", "optimizer", 3);
+    FAIL("hf-accelerate with job.offload optimizer planned");
+  } catch (const Error& e) {
+    CHECK(e.field() == "job.offload");
+  }
+  // DeepSpeed's ZeRO-1 gathers the updated weights after the optimizer step, in the open: its
+  // exposed reduction is more than Megatron-Core's, which hides the gather in the next forward (the
+  // same 16-bit gradients for both).
+  const planner::Plan deepspeed = llama8b("deepspeed", "none", 1),
+                      megatron = llama8b("megatron-core", "none", 1, "bf16");
+  CHECK(deepspeed.time_s.dp_comm == Approx(megatron.time_s.dp_comm).epsilon(0.1));  // buckets differ
+  CHECK(deepspeed.time_s.dp_exposed > megatron.time_s.dp_exposed);
 }

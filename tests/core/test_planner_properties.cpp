@@ -193,7 +193,7 @@ TEST_CASE("the search's step lower bound never exceeds the estimate") {
       // and is not trivially loose (ZeRO-2's and -3's per-micro-batch collectives over DP, their
       // gradients in fp32 by default, are not in the bound: there a communication-heavy step may be
       // several times it)
-      if (l.zero < 2 || l.dp == 1) CHECK(lb > 0.3 * run(c, hw).step);
+      if (l.zero < 2 || l.dp * l.cp == 1) CHECK(lb > 0.3 * run(c, hw).step);
       // The bound for the layout's own runtime (auto: Megatron-Core's below ZeRO-3, FSDP's at 3) holds
       // too, and is at least the bound for any runtime, which the search uses where both are left.
       const bool megatron = megatron_runtime(m, l);

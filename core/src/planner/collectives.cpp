@@ -87,10 +87,16 @@ double megatron_grad_bucket_bytes(double dp_group, double bytes_per_grad, const 
   return bytes_per_grad * std::max(k.grad_bucket_params, 1e6 * dp_group);
 }
 
+double bucket_count(double grad_bytes, double bucket_bytes) noexcept {
+  // A hair below the quotient first: a bucket of exactly 1/n of the gradients is n buckets, not n + 1
+  // where the division rounds up.
+  return bucket_bytes > 0 ? std::max(1.0, std::ceil(grad_bytes / bucket_bytes * (1.0 - 1e-12))) : 1.0;
+}
+
 double bucket_latency_s(double grad_bytes, const CommGroup& g, bool all_reduce, const PlannerConstants& k,
                         double bucket_bytes) noexcept {
   if (g.n <= 1 || grad_bytes <= 0 || bucket_bytes <= 0) return 0.0;
-  const double buckets = std::ceil(grad_bytes / bucket_bytes);
+  const double buckets = bucket_count(grad_bytes, bucket_bytes);
   double per = 0;
   if (all_reduce) {
     // The latency part of the best all-reduce of one bucket.

@@ -142,7 +142,7 @@ MemoryOverhead framework_overhead(const PreparedModel& m, const PreparedHardware
     } else if (planned_framework(m, l) == Framework::deepspeed) {
       // DeepSpeed ZeRO-1/2 reduce and all-gather buckets (reduce_bucket_size, allgather_bucket_size
       // default 5e8 elements; 16-bit), never above the local gradients.
-      o.buffers = std::min(2.0 * 5e8 * 2.0, grads_local_bytes);
+      o.buffers = std::min(2.0 * kOffloadReduceBucketBytes, grads_local_bytes);
     }
   }
   // The caching allocator: nvidia-smi shows reserved segments, which exceed the live tensors by the

@@ -104,6 +104,7 @@ PreparedModel prepare_model(const ModelShape& s, const Job& job) {
   m.optimizer = job.optimizer;
   m.offload = job.offload;
   m.grad_reduce_bf16 = job.grad_reduce_bf16;
+  m.grad_reduce_stated = job.grad_reduce_stated;
   m.fused_loss = job.fused_loss;
   return m;
 }

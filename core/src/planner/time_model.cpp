@@ -629,24 +629,35 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
       const double reduce_scatter = dense_reduce + expert_reduce, gather = dense_gather + expert_gather;
       dp_comm = l.zero == 2 ? micro_batches * reduce_scatter + gather : reduce_scatter + gather;
       // One collective per gradient bucket, each with NCCL's latency at this group size (collectives.cpp),
-      // in the bucket the stack uses.
+      // in the bucket the stack uses: a reduce-scatter per bucket every reduction (each micro-batch
+      // under ZeRO-2), an all-gather per bucket once a step (ZeRO-0's all-reduce is both, once).
       const double bucket_bytes =
           gradient_bucket_bytes(m, l, dp_group, bytes_per_grad, grad_bytes, layers_per_stage, k);
-      // ZeRO-1/2 pay it twice a bucket, reduce-scatter and all-gather (collectives.cpp).
       const double reduction_latency = bucket_latency_s(grad_bytes, dp_comm_group, l.zero == 0, k, bucket_bytes);
-      const double latency = (l.zero == 2 ? micro_batches : 1.0) * reduction_latency;
-      dp_comm += latency;
+      const double reductions = l.zero == 2 ? micro_batches : 1.0;
+      const double reduce_latency = l.zero == 0 ? reduction_latency : 0.5 * reduction_latency * reductions;
+      const double gather_latency = l.zero == 0 ? 0.0 : 0.5 * reduction_latency;
+      dp_comm += reduce_latency + gather_latency;
       // The bucket that holds the first layers (and the input embedding) is complete only when the
       // backward ends, so its reduction never hides, whatever the overlap (each micro-batch's under
       // ZeRO-2, which reduces every backward); with the parameters gathered during the forward, the
       // first bucket's gather waits before the first layer likewise. The experts' buffer has its own
-      // last bucket, of the same size.
-      auto share = [&](double bytes) { return bytes > 0 ? std::min(1.0, bucket_bytes / bytes) : 0.0; };
-      const double last_reduce = share(grad_bytes) * dense_reduce + share(expert_grad_bytes) * expert_reduce;
-      const double first_gather = share(grad_bytes) * dense_gather + share(expert_grad_bytes) * expert_gather;
-      const double one_bucket_latency = reduction_latency / std::max(1.0, std::ceil(grad_bytes / bucket_bytes));
-      const double reductions = l.zero == 2 ? micro_batches : 1.0;
-      const Framework stack = planned_framework(m, l);
+      // last bucket, in the stack's bucket for their bytes.
+      const double expert_bucket_bytes =
+          gradient_bucket_bytes(m, l, dp_group, bytes_per_grad, expert_grad_bytes, layers_per_stage, k);
+      auto share = [](double bucket, double bytes) { return bytes > 0 ? std::min(1.0, bucket / bytes) : 0.0; };
+      const double dense_share = share(bucket_bytes, grad_bytes),
+                   expert_share = share(expert_bucket_bytes, expert_grad_bytes);
+      const double last_reduce = dense_share * dense_reduce + expert_share * expert_reduce;
+      const double first_gather = dense_share * dense_gather + expert_share * expert_gather;
+      const double one_bucket_latency = reduction_latency / bucket_count(grad_bytes, bucket_bytes);
+      // What the backward can hide: 80% of the last micro-batch's, or of every micro-batch's where
+      // each reduces its own gradients (ZeRO-2).
+      const double hideable = reductions * k.dp_overlap * stage_bwd_mb;
+      const double reduce_side = reductions * reduce_scatter + reduce_latency;
+      const double gather_side = gather + gather_latency;
+      const double reduce_floor =
+          reductions * (last_reduce + (l.zero == 0 ? one_bucket_latency : 0.5 * one_bucket_latency));
       // Megatron-Core's distributed optimizer gathers the updated parameters layer by layer during
       // the next step's first forward (overlap_param_gather, set by NeMo's and Megatron Bridge's
       // recipes; NeMo 25.09 docs, "Communication Overlap"), so only the gradients' reduce-scatter
@@ -654,19 +665,13 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
       // recipes the published runs used. DeepSpeed gathers after the optimizer step, in the open
       // (ZeRO-1/2's all_gather_dp_groups); the other stacks' all-reduce or gathers share the backward.
       if (megatron_runtime(m, l) && l.zero == 1) {
-        const double gather_side = gather + 0.5 * latency;
         dp_exposed =
-            std::max(std::max(0.0, dp_comm - gather_side - k.dp_overlap * stage_bwd_mb),
-                     last_reduce + 0.5 * one_bucket_latency) +
+            std::max(std::max(0.0, reduce_side - hideable), reduce_floor) +
             std::max(std::max(0.0, gather_side - k.dp_overlap * stage_fwd_mb), first_gather + 0.5 * one_bucket_latency);
-      } else if (stack == Framework::deepspeed && l.zero >= 1) {
-        const double reduce_side = dp_comm - gather;
-        dp_exposed = std::max(std::max(0.0, reduce_side - k.dp_overlap * stage_bwd_mb),
-                              reductions * (last_reduce + one_bucket_latency)) +
-                     gather;
+      } else if (planned_framework(m, l) == Framework::deepspeed && l.zero >= 1) {
+        dp_exposed = std::max(std::max(0.0, reduce_side - hideable), reduce_floor) + gather_side;
       } else {
-        dp_exposed = std::max(std::max(0.0, dp_comm - k.dp_overlap * stage_bwd_mb),
-                              reductions * (last_reduce + one_bucket_latency) + (l.zero == 0 ? first_gather : 0.0));
+        dp_exposed = std::max(std::max(0.0, dp_comm - hideable), reduce_floor + (l.zero == 0 ? first_gather : 0.0));
       }
     }
   }

@@ -180,8 +180,10 @@ Job parse_job(const json& j) {
   if (const auto f = opt_string(j, "framework", "job.framework")) job.framework = parse_framework(*f);
   if (const auto o = opt_string(j, "optimizer", "job.optimizer")) job.optimizer = parse_optimizer(*o);
   if (const auto o = opt_string(j, "offload", "job.offload")) job.offload = parse_offload(*o);
-  if (const auto g = opt_string(j, "grad_reduce_dtype", "job.grad_reduce_dtype"))
+  if (const auto g = opt_string(j, "grad_reduce_dtype", "job.grad_reduce_dtype")) {
     job.grad_reduce_bf16 = parse_enum(kGradReduceBf16Names, *g, "job.grad_reduce_dtype");
+    job.grad_reduce_stated = true;
+  }
   if (const auto loss = opt_string(j, "loss", "job.loss"))
     job.fused_loss = parse_enum(kFusedLossNames, *loss, "job.loss");
   job.flash_attention = opt_bool(j, "flash_attention", "job.flash_attention").value_or(true);
@@ -630,6 +632,20 @@ StackProblem stack_problem(const Job& job, int pp, int zero) {
                                std::string(to_string(job.framework)) +
                                " (PyTorch FSDP) offloads the parameters with the optimizer states: use "
                                "optimizer_and_params with layout.zero 3, or job.framework deepspeed"};
+  // Accelerate's FSDP plugin has no optimizer-only offload (FSDP's CPUOffload moves the parameters
+  // too): that runs through its DeepSpeed plugin, which the planner plans as job.framework deepspeed.
+  if (job.framework == Framework::hf_accelerate && job.offload == Offload::optimizer)
+    return {"job.offload", "job.offload optimizer is DeepSpeed's ZeRO-Offload; job.framework hf-accelerate "
+                           "(Accelerate's FSDP plugin) offloads the parameters with the optimizer states: use "
+                           "optimizer_and_params with layout.zero 3, or job.framework deepspeed (Accelerate's "
+                           "DeepSpeed plugin)"};
+  // auto's ZeRO-3 with the optimizer offloaded is DeepSpeed's ZeRO-Offload, which reduces in 16 bits
+  // (framework_memory.hpp reduced_gradient_bytes): a stated fp32 reduction would go unheeded.
+  if (job.framework == Framework::auto_ && job.grad_reduce_stated && !job.grad_reduce_bf16 &&
+      planned_framework(job, zero) == Framework::deepspeed)
+    return {"job.grad_reduce_dtype", "job.grad_reduce_dtype fp32 with job.offload optimizer at layout.zero 3 is "
+                                     "planned as DeepSpeed's ZeRO-Offload, which reduces its gradients in 16 bits: "
+                                     "leave job.grad_reduce_dtype out, or offload nothing"};
   if (pp > 1) {
     // DeepSpeed's pipeline engine runs ZeRO-1 at most ("ZeRO-2 and ZeRO-3 are incompatible with
     // pipeline parallelism", deepspeed/runtime/pipe/engine.py); Accelerate's own training loop

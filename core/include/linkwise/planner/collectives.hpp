@@ -52,6 +52,8 @@ struct Zero3Time {
 Zero3Time zero3_micro_batch(const Zero3Units& u, const CommGroup& dp, const CommGroup& edp,
                             const PlannerConstants& k) noexcept;
 
+// Buckets of `bucket_bytes` that `grad_bytes` fill (at least one).
+double bucket_count(double grad_bytes, double bucket_bytes) noexcept;
 // Extra latency of reducing `grad_bytes` in buckets of `bucket_bytes` (the stack's: Megatron-Core's
 // DDP buckets, DeepSpeed's reduce_bucket_size, PyTorch DDP's 25 MiB, an FSDP unit): one collective
 // per bucket beyond the one the bandwidth model already counts.

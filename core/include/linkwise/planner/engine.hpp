@@ -59,9 +59,10 @@ struct PreparedModel {
   Framework framework = Framework::auto_;
   Optimizer optimizer = Optimizer::adamw;
   Offload offload = Offload::none;
-  bool grad_reduce_bf16 = false;  // Job::grad_reduce_bf16
-  bool fused_loss = false;        // Job::fused_loss
-  bool lora_frozen_mlp = false;   // LoRA with adapters on the attention only (Job::lora_attention_only)
+  bool grad_reduce_bf16 = false;    // Job::grad_reduce_bf16
+  bool grad_reduce_stated = false;  // Job::grad_reduce_stated
+  bool fused_loss = false;          // Job::fused_loss
+  bool lora_frozen_mlp = false;     // LoRA with adapters on the attention only (Job::lora_attention_only)
   // A Llama-family block without torch.compile, whichever stack runs it: whether it runs op by op
   // is the layout's stack's to say (eager_llama_block, framework_memory.hpp).
   bool uncompiled_llama_block = false;

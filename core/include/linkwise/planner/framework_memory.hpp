@@ -50,15 +50,16 @@ inline Framework planned_framework(const PreparedModel& m, const Layout& l) noex
 // the layout is planned as. 16-bit for fp16 training (fp16 gradients), a LoRA job's adapters,
 // DeepSpeed (its bf16 optimizer casts the fp32 accumulation to bf16 before the all-reduce;
 // communication_data_type defaults to the training dtype, DeepSpeed PR #3370) and Hugging Face
-// Accelerate's FSDP (FullyShardedDataParallelPlugin.set_mixed_precision sets param, reduce and buffer
-// dtypes alike to the mixed-precision dtype); otherwise the gradient buffer's dtype,
+// Accelerate's FSDP unless the job states the dtype (FullyShardedDataParallelPlugin.set_mixed_precision
+// sets param, reduce and buffer dtypes alike to the mixed-precision dtype); otherwise the gradient
+// buffer's dtype,
 // job.grad_reduce_dtype: fp32 by default (Megatron-Core's grad_reduce_in_fp32, which reduces the
 // buffer in its own dtype; FSDP's reduce_dtype; Accelerate's DDP, whose gradients are the fp32
 // parameters'; hai-llm's fp32 accumulation, DeepSeek-V3 report section 3.3.3).
 inline double reduced_gradient_bytes(const PreparedModel& m, const Layout& l) noexcept {
   const Framework f = planned_framework(m, l);
   if (m.precision == Precision::fp16 || m.kind == JobKind::lora || f == Framework::deepspeed) return 2.0;
-  if (f == Framework::hf_accelerate && l.zero >= 1) return 2.0;
+  if (f == Framework::hf_accelerate && l.zero >= 1 && !m.grad_reduce_stated) return 2.0;
   return m.grad_reduce_bf16 ? 2.0 : 4.0;
 }
 

@@ -115,6 +115,9 @@ struct Job {
   // Megatron-LM's --grad-reduce-in-bf16, Megatron Bridge's and NeMo's grad_reduce_in_fp32 False,
   // FSDP's reduce_dtype bfloat16); fp32 by default, as Megatron-Core keeps bf16 and fp8 training.
   bool grad_reduce_bf16 = false;
+  // The job states the dtype (either way): a stack whose own default differs (Accelerate's FSDP
+  // reduces in the mixed-precision dtype) then follows the job.
+  bool grad_reduce_stated = false;
   // `"loss": "fused"`: a fused cross-entropy kernel on the 16-bit logits (flash-attn's, as
   // llm-foundry runs by default; Transformer Engine's under Megatron-Core), not PyTorch's eager
   // loss on fp32 logits (memory_model.cpp states the bytes each keeps).
