@@ -94,3 +94,19 @@ def test_grad_reduce_dtype_is_the_same_field_in_python():
     assert error.value.field == "job.grad_reduce_dtype"
     fused = linkwise.plan(dict(h100, job=dict(LLAMA_8B["job"], loss="fused")))
     assert fused.memory_gb.activations < fp32.memory_gb.activations
+    # The reduction's time follows the same dtype as its buffer: bf16 moves less than fp32.
+    assert bf16.time_s.dp_comm < fp32.time_s.dp_comm
+
+
+@pytest.mark.parametrize("job, field", [
+    # auto with the optimizer offloaded at ZeRO-3 is DeepSpeed's ZeRO-Offload, which reduces in 16 bits.
+    ({"framework": "auto", "offload": "optimizer", "grad_reduce_dtype": "fp32"}, "job.grad_reduce_dtype"),
+    # Accelerate's FSDP plugin offloads the parameters with the optimizer states.
+    ({"framework": "hf-accelerate", "offload": "optimizer"}, "job.offload"),
+])
+def test_a_stack_that_would_not_heed_the_input_names_the_field(job, field):
+    zero3 = dict(LLAMA_8B, hardware={"instance": "aws:p5.48xlarge", "nodes": 2},
+                 job=dict(LLAMA_8B["job"], **job), layout={"tp": 1, "pp": 1, "dp": 16, "zero": 3})
+    with pytest.raises(linkwise.InvalidInputError) as error:
+        linkwise.plan(zero3)
+    assert error.value.field == field
