@@ -199,6 +199,20 @@ def test_the_new_job_switches_refuse_bad_values_by_name(server, field, value):
     assert r.status_code == 400 and r.json()["field"] == "job." + field, r.text
 
 
+@pytest.mark.parametrize("job, field", [
+    ({"framework": "auto", "offload": "optimizer", "grad_reduce_dtype": "fp32"}, "job.grad_reduce_dtype"),
+    ({"framework": "hf-accelerate", "offload": "optimizer"}, "job.offload"),
+])
+def test_a_stack_that_would_not_heed_the_input_is_a_400_naming_the_field(server, job, field):
+    """auto with the optimizer offloaded at ZeRO-3 is DeepSpeed's ZeRO-Offload, which reduces in 16 bits;
+    Accelerate's FSDP plugin offloads the parameters with the optimizer states: the same refusals as Python."""
+    workload = {"model": {"preset": "llama3.1-8b"}, "hardware": {"instance": "aws:p5.48xlarge", "nodes": 2},
+                "job": dict({"kind": "pretrain", "seq_len": 4096, "global_batch": 64, "tokens": 1e8}, **job),
+                "layout": {"tp": 1, "pp": 1, "dp": 16, "micro_batch": 1, "zero": 3}}
+    r = post(server, "/v1/plans", workload)
+    assert r.status_code == 400 and r.json()["field"] == field, r.text
+
+
 def test_cached_answer_is_compressed_for_a_later_gzip_client(server):
     """An answer first sent plain is compressed when a client later accepts gzip, and is the same JSON."""
     import gzip as gz

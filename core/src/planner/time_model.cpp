@@ -207,7 +207,7 @@ double gradient_bucket_bytes(const PreparedModel& m, const Layout& l, double dp_
     case Framework::fsdp:
     case Framework::torchtitan: return grad_bytes / std::max(1.0, layers_per_stage);
     case Framework::hf_accelerate:
-      return l.zero == 0 ? kTorchDdpBucketBytes : grad_bytes / std::max(1.0, layers_per_stage);
+      return accelerate_ddp(m, l) ? kTorchDdpBucketBytes : grad_bytes / std::max(1.0, layers_per_stage);
     default: return megatron_grad_bucket_bytes(dp_group, bytes_per_grad, k);
   }
 }

@@ -45,6 +45,12 @@ inline Framework planned_framework(const PreparedModel& m, const Layout& l) noex
   return planned_framework(m.framework, l.zero, m.dequant_4bit, m.offload == Offload::optimizer);
 }
 
+// Hugging Face Accelerate at ZeRO-0 runs PyTorch DDP; at ZeRO 1-3 its FSDP plugin (what its
+// gradient dtype and bucket follow).
+inline bool accelerate_ddp(const PreparedModel& m, const Layout& l) noexcept {
+  return planned_framework(m, l) == Framework::hf_accelerate && l.zero == 0;
+}
+
 // Bytes per parameter of the gradients as the data-parallel reduction carries them: one rule for
 // the memory model's gradient buffers and the time model's reduce-scatter / all-reduce, by the stack
 // the layout is planned as. 16-bit for fp16 training (fp16 gradients), a LoRA job's adapters,
@@ -59,7 +65,7 @@ inline Framework planned_framework(const PreparedModel& m, const Layout& l) noex
 inline double reduced_gradient_bytes(const PreparedModel& m, const Layout& l) noexcept {
   const Framework f = planned_framework(m, l);
   if (m.precision == Precision::fp16 || m.kind == JobKind::lora || f == Framework::deepspeed) return 2.0;
-  if (f == Framework::hf_accelerate && l.zero >= 1 && !m.grad_reduce_stated) return 2.0;
+  if (f == Framework::hf_accelerate && !accelerate_ddp(m, l) && !m.grad_reduce_stated) return 2.0;
   return m.grad_reduce_bf16 ? 2.0 : 4.0;
 }
 
