@@ -266,6 +266,10 @@ std::string to_workload(const json& r, json& out) {
   // The EP all-to-all overlapped with another micro-batch's compute, where the source says so
   // (Megatron-Core's --overlap-moe-expert-parallel-comm, "1f1b overlap", A2A_OVERLAP=1).
   if (get_or(r, "overlap_a2a", false)) layout["overlap_a2a"] = true;
+  // Transformer Engine's TP communication overlap as the run's recipe states it (true or false);
+  // unstated, the planner's default (on wherever Megatron-Core's runtime can run it).
+  if (r.contains("tp_comm_overlap") && r["tp_comm_overlap"].is_boolean())
+    layout["tp_comm_overlap"] = r["tp_comm_overlap"];
   if (r.contains("recompute_layer_fraction") && r["recompute_layer_fraction"].is_number())
     layout["recompute_layer_fraction"] = r["recompute_layer_fraction"];
   const int per_node = std::min(gpus, node->gpus_per_node);
@@ -416,7 +420,6 @@ void fit(const std::vector<Run>& runs, planner::PlannerConstants& k) {
   k.fp8_gemm_overhead_s = 10e-6;
   k.nccl_hop_latency_net_s = 6.6e-6;
   k.nccl_half_bandwidth_bytes = 65536;
-  k.tp_overlap = 0.0;  // not fit: the 2021-2022 Megatron runs of the check set did not overlap TP
   const double best = coordinate_descent(params, [&] { return loss(runs, k); });
   planner::derive_uncalibrated_efficiencies(k);
   std::printf("\nfitted (loss %.4f = mean |log(pred/meas)| over GPU/precision groups):\n", best);

@@ -200,6 +200,9 @@ class Layout(Record):
     edp = Field[int]("Expert data-parallel degree: tp x cp x dp / (ep x etp).")
     overlap_a2a = Field[bool]("Whether the MoE all-to-all is hidden behind another micro-batch's compute.")
     dualpipe = Field[bool]("DualPipe's bidirectional pipeline schedule (MoE training, DeepSeek-V3).")
+    tp_comm_overlap = Field[bool](
+        "Transformer Engine's TP communication overlap (Megatron-Core's userbuffers; on by default where it can run)."
+    )
 
 
 class Plan(Record):

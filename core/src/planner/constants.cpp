@@ -75,8 +75,10 @@ const PlannerConstants& default_constants() {
     // Bridge 25.11's B200 rows (docs/calibration.md "Blackwell's GEMM efficiency"). Refit (0.528 ->
     // 0.496) when the interleaved schedule's pipeline sends began to hide behind compute, which made
     // the fit rows' predictions faster (docs/calibration.md "Pipeline sends under the interleaved
-    // schedule"); the MoE constants were held (same section).
-    c.gemm_efficiency_blackwell = 0.4958;
+    // schedule"); the MoE constants were held (same section). Refit again (0.496 -> 0.478) when
+    // Transformer Engine's TP overlap was modelled, which 7 of the fit rows' recipes turn on
+    // (docs/calibration.md "TP communication overlap").
+    c.gemm_efficiency_blackwell = 0.4779;
     // GB300 (Blackwell Ultra, 1,400 W) has GB200's datasheet FP8 and 16-bit peaks (data/gpus.json)
     // but runs the same jobs faster: in Megatron Bridge's tables its rows beat the GB200 rows of the
     // same job by 8-25%, where the model, at one Blackwell efficiency, predicted 0-16% (layouts
@@ -142,7 +144,6 @@ const PlannerConstants& default_constants() {
     // constrain it); dp_overlap is not fit (Megatron overlaps the gradient reduction with backward).
     c.dp_overlap = 0.8;
     c.zero3_overlap = 0.8;
-    c.tp_overlap = 0.0;  // Megatron runs TP collectives on the critical path by default
     c.cp_overlap = 0.8;
     // Megatron-Core and NeMo run Transformer Engine's cuDNN fused attention, which on Hopper reaches
     // about twice FlashAttention-2's fraction of peak (Shah et al. 2024, FlashAttention-3, Fig. 5-6:

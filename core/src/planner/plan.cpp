@@ -453,6 +453,19 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
         "runs lost much less, so on a current release the step may be nearer " +
         fmt("%.3g s", bare.step));
   }
+  // Transformer Engine's TP overlap by default (tp_comm_overlap_default): the plan says so, and
+  // what the step is without it (Megatron-LM's own default), so the assumption is never silent.
+  if (l.tp_comm_overlap && !w.layout.tp_comm_overlap) {
+    Layout without = l;
+    without.tp_comm_overlap = false;
+    const Estimate bare = estimate(prepare_model(w.model, w.job), p, nodes, without, k);
+    plan.warnings.push_back(
+        "layout.tp_comm_overlap not stated: planned with Transformer Engine's TP communication overlap, as "
+        "NVIDIA's recipes run it (NeMo, Megatron Bridge, MLPerf); " +
+        fmt("it leaves %.3g s of the ", e.tp_exposed) + fmt("%.3g s of TP collectives exposed; ", e.tp_comm) +
+        fmt("without it (Megatron-LM's default; state false) the step is %.3g s", bare.step) +
+        fmt(" (%.3g s with it)", e.step));
+  }
   {
     const Interval iv = throughput_interval(
         hw.gpu.architecture, w.job.precision, w.job.kind, l, plan.gpus,
@@ -500,7 +513,7 @@ Plan plan(const Workload& w, const MeasuredLinks* measured) {
   const Hardware& hw = *w.hardware;
   const int nodes = w.nodes.value_or(1);
   const int gpus = nodes * hw.instance.gpu_count;
-  const Layout layout = complete_layout(w, gpus);
+  Layout layout = complete_layout(w, gpus);
   validate_layout(w, layout, hw.instance.gpu_count, nodes);
   if (w.job.kind == JobKind::inference && layout.cp != 1)
     throw_invalid("layout.cp", "context parallelism is for training; use cp 1 for inference");
@@ -510,6 +523,15 @@ Plan plan(const Workload& w, const MeasuredLinks* measured) {
   if (nodes > 1 && !prepared.has_network)
     throw_invalid("hardware.nodes",
                   "instance " + hw.instance.id + " has no stated network bandwidth between nodes; use one node");
+  // Transformer Engine's TP overlap exchanges over NVLink: off by default where the TP group leaves
+  // the domain, refused where the workload states it there.
+  if (layout.tp_comm_overlap && !inside_nvlink_domain(prepared, layout.tp, gpus)) {
+    if (w.layout.tp_comm_overlap)
+      throw_invalid("layout.tp_comm_overlap",
+                    std::string("layout.tp_comm_overlap cannot be true here: ") +
+                        tp_comm_overlap_problem(w.job, layout, /*tp_inside_nvlink_domain=*/false));
+    layout.tp_comm_overlap = false;
+  }
   const PreparedModel model = prepare_model(w.model, w.job);
   const Estimate e = estimate(model, prepared, nodes, layout, k);
   Plan p = describe(w, hw, nodes, layout, e, prepared, links, k);

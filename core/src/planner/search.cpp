@@ -68,7 +68,7 @@ auto key(const Candidate& c) {
   const Layout& l = c.layout;
   return std::make_tuple(unsure(c), c.objective, c.option, c.nodes, l.tp, l.pp, l.cp, l.dp, l.ep, l.etp, l.micro_batch,
                          l.virtual_stages, c.estimate.total, l.zero, int(l.recompute), int(l.sequence_parallel),
-                         int(l.overlap_a2a));
+                         int(l.overlap_a2a), int(l.tp_comm_overlap));
 }
 bool better(const Candidate& a, const Candidate& b) { return key(a) < key(b); }
 
@@ -407,7 +407,8 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
       if (!choices.tp_fixed && tp > tp_limit) break;  // ascending
       if (gpus % tp != 0) continue;
       // Beyond the node, a TP group must tile the rack-scale domain to stay on NVLink.
-      if (!choices.tp_fixed && !w.constraints.tp_across_nodes && !inside_nvlink_domain(hw, tp, gpus)) continue;
+      const bool tp_inside_domain = inside_nvlink_domain(hw, tp, gpus);
+      if (!choices.tp_fixed && !w.constraints.tp_across_nodes && !tp_inside_domain) continue;
       for (int cp : choices.cps) {
         if (gpus % ((long long)tp * cp) != 0 || w.job.seq_len % cp != 0) continue;
         for (std::size_t pp_index = 0; pp_index < choices.pps.size(); ++pp_index) {
@@ -517,6 +518,12 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                       if (!zero_runs[zero] || !at_mb.alive[megatron_at_zero[zero]]) continue;
                       if (!cx.exhaustive && whole_layers && lighter_sure[zero]) continue;
                       l.zero = zero;
+                      // Transformer Engine's TP overlap: by default where NVIDIA's recipes run it; a
+                      // stated true wherever the layout can run it (as a stated sequence_parallel).
+                      l.tp_comm_overlap = w.layout.tp_comm_overlap
+                                              ? *w.layout.tp_comm_overlap &&
+                                                    tp_comm_overlap_problem(w.job, l, tp_inside_domain) == nullptr
+                                              : tp_comm_overlap_default(w.job, cx.model.moe, l, tp_inside_domain);
                       bool& short_here = gpu_short[int(rc)][zero];
                       Estimate e;  // fits stays false where the GPU was short at a smaller micro-batch
                       if (cx.exhaustive || !short_here) {

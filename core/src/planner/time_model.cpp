@@ -536,11 +536,43 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
 
   // Tensor parallelism: two all-reduces (or reduce-scatter + all-gather pairs with sequence
   // parallelism, the same bytes) per layer forward, two backward, two more per full recompute.
-  double tp_per_mb = 0;
+  double tp_per_mb = 0, tp_exposed_mb = 0;
   if (l.tp > 1) {
     // Op-level SAC keeps the reduce-scatter outputs and repeats the all-gathers: one all-reduce's worth.
     const double collectives = 4.0 + 2.0 * layer_fraction + (op_sac ? 1.0 : 0.0);
-    tp_per_mb = layers_per_stage * collectives * all_reduce_s(tokens * h * 2.0, tp, tp_busbw, tp_latency);
+    const double pair = all_reduce_s(tokens * h * 2.0, tp, tp_busbw, tp_latency);
+    tp_per_mb = layers_per_stage * collectives * pair;
+    tp_exposed_mb = tp_per_mb;
+    if (l.tp_comm_overlap) {
+      // Transformer Engine's userbuffers, its default method per GEMM (TransformerEngine
+      // transformer_engine/pytorch/module/base.py, initialize_ub): the all-gathers before the
+      // attention's input projections and the MLP's first GEMM, and backward before the output
+      // projection's and the MLP's last data gradients, by ring exchange in tp chunks (the GEMM runs
+      // on the chunk already there: one chunk's transfer always shows); the reduce-scatters after the
+      // output projection and the MLP's last GEMM pipelined in 4 splits (the last split's shows); the
+      // backward reduce-scatters of the input projections' data gradients in bulk behind their weight
+      // gradients. Beyond that floor, what the GEMM cannot cover shows. Not modelled: the 16 SMs the
+      // pipelined and bulk transfers take from their GEMMs. A MoE layer's expert GEMMs are not
+      // userbuffers GEMMs: its MLP's collectives stay exposed.
+      const double half = pair / 2.0;  // one all-gather or one reduce-scatter
+      const auto ring = [&](double gemm) { return std::max(half / tp, half - gemm); };
+      const auto pipelined = [&](double gemm) { return std::max(half / 4.0, half - gemm); };
+      const auto bulk = [&](double gemm) { return std::max(0.0, half - gemm); };
+      const double out_proj = gemm_s(tokens, m.o_width / tp, h, rates);
+      const double in_proj = attention_gemms_s(m, tokens, tp, rates) - out_proj;
+      const double mlp_in = gemm_s(tokens, h, m.mlp_in_width / tp, rates),
+                   mlp_out = gemm_s(tokens, m.ffn / tp, h, rates);
+      const double attention_block_fwd = ring(in_proj) + pipelined(out_proj);
+      const double attention_block_bwd = ring(out_proj) + bulk(in_proj);
+      const double mlp_fwd = ring(mlp_in) + pipelined(mlp_out);
+      const double mlp_bwd = ring(mlp_out) + bulk(mlp_in);
+      // Op-level SAC repeats the all-gathers (torchtitan's, which never runs here; kept for the count).
+      const double dense_layer =
+          (1.0 + layer_fraction) * (attention_block_fwd + mlp_fwd) + attention_block_bwd + mlp_bwd;
+      const double moe_layer =
+          (1.0 + layer_fraction) * attention_block_fwd + attention_block_bwd + (2.0 + layer_fraction) * pair;
+      tp_exposed_mb = st.dense * dense_layer + st.moe * moe_layer;
+    }
   }
   // Context parallelism: K and V pass around the ring (cp - 1) times forward, twice that backward,
   // overlapped with the attention of the held chunk.
@@ -708,20 +740,18 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   // recompute checkpoints (layer_fraction of them).
   out.dequant = micro_batches * (2.0 + layer_fraction) * (st.dense * dequant_layer + st.moe * moe_dequant);
   out.tp_comm = micro_batches * tp_per_mb;
-  out.tp_exposed = out.tp_comm * (1.0 - k.tp_overlap);
+  out.tp_exposed = micro_batches * tp_exposed_mb;
   out.cp_comm = micro_batches * cp_per_mb;
   out.cp_exposed = micro_batches * cp_exposed_mb;
   out.ep_comm = micro_batches * ep_per_mb;
   out.ep_exposed = micro_batches * ep_exposed_mb;
   out.pp_comm = pp_comm;
   out.pp_exposed = pp_exposed;
-  out.pp_bubble =
-      l.pp > 1 ? (pp - 1) / v * (stage_compute_mb + tp_per_mb * (1.0 - k.tp_overlap) + cp_exposed_mb + ep_exposed_mb)
-               : 0.0;
+  out.pp_bubble = l.pp > 1 ? (pp - 1) / v * (stage_compute_mb + tp_exposed_mb + cp_exposed_mb + ep_exposed_mb) : 0.0;
   if (l.dualpipe && l.pp > 1) {
     // DualPipe (DeepSeek-V3 report Table 2): (pp/2 - 1)(F&B + B - 3W), F&B the overlapped forward and
     // backward chunk pair (F + B with the all-to-all hidden), W the weight-gradient GEMMs.
-    const double comm = tp_per_mb * (1.0 - k.tp_overlap) + cp_exposed_mb + ep_exposed_mb;
+    const double comm = tp_exposed_mb + cp_exposed_mb + ep_exposed_mb;
     const double backward = stage_compute_mb - stage_fwd_mb;
     const double weight_grads = lora ? 0.0 : st.dense * gemm_fwd + st.moe * moe_gemm_fwd;
     out.pp_bubble = std::max(0.0, (pp / 2.0 - 1.0) * (stage_compute_mb + comm + backward - 3.0 * weight_grads));
@@ -833,8 +863,9 @@ double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int 
     const bool inside = inside_nvlink_domain(hw, tp, total_gpus);
     const double busbw = inside ? hw.intra_busbw : std::min(hw.intra_busbw, gpn * hw.nic_per_gpu);
     const double latency = inside ? hw.intra_latency_s : hw.inter_latency_s;
-    tp_comm = st.layers * 4.0 * (bus_factor(Collective::all_reduce, tp) * tokens * h * 2.0 / busbw + latency) *
-              (1.0 - k.tp_overlap);
+    tp_comm = st.layers * 4.0 * (bus_factor(Collective::all_reduce, tp) * tokens * h * 2.0 / busbw + latency);
+    // Transformer Engine's TP overlap (estimate_time) shows at least one chunk in tp of each collective.
+    if (megatron_possible && sequence_parallel_possible && inside) tp_comm /= tp;
   }
   double pp_comm = 0, bubble = 0;
   if (pp_ > 1) {

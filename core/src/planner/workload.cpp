@@ -414,7 +414,8 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     const json& l = object_at(doc, "layout", "layout");
     reject_unknown(l, "layout",
                    {"tp", "pp", "cp", "dp", "micro_batch", "zero", "recompute", "recompute_layer_fraction",
-                    "sequence_parallel", "virtual_stages", "ep", "etp", "edp", "overlap_a2a", "dualpipe"});
+                    "sequence_parallel", "virtual_stages", "ep", "etp", "edp", "overlap_a2a", "dualpipe",
+                    "tp_comm_overlap"});
     LayoutSpec& s = w.layout;
     s.tp = opt_int(l, "tp", "layout.tp", 1, limits::kLayoutSize);
     s.pp = opt_int(l, "pp", "layout.pp", 1, limits::kLayoutSize);
@@ -428,6 +429,7 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     s.edp = opt_int(l, "edp", "layout.edp", 1, limits::kLayoutSize);
     s.overlap_a2a = opt_bool(l, "overlap_a2a", "layout.overlap_a2a");
     s.dualpipe = opt_bool(l, "dualpipe", "layout.dualpipe");
+    s.tp_comm_overlap = opt_bool(l, "tp_comm_overlap", "layout.tp_comm_overlap");
     if (!w.model.moe.enabled()) {
       // DualPipe (DeepSeek-V3) overlaps the experts' all-to-all: without experts it would only
       // double the weights it keeps (two model copies).
@@ -614,6 +616,9 @@ Layout complete_layout(const Workload& w, int gpus) {
       s.etp.value_or(w.job.kind == JobKind::inference && w.model.moe.enabled() ? serving_default_etp(l.tp, l.ep) : 1);
   l.dualpipe = s.dualpipe.value_or(false);
   l.overlap_a2a = s.overlap_a2a.value_or(l.dualpipe);
+  // Its default (plan() turns it off where the TP group leaves the NVLink domain, which only the
+  // prepared hardware knows; a stated true there is refused).
+  l.tp_comm_overlap = s.tp_comm_overlap.value_or(tp_comm_overlap_default(w.job, w.model.moe.enabled(), l, true));
   return l;
 }
 
@@ -746,6 +751,9 @@ void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int 
   if (const StackProblem p = stack_problem(w.job, l.pp, l.zero); !p.why.empty()) throw_invalid(p.field, p.why);
   if (const StackProblem p = parallelism_problem(w.job, l.tp, l.pp, l.virtual_stages, l.cp); !p.why.empty())
     throw_invalid(p.field, p.why);
+  if (l.tp_comm_overlap && w.layout.tp_comm_overlap)
+    if (const char* why = tp_comm_overlap_problem(w.job, l, true))
+      throw_invalid("layout.tp_comm_overlap", std::string("layout.tp_comm_overlap cannot be true here: ") + why);
   // MoE: overlapping the all-to-all needs one (ep > 1); DualPipe sets it for its own schedule.
   if (l.overlap_a2a && l.ep == 1 && !l.dualpipe && w.layout.overlap_a2a)
     throw_invalid("layout.overlap_a2a", "layout.overlap_a2a needs layout.ep > 1: with ep 1 there is no all-to-all");
@@ -811,7 +819,8 @@ nlohmann::json to_json(const Layout& l) {
           {"etp", l.etp},
           {"edp", l.edp()},
           {"overlap_a2a", l.overlap_a2a},
-          {"dualpipe", l.dualpipe}};
+          {"dualpipe", l.dualpipe},
+          {"tp_comm_overlap", l.tp_comm_overlap}};
 }
 
 }  // namespace linkwise::planner

@@ -74,7 +74,6 @@ struct PlannerConstants {
   // --- overlap the frameworks achieve ---
   double dp_overlap = 0;     // fraction of the last micro-batch's backward that hides the gradient reduction
   double zero3_overlap = 0;  // fraction of each micro-batch's compute that hides ZeRO-3 gathers
-  double tp_overlap = 0;     // fraction of tensor-parallel collectives hidden behind GEMMs
   double cp_overlap = 0;     // fraction of attention compute that hides context-parallel ring exchanges
 
   // --- mixture-of-experts ---

@@ -161,6 +161,7 @@ struct LayoutSpec {
   std::optional<int> edp;
   std::optional<bool> overlap_a2a;
   std::optional<bool> dualpipe;
+  std::optional<bool> tp_comm_overlap;
   std::optional<Recompute> recompute;
   std::optional<double> recompute_layer_fraction;
   std::optional<bool> sequence_parallel;
@@ -190,9 +191,41 @@ struct Layout {
   // hidden); bubble (pp/2 - 1)(F&B + B - 3W) instead of 1F1B's (pp - 1)(F + B); two copies of the
   // weights; pp + 1 micro-batches of activations. Implies overlap_a2a.
   bool dualpipe = false;
+  // Transformer Engine's TP communication overlap (userbuffers; Megatron-Core's --tp-comm-overlap,
+  // NeMo's and Megatron Bridge's tp_comm_overlap): each TP all-gather and reduce-scatter pipelined
+  // with its GEMM in tp chunks. Megatron-Core's runtime only, with sequence parallelism (Megatron-LM's
+  // arguments.py asserts it), the TP group inside the NVLink domain (tp_comm_overlap_problem).
+  bool tp_comm_overlap = false;
   int gpus() const { return tp * pp * cp * dp; }
   int edp() const { return tp * cp * dp / (ep * etp); }
 };
+
+// Why Transformer Engine's TP communication overlap (Layout::tp_comm_overlap) cannot run on a
+// training layout, or nullptr where it can: it is Megatron-Core's (the stack the layout is planned
+// as), needs tp > 1 with sequence parallelism, and a TP group inside the NVLink domain (userbuffers
+// exchange over NVLink). tp_comm_overlap_default says when it runs unless the workload states it
+// (docs/calibration.md "TP communication overlap").
+inline const char* tp_comm_overlap_problem(const Job& job, const Layout& l, bool tp_inside_nvlink_domain) noexcept {
+  if (job.kind == JobKind::inference)
+    return "it is a training setting (the serving profiles time TP as the engines run it)";
+  if (l.tp <= 1) return "it needs layout.tp > 1";
+  if (!megatron_runtime(job.framework, l.zero, is_qlora(job)))
+    return "it is Megatron-Core's (Transformer Engine userbuffers): the layout is not planned under Megatron-Core's "
+           "runtime (job.framework megatron-core or nemo, or auto below layout.zero 3)";
+  if (!l.sequence_parallel) return "it needs layout.sequence_parallel (Megatron-LM asserts it)";
+  if (!tp_inside_nvlink_domain) return "the TP group leaves the NVLink domain (userbuffers exchange over NVLink)";
+  return nullptr;
+}
+
+// Whether a layout runs the TP overlap when the workload does not say: where it can run, for dense
+// models in fp8 or 16 bits, as NVIDIA's recipes run them (NeMo's performance recipes, Megatron
+// Bridge's, the DGX Cloud benchmarks, MLPerf's TP_COMM_OVERLAP). Off for fp4, which those releases
+// do not overlap (Megatron Bridge: tp_comm_overlap False for nvfp4; MLPerf v5.1's NVFP4 configs:
+// "TP overlap not supported yet"), and for mixture-of-experts models, whose published recipes mostly
+// leave it off. Megatron-LM's own flag defaults to off: a run on it states false.
+inline bool tp_comm_overlap_default(const Job& job, bool moe, const Layout& l, bool tp_inside_nvlink_domain) noexcept {
+  return !moe && job.precision != Precision::fp4 && tp_comm_overlap_problem(job, l, tp_inside_nvlink_domain) == nullptr;
+}
 
 struct Constraints {
   std::vector<std::string> providers;   // empty: any
