@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <tuple>
 
@@ -896,4 +897,34 @@ TEST_CASE("job.lora_base fp8 needs fp8 GEMMs; job.lora_targets is all or attenti
   d = good();
   d["job"]["lora_targets"] = "attention";  // a pretrain job has no adapters
   CHECK(failing_field(d) == "job.lora_targets");
+}
+
+TEST_CASE("layout.tp_comm_overlap true where Transformer Engine's TP overlap cannot run is refused, naming it") {
+  const auto with = [](const std::function<void(json&)>& edit) {
+    json doc = good();
+    doc["layout"]["tp_comm_overlap"] = true;
+    edit(doc);
+    return doc;
+  };
+  CHECK(failing_field(with([](json&) {})) == "<no error>");  // Megatron-Core's runtime, SP, TP inside the node
+  CHECK(failing_field(with([](json& d) {
+          d["layout"]["tp"] = 1;
+          d["layout"]["dp"] = 32;
+          d["layout"]["sequence_parallel"] = false;
+        })) == "layout.tp_comm_overlap");
+  CHECK(failing_field(with([](json& d) { d["layout"]["sequence_parallel"] = false; })) == "layout.tp_comm_overlap");
+  CHECK(failing_field(with([](json& d) { d["job"]["framework"] = "fsdp"; })) == "layout.tp_comm_overlap");
+  CHECK(failing_field(with([](json& d) { d["layout"]["zero"] = 3; })) == "layout.tp_comm_overlap");  // auto: FSDP
+  // TP 16 leaves the 8-GPU node (NVLink domain) for the network.
+  CHECK(failing_field(with([](json& d) {
+          d["layout"]["tp"] = 16;
+          d["layout"]["dp"] = 2;
+          d["model"] = {{"layers", 80},   {"hidden", 8192},      {"heads", 64},
+                        {"kv_heads", 16}, {"ffn_hidden", 28672}, {"vocab", 128256}};
+        })) == "layout.tp_comm_overlap");
+  CHECK(failing_field(with([](json& d) { d["layout"]["tp_comm_overlap"] = "yes"; })) == "layout.tp_comm_overlap");
+  // Stated false is always accepted, and the plan echoes it.
+  json off = good();
+  off["layout"]["tp_comm_overlap"] = false;
+  CHECK(failing_field(off) == "<no error>");
 }

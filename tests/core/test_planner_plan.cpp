@@ -738,3 +738,48 @@ TEST_CASE("the gradient reduction follows the stack a layout is planned as") {
   CHECK(deepspeed.time_s.dp_comm == Approx(megatron.time_s.dp_comm).epsilon(0.1));  // buckets differ
   CHECK(deepspeed.time_s.dp_exposed > megatron.time_s.dp_exposed);
 }
+
+TEST_CASE("Transformer Engine's TP overlap hides what its GEMMs cover, never less than one chunk, by default where "
+          "NVIDIA's recipes run it") {
+  const Catalog catalog = Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
+  json doc = read_json_file(std::string(LINKWISE_TEST_DATA_DIR) + "/examples/pretrain-llama3.1-70b-p5.json", "example");
+  const json by_default = planner::plan_json(doc, catalog);
+  doc["layout"]["tp_comm_overlap"] = false;
+  const json off = planner::plan_json(doc, catalog);
+  doc["layout"]["tp_comm_overlap"] = true;
+  const json on = planner::plan_json(doc, catalog);
+  // Dense bf16 under Megatron-Core's runtime with SP at TP 8 inside the node: on by default, and said so.
+  CHECK(by_default["layout"]["tp_comm_overlap"] == true);
+  CHECK(by_default["step_time_s"] == on["step_time_s"]);
+  const auto warns = [](const json& p, const std::string& what) {
+    for (const auto& w : p["warnings"])
+      if (w.get<std::string>().find(what) != std::string::npos) return true;
+    return false;
+  };
+  CHECK(warns(by_default, "layout.tp_comm_overlap not stated"));
+  CHECK_FALSE(warns(on, "layout.tp_comm_overlap not stated"));
+  // The same bytes move; less of them shows, but at least one chunk in tp (8) of each collective.
+  const double tp_comm = off["time_s"]["tp_comm"], exposed_off = off["time_s"]["tp_exposed"];
+  const double exposed_on = on["time_s"]["tp_exposed"];
+  CHECK(on["time_s"]["tp_comm"].get<double>() == Approx(tp_comm));
+  CHECK(exposed_off == Approx(tp_comm));
+  CHECK(exposed_on < 0.5 * tp_comm);
+  CHECK(exposed_on >= tp_comm / 8.0 * 0.999);
+  CHECK(on["step_time_s"].get<double>() < off["step_time_s"].get<double>());
+  CHECK(on["time_s"]["compute"] == off["time_s"]["compute"]);
+  // fp4 and mixture-of-experts models: off by default (their published recipes leave it off).
+  doc["layout"].erase("tp_comm_overlap");
+  doc["job"]["precision"] = "fp4";
+  doc["constraints"] = json::object();
+  doc["hardware"] = {{"custom",
+                      {{"gpu_model", "B200-SXM-180GB"},
+                       {"gpu_count", 8},
+                       {"intra_node_fabric", "nvswitch"},
+                       {"nvlink_gbytes_per_s", 1800},
+                       {"network_type", "infiniband"},
+                       {"network_gbits_per_s", 3200}}},
+                     {"nodes", 16}};
+  CHECK(planner::plan_json(doc, catalog)["layout"]["tp_comm_overlap"] == false);
+  doc["job"]["precision"] = "fp8";
+  CHECK(planner::plan_json(doc, catalog)["layout"]["tp_comm_overlap"] == true);
+}

@@ -110,3 +110,21 @@ def test_a_stack_that_would_not_heed_the_input_names_the_field(job, field):
     with pytest.raises(linkwise.InvalidInputError) as error:
         linkwise.plan(zero3)
     assert error.value.field == field
+
+
+def test_tp_comm_overlap_is_the_same_field_in_python():
+    """layout.tp_comm_overlap means what it means in the CLI and REST: on by default for a dense
+    Megatron-Core layout with SP (said in a warning), off on request; true where it cannot run is
+    refused by name."""
+    h100 = dict(LLAMA_8B, hardware={"instance": "aws:p5.48xlarge"},
+                layout={"tp": 4, "pp": 1, "dp": 2, "sequence_parallel": True})
+    default = linkwise.plan(h100)
+    assert default.layout.tp_comm_overlap is True
+    assert any("layout.tp_comm_overlap not stated" in w for w in default.warnings)
+    off = linkwise.plan(dict(h100, layout=dict(h100["layout"], tp_comm_overlap=False)))
+    assert off.layout.tp_comm_overlap is False
+    assert default.time_s.tp_exposed < off.time_s.tp_exposed
+    assert default.time_s.tp_comm == pytest.approx(off.time_s.tp_comm, rel=1e-12)
+    with pytest.raises(linkwise.InvalidInputError) as error:
+        linkwise.plan(dict(h100, layout=dict(h100["layout"], sequence_parallel=False, tp_comm_overlap=True)))
+    assert error.value.field == "layout.tp_comm_overlap"

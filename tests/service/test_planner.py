@@ -368,3 +368,22 @@ def test_a_key_written_twice_is_a_400_naming_it(server):
     assert r.status_code == 400, r.text
     assert r.json()["field"] == "model"
     assert "twice" in r.json()["detail"]
+
+
+def test_tp_comm_overlap_is_echoed_and_a_layout_that_cannot_run_it_is_named(server):
+    """layout.tp_comm_overlap: the plan echoes what it planned (on by default for the example's dense
+    Megatron-Core layout), false shows more of the TP collectives, and true where Transformer Engine's
+    overlap cannot run (no sequence parallelism, a PyTorch stack, a non-boolean) is a 400 naming it."""
+    workload = json.loads(PLAN_FILE.read_text())
+    default = post(server, "/v1/plans", workload).json()
+    assert default["layout"]["tp_comm_overlap"] is True
+    workload["layout"]["tp_comm_overlap"] = False
+    off = post(server, "/v1/plans", workload).json()
+    assert off["layout"]["tp_comm_overlap"] is False
+    assert off["time_s"]["tp_exposed"] > default["time_s"]["tp_exposed"]
+    for layout, job in (({"tp_comm_overlap": True, "sequence_parallel": False}, {}),
+                        ({"tp_comm_overlap": True}, {"framework": "fsdp"}),
+                        ({"tp_comm_overlap": "on"}, {})):
+        r = post(server, "/v1/plans", dict(workload, layout=dict(workload["layout"], **layout),
+                                           job=dict(workload["job"], **job)))
+        assert r.status_code == 400 and r.json()["field"] == "layout.tp_comm_overlap", r.text
