@@ -255,6 +255,9 @@ struct TrainingChoices {
   std::vector<int> eps;  // expert parallel sizes (divisors of the experts); {1} for dense models
   int etp = 1;
   bool overlap_a2a = false, dualpipe = false;
+  // Whether any layout may run Transformer Engine's TP overlap (the lower bounds count it only then):
+  // as stated, else where its default can be on (tp_comm_overlap_default).
+  bool tp_comm_overlap_possible = true;
 };
 
 // The runtimes a search subtree still holds ZeRO stages of: [0] the others, [1] Megatron-Core's
@@ -326,6 +329,8 @@ TrainingChoices training_choices(const Workload& w) {
   c.etp = spec.etp.value_or(1);
   c.dualpipe = spec.dualpipe.value_or(false);
   c.overlap_a2a = spec.overlap_a2a.value_or(c.dualpipe);
+  c.tp_comm_overlap_possible =
+      spec.tp_comm_overlap.value_or(!w.model.moe.enabled() && w.job.precision != Precision::fp4);
   if (c.dualpipe) {  // DualPipe: even pp, no interleaving
     std::vector<int> even;
     std::vector<std::vector<int>> vs;
@@ -434,7 +439,7 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
           if (!cx.exhaustive) {
             subtree_lb = prune_runtimes(subtree, 0.0, [&](bool megatron) {
               return step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, choices.dualpipe ? 0 : max_v, sps[0], cx.k,
-                                      1, megatron);
+                                      1, megatron, choices.tp_comm_overlap_possible);
             });
             if (subtree.none()) continue;
           }
@@ -474,7 +479,8 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                   prune_runtimes(
                       at_v, a2a_lb,
                       [&](bool megatron) {
-                        return step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k, 1, megatron);
+                        return step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k, 1, megatron,
+                                                choices.tp_comm_overlap_possible);
                       },
                       layout_best);
                   if (at_v.none()) continue;
@@ -494,7 +500,8 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                     prune_runtimes(
                         at_mb, a2a_lb,
                         [&](bool megatron) {
-                          return step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k, mb, megatron);
+                          return step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k, mb, megatron,
+                                                  choices.tp_comm_overlap_possible);
                         },
                         layout_best);
                     if (at_mb.none()) break;

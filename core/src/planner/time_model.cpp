@@ -799,7 +799,7 @@ double a2a_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int n
 
 double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int nodes, int tp_, int pp_, int cp_,
                         int dp_, int max_virtual_stages, bool sequence_parallel_possible, const PlannerConstants& k,
-                        int min_micro_batch, std::optional<bool> megatron) noexcept {
+                        int min_micro_batch, std::optional<bool> megatron, bool tp_comm_overlap_possible) noexcept {
   // Every term below is a part of estimate_time()'s training step taken at its smallest over the
   // free choices (micro-batch, ZeRO, recompute, virtual stages, ep, etp, overlap); terms that can
   // vanish are left out (the all-to-all among them).
@@ -865,7 +865,7 @@ double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int 
     const double latency = inside ? hw.intra_latency_s : hw.inter_latency_s;
     tp_comm = st.layers * 4.0 * (bus_factor(Collective::all_reduce, tp) * tokens * h * 2.0 / busbw + latency);
     // Transformer Engine's TP overlap (estimate_time) shows at least one chunk in tp of each collective.
-    if (megatron_possible && sequence_parallel_possible && inside) tp_comm /= tp;
+    if (tp_comm_overlap_possible && megatron_possible && sequence_parallel_possible && inside) tp_comm /= tp;
   }
   double pp_comm = 0, bubble = 0;
   if (pp_ > 1) {

@@ -104,7 +104,8 @@ std::vector<int> candidate_node_counts(const Constraints& c, int gpus_per_node, 
 // framework whose runtime depends on the ZeRO stage (auto); unset: any layout.
 double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int nodes, int tp, int pp, int cp, int dp,
                         int max_virtual_stages, bool sequence_parallel_possible, const PlannerConstants& k,
-                        int min_micro_batch = 1, std::optional<bool> megatron = std::nullopt) noexcept;
+                        int min_micro_batch = 1, std::optional<bool> megatron = std::nullopt,
+                        bool tp_comm_overlap_possible = true) noexcept;
 
 // A lower bound on the exposed expert all-to-all of a training step with this layout's tp, pp,
 // cp, dp, ep and etp (any micro-batch and recompute): every dispatch and combine of the step's
