@@ -523,9 +523,9 @@ Plan plan(const Workload& w, const MeasuredLinks* measured) {
   if (nodes > 1 && !prepared.has_network)
     throw_invalid("hardware.nodes",
                   "instance " + hw.instance.id + " has no stated network bandwidth between nodes; use one node");
-  // Transformer Engine's TP overlap exchanges over NVLink: off by default where the TP group leaves
-  // the domain, refused where the workload states it there.
-  if (layout.tp_comm_overlap && !inside_nvlink_domain(prepared, layout.tp, gpus)) {
+  // Transformer Engine's TP overlap exchanges over NVIDIA NVLink: off by default where the TP group
+  // is not inside one NVLink domain, refused where the workload states it there.
+  if (layout.tp_comm_overlap && !tp_on_nvidia_nvlink(prepared, layout.tp, gpus)) {
     if (w.layout.tp_comm_overlap)
       throw_invalid("layout.tp_comm_overlap",
                     std::string("layout.tp_comm_overlap cannot be true here: ") +

@@ -276,6 +276,8 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
   // bridged node whose links join only pairs or quads (nvlink_domain_gpus below gpu_count, which the
   // loader allows on "nvlink" and "infinity_fabric") counts as one domain: its partial links are
   // what the lower nvlink_busbw_fraction of those fabrics prices.
+  p.nvidia_nvlink =
+      nvlink_fabric && (in.intra_node_fabric == Fabric::nvlink || in.intra_node_fabric == Fabric::nvswitch);
   p.nvlink_domain_gpus =
       nvlink_fabric ? std::max(in.gpu_count, in.nvlink_domain_gpus.value_or(in.gpu_count)) : in.gpu_count;
   p.intra_p2p = intra_base * k.p2p_fraction * units::kBytesPerGB;

@@ -331,6 +331,13 @@ TrainingChoices training_choices(const Workload& w) {
   c.overlap_a2a = spec.overlap_a2a.value_or(c.dualpipe);
   c.tp_comm_overlap_possible =
       spec.tp_comm_overlap.value_or(!w.model.moe.enabled() && w.job.precision != Precision::fp4);
+  // A stated true runs wherever a layout can run it (tp > 1 with SP, below ZeRO-3 under auto); a job
+  // that no layout can run it for is told so rather than answered without it.
+  if (spec.tp_comm_overlap.value_or(false) &&
+      (w.job.kind == JobKind::inference || !megatron_runtime(w.job.framework, 0, is_qlora(w.job))))
+    throw_invalid("layout.tp_comm_overlap",
+                  "layout.tp_comm_overlap true is Transformer Engine's TP overlap under Megatron-Core's runtime (a "
+                  "training job with job.framework megatron-core, nemo or auto): this job runs no layout under it");
   if (c.dualpipe) {  // DualPipe: even pp, no interleaving
     std::vector<int> even;
     std::vector<std::vector<int>> vs;
@@ -412,8 +419,8 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
       if (!choices.tp_fixed && tp > tp_limit) break;  // ascending
       if (gpus % tp != 0) continue;
       // Beyond the node, a TP group must tile the rack-scale domain to stay on NVLink.
-      const bool tp_inside_domain = inside_nvlink_domain(hw, tp, gpus);
-      if (!choices.tp_fixed && !w.constraints.tp_across_nodes && !tp_inside_domain) continue;
+      if (!choices.tp_fixed && !w.constraints.tp_across_nodes && !inside_nvlink_domain(hw, tp, gpus)) continue;
+      const bool tp_on_nvlink = tp_on_nvidia_nvlink(hw, tp, gpus);
       for (int cp : choices.cps) {
         if (gpus % ((long long)tp * cp) != 0 || w.job.seq_len % cp != 0) continue;
         for (std::size_t pp_index = 0; pp_index < choices.pps.size(); ++pp_index) {
@@ -527,10 +534,10 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                       l.zero = zero;
                       // Transformer Engine's TP overlap: by default where NVIDIA's recipes run it; a
                       // stated true wherever the layout can run it (as a stated sequence_parallel).
-                      l.tp_comm_overlap = w.layout.tp_comm_overlap
-                                              ? *w.layout.tp_comm_overlap &&
-                                                    tp_comm_overlap_problem(w.job, l, tp_inside_domain) == nullptr
-                                              : tp_comm_overlap_default(w.job, cx.model.moe, l, tp_inside_domain);
+                      l.tp_comm_overlap =
+                          w.layout.tp_comm_overlap
+                              ? *w.layout.tp_comm_overlap && tp_comm_overlap_problem(w.job, l, tp_on_nvlink) == nullptr
+                              : tp_comm_overlap_default(w.job, cx.model.moe, l, tp_on_nvlink);
                       bool& short_here = gpu_short[int(rc)][zero];
                       Estimate e;  // fits stays false where the GPU was short at a smaller micro-batch
                       if (cx.exhaustive || !short_here) {

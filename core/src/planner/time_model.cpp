@@ -548,16 +548,20 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
       // transformer_engine/pytorch/module/base.py, initialize_ub): the all-gathers before the
       // attention's input projections and the MLP's first GEMM, and backward before the output
       // projection's and the MLP's last data gradients, by ring exchange in tp chunks (the GEMM runs
-      // on the chunk already there: one chunk's transfer always shows); the reduce-scatters after the
-      // output projection and the MLP's last GEMM pipelined in 4 splits (the last split's shows); the
-      // backward reduce-scatters of the input projections' data gradients in bulk behind their weight
+      // on the chunk already there; one chunk's transfer is counted as showing, a conservative floor); the
+      // reduce-scatters after the output projection and the MLP's last GEMM pipelined in 4 splits (the last split's
+      // shows); the backward reduce-scatters of the input projections' data gradients in bulk behind their weight
       // gradients. Beyond that floor, what the GEMM cannot cover shows. Not modelled: the 16 SMs the
       // pipelined and bulk transfers take from their GEMMs. A MoE layer's expert GEMMs are not
       // userbuffers GEMMs: its MLP's collectives stay exposed.
       const double half = pair / 2.0;  // one all-gather or one reduce-scatter
       const auto ring = [&](double gemm) { return std::max(half / tp, half - gemm); };
       const auto pipelined = [&](double gemm) { return std::max(half / 4.0, half - gemm); };
-      const auto bulk = [&](double gemm) { return std::max(0.0, half - gemm); };
+      // LoRA's frozen base has no weight gradients: its input projections' data-gradient reduce-
+      // scatters are pipelined behind the data gradient (Megatron Bridge's LoRA userbuffers configs).
+      const auto bulk = [&](double gemm) {
+        return lora ? std::max(half / 4.0, half - gemm) : std::max(0.0, half - gemm);
+      };
       const double out_proj = gemm_s(tokens, m.o_width / tp, h, rates);
       const double in_proj = attention_gemms_s(m, tokens, tp, rates) - out_proj;
       const double mlp_in = gemm_s(tokens, h, m.mlp_in_width / tp, rates),
@@ -864,8 +868,11 @@ double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int 
     const double busbw = inside ? hw.intra_busbw : std::min(hw.intra_busbw, gpn * hw.nic_per_gpu);
     const double latency = inside ? hw.intra_latency_s : hw.inter_latency_s;
     tp_comm = st.layers * 4.0 * (bus_factor(Collective::all_reduce, tp) * tokens * h * 2.0 / busbw + latency);
-    // Transformer Engine's TP overlap (estimate_time) shows at least one chunk in tp of each collective.
-    if (tp_comm_overlap_possible && megatron_possible && sequence_parallel_possible && inside) tp_comm /= tp;
+    // Transformer Engine's TP overlap (estimate_time): what its floors leave of each collective.
+    // Per layer pass at least 4 ring-exchange halves at 1/tp and 2 pipelined ones at 1/4, of 4 pairs.
+    if (tp_comm_overlap_possible && megatron_possible && sequence_parallel_possible &&
+        tp_on_nvidia_nvlink(hw, tp, total_gpus))
+      tp_comm *= 0.5 / tp + 1.0 / 16.0;
   }
   double pp_comm = 0, bubble = 0;
   if (pp_ > 1) {

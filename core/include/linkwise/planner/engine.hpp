@@ -120,6 +120,9 @@ struct PreparedHardware {
   // domain spans instances (GB200/GB300 NVL72 trays: 72); a group of consecutive ranks inside it
   // runs its collectives at intra_busbw.
   int nvlink_domain_gpus = 1;
+  // NVIDIA's NVLink or NVSwitch links the GPUs (not PCIe, not AMD's Infinity Fabric): what
+  // Transformer Engine's userbuffers exchange over.
+  bool nvidia_nvlink = false;
 };
 
 // Whether a group of `group` consecutive ranks stays inside one NVLink domain (the node, or a
@@ -129,6 +132,12 @@ inline bool inside_nvlink_domain(const PreparedHardware& hw, double group, doubl
   // hold no whole number of 8-GPU groups: some straddle two racks), or where one domain holds the job.
   const double d = std::max<double>(hw.gpus_per_node, hw.nvlink_domain_gpus);
   return group <= d && (total_gpus <= d || static_cast<long long>(d) % static_cast<long long>(group) == 0);
+}
+
+// Whether a TP group of `tp` ranks can run Transformer Engine's TP overlap on this machine: NVIDIA
+// NVLink links it, inside one domain (workload.hpp tp_comm_overlap_problem takes the answer).
+inline bool tp_on_nvidia_nvlink(const PreparedHardware& hw, double tp, double total_gpus) noexcept {
+  return hw.nvidia_nvlink && inside_nvlink_domain(hw, tp, total_gpus);
 }
 
 // Everything estimate() computes, in bytes and seconds.

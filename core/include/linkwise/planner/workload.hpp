@@ -213,7 +213,9 @@ inline const char* tp_comm_overlap_problem(const Job& job, const Layout& l, bool
     return "it is Megatron-Core's (Transformer Engine userbuffers): the layout is not planned under Megatron-Core's "
            "runtime (job.framework megatron-core or nemo, or auto below layout.zero 3)";
   if (!l.sequence_parallel) return "it needs layout.sequence_parallel (Megatron-LM asserts it)";
-  if (!tp_inside_nvlink_domain) return "the TP group leaves the NVLink domain (userbuffers exchange over NVLink)";
+  if (!tp_inside_nvlink_domain)
+    return "the TP group is not inside one NVIDIA NVLink domain (userbuffers exchange over NVLink; not PCIe, "
+           "not Infinity Fabric, not the network)";
   return nullptr;
 }
 
