@@ -570,7 +570,8 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
       const double attention_block_bwd = ring(out_proj) + bulk(in_proj);
       const double mlp_fwd = ring(mlp_in) + pipelined(mlp_out);
       const double mlp_bwd = ring(mlp_out) + bulk(mlp_in);
-      // Op-level SAC repeats the all-gathers (torchtitan's, which never runs here; kept for the count).
+      // Op-level SAC (torchtitan's) never runs under Megatron-Core's runtime, so its repeated
+      // all-gathers, in the count above, never reach this branch.
       const double dense_layer =
           (1.0 + layer_fraction) * (attention_block_fwd + mlp_fwd) + attention_block_bwd + mlp_bwd;
       const double moe_layer =
