@@ -445,6 +445,7 @@
     if (!inference) {
       parts.push(`mb ${l.micro_batch}`, `ZeRO ${l.zero}`);
       if (l.recompute !== 'none') parts.push(l.recompute + ' recompute');
+      if (l.tp_comm_overlap) parts.push('TP overlap');
       if (offload && offload !== 'none') parts.push('offload: ' + (OFFLOAD_WORDS[offload] || offload));
     }
     return parts.join(' · ');

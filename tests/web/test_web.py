@@ -873,6 +873,21 @@ def test_plan_layout_shows_cpu_offload(browser, web_server):
     assert "offload: optimizer" in summary_tile(browser, "layout")
 
 
+def test_plan_layout_says_when_tp_collectives_overlap(browser, web_server):
+    """Transformer Engine's TP overlap, on by default for this dense Megatron-Core layout, reads in
+    the layout; stated off, it does not."""
+    workload = {"model": {"preset": "llama3.1-8b"},
+                "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 64, "tokens": 1e9, "precision": "bf16"},
+                "hardware": {"instance": P5, "nodes": 1},
+                "layout": {"tp": 4, "pp": 1, "dp": 2, "zero": 1, "sequence_parallel": True}}
+    for stated, shown in ((None, True), (False, False)):
+        if stated is not None:
+            workload["layout"]["tp_comm_overlap"] = stated
+        plan_page(browser, web_server, workload, 3, "none")
+        layouts = [td.text for td in browser.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr td:nth-child(3)")]
+        assert layouts and all(("TP overlap" in t) == shown for t in layouts), layouts
+
+
 def test_log_scale_axis_labels_do_not_overlap(browser, web_server, artifacts):
     workload = {"model": {"preset": "llama3.1-70b"},
                 "job": {"kind": "pretrain", "seq_len": 8192, "global_batch": 512, "tokens": 1e11, "precision": "bf16"},
