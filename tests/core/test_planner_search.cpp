@@ -414,3 +414,28 @@ TEST_CASE("pruned search equals exhaustive search where ZeRO-3 holds more than Z
     }
   }
 }
+
+TEST_CASE("recommend refuses layout.tp_comm_overlap true for a job no layout can run it for, naming the field") {
+  const Catalog catalog = small_catalog();
+  for (const char* job : {R"({"kind": "pretrain", "seq_len": 4096, "global_batch": 64, "framework": "fsdp"})",
+                          R"({"kind": "inference", "prompt_len": 1024, "output_len": 256, "concurrent": 8})"}) {
+    json doc = {{"model", {{"preset", "llama3.1-8b"}}},
+                {"job", json::parse(job)},
+                {"layout", {{"tp_comm_overlap", true}}},
+                {"constraints", {{"instances", {"aws:p5.48xlarge"}}}}};
+    INFO(job);
+    std::string field = "<no error>";
+    try {
+      planner::search(planner::parse_workload(doc, catalog), catalog, 3, nullptr);
+    } catch (const Error& e) {
+      field = e.field();
+    }
+    CHECK(field == "layout.tp_comm_overlap");
+  }
+  // Under auto a stated true is run wherever a layout can run it, and the search answers.
+  json doc = {{"model", {{"preset", "llama3.1-8b"}}},
+              {"job", {{"kind", "pretrain"}, {"seq_len", 4096}, {"global_batch", 64}}},
+              {"layout", {{"tp_comm_overlap", true}}},
+              {"constraints", {{"instances", {"aws:p5.48xlarge"}}}}};
+  CHECK_FALSE(planner::search(planner::parse_workload(doc, catalog), catalog, 3, nullptr).plans.empty());
+}

@@ -128,3 +128,13 @@ def test_tp_comm_overlap_is_the_same_field_in_python():
     with pytest.raises(linkwise.InvalidInputError) as error:
         linkwise.plan(dict(h100, layout=dict(h100["layout"], sequence_parallel=False, tp_comm_overlap=True)))
     assert error.value.field == "layout.tp_comm_overlap"
+
+
+@pytest.mark.parametrize("value", [0, -1, 2**31, 1e300, float("nan"), "x", [True], {}])
+def test_a_bad_tp_comm_overlap_names_it(value):
+    """layout.tp_comm_overlap takes true or false only: anything else is an error naming it."""
+    h100 = dict(LLAMA_8B, hardware={"instance": "aws:p5.48xlarge"},
+                layout={"tp": 4, "pp": 1, "dp": 2, "sequence_parallel": True, "tp_comm_overlap": value})
+    with pytest.raises(linkwise.InvalidInputError) as error:
+        linkwise.plan(h100)
+    assert error.value.field == "layout.tp_comm_overlap"

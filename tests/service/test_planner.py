@@ -383,7 +383,17 @@ def test_tp_comm_overlap_is_echoed_and_a_layout_that_cannot_run_it_is_named(serv
     assert off["time_s"]["tp_exposed"] > default["time_s"]["tp_exposed"]
     for layout, job in (({"tp_comm_overlap": True, "sequence_parallel": False}, {}),
                         ({"tp_comm_overlap": True}, {"framework": "fsdp"}),
-                        ({"tp_comm_overlap": "on"}, {})):
+                        ({"tp_comm_overlap": "on"}, {}), ({"tp_comm_overlap": 0}, {}), ({"tp_comm_overlap": -1}, {}),
+                        ({"tp_comm_overlap": 2**31}, {}), ({"tp_comm_overlap": 1e300}, {}),
+                        ({"tp_comm_overlap": [True]}, {}), ({"tp_comm_overlap": {}}, {})):
         r = post(server, "/v1/plans", dict(workload, layout=dict(workload["layout"], **layout),
                                            job=dict(workload["job"], **job)))
         assert r.status_code == 400 and r.json()["field"] == "layout.tp_comm_overlap", r.text
+    # Serving: a training setting, only false accepted (plan and recommend alike).
+    serving = {"model": {"preset": "llama3.1-8b"}, "job": {"kind": "inference", "prompt_len": 1024, "output_len": 128,
+                                                            "concurrent": 8},
+               "hardware": {"instance": "aws:p5.48xlarge"}, "layout": {"tp": 2, "tp_comm_overlap": True}}
+    r = post(server, "/v1/plans", serving)
+    assert r.status_code == 400 and r.json()["field"] == "layout.tp_comm_overlap", r.text
+    r = post(server, "/v1/recommendations", dict(serving, hardware=None))
+    assert r.status_code == 400 and r.json()["field"] == "layout.tp_comm_overlap", r.text

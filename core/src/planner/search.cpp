@@ -329,15 +329,18 @@ TrainingChoices training_choices(const Workload& w) {
   c.etp = spec.etp.value_or(1);
   c.dualpipe = spec.dualpipe.value_or(false);
   c.overlap_a2a = spec.overlap_a2a.value_or(c.dualpipe);
-  c.tp_comm_overlap_possible =
-      spec.tp_comm_overlap.value_or(!w.model.moe.enabled() && w.job.precision != Precision::fp4);
+  c.tp_comm_overlap_possible = spec.tp_comm_overlap.value_or(recipes_overlap_tp(w.job, w.model.moe.enabled()));
   // A stated true runs wherever a layout can run it (tp > 1 with SP, below ZeRO-3 under auto); a job
-  // that no layout can run it for is told so rather than answered without it.
-  if (spec.tp_comm_overlap.value_or(false) &&
-      (w.job.kind == JobKind::inference || !megatron_runtime(w.job.framework, 0, is_qlora(w.job))))
-    throw_invalid("layout.tp_comm_overlap",
-                  "layout.tp_comm_overlap true is Transformer Engine's TP overlap under Megatron-Core's runtime (a "
-                  "training job with job.framework megatron-core, nemo or auto): this job runs no layout under it");
+  // that no layout can run it for (not even the most permissive: tp 2 with SP at ZeRO-0) is told so
+  // rather than answered without it.
+  if (spec.tp_comm_overlap.value_or(false)) {
+    Layout most_permissive;
+    most_permissive.tp = 2;
+    most_permissive.sequence_parallel = true;
+    if (const char* why = tp_comm_overlap_problem(w.job, most_permissive, true))
+      throw_invalid("layout.tp_comm_overlap",
+                    std::string("layout.tp_comm_overlap true cannot run on any layout of this job: ") + why);
+  }
   if (c.dualpipe) {  // DualPipe: even pp, no interleaving
     std::vector<int> even;
     std::vector<std::vector<int>> vs;

@@ -559,9 +559,7 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
       const auto pipelined = [&](double gemm) { return std::max(half / 4.0, half - gemm); };
       // LoRA's frozen base has no weight gradients: its input projections' data-gradient reduce-
       // scatters are pipelined behind the data gradient (Megatron Bridge's LoRA userbuffers configs).
-      const auto bulk = [&](double gemm) {
-        return lora ? std::max(half / 4.0, half - gemm) : std::max(0.0, half - gemm);
-      };
+      const auto bulk = [&](double gemm) { return lora ? pipelined(gemm) : std::max(0.0, half - gemm); };
       const double out_proj = gemm_s(tokens, m.o_width / tp, h, rates);
       const double in_proj = attention_gemms_s(m, tokens, tp, rates) - out_proj;
       const double mlp_in = gemm_s(tokens, h, m.mlp_in_width / tp, rates),
@@ -871,8 +869,7 @@ double step_lower_bound(const PreparedModel& m, const PreparedHardware& hw, int 
     tp_comm = st.layers * 4.0 * (bus_factor(Collective::all_reduce, tp) * tokens * h * 2.0 / busbw + latency);
     // Transformer Engine's TP overlap (estimate_time): what its floors leave of each collective.
     // Per layer pass at least 4 ring-exchange halves at 1/tp and 2 pipelined ones at 1/4, of 4 pairs.
-    if (tp_comm_overlap_possible && megatron_possible && sequence_parallel_possible &&
-        tp_on_nvidia_nvlink(hw, tp, total_gpus))
+    if (tp_comm_overlap_possible && megatron_possible && sequence_parallel_possible && inside && hw.nvidia_nvlink)
       tp_comm *= 0.5 / tp + 1.0 / 16.0;
   }
   double pp_comm = 0, bubble = 0;

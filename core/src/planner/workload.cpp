@@ -472,6 +472,9 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
       if (s.overlap_a2a.value_or(false))
         throw_invalid("layout.overlap_a2a", "layout.overlap_a2a is a training setting: the serving engine profiles "
                                             "do not overlap the all-to-all (only false is accepted)");
+      if (s.tp_comm_overlap.value_or(false))
+        throw_invalid("layout.tp_comm_overlap", "layout.tp_comm_overlap is a training setting: the serving profiles "
+                                                "time TP as the engines run it (only false is accepted)");
     }
     // Training settings a serving plan would echo but never use: serving engines run one batch of
     // sequences per step with whole weights on each TP rank (no ZeRO, micro-batches, Megatron SP

@@ -220,13 +220,14 @@ inline const char* tp_comm_overlap_problem(const Job& job, const Layout& l, bool
 }
 
 // Whether a layout runs the TP overlap when the workload does not say: where it can run, for dense
-// models in fp8 or 16 bits, as NVIDIA's recipes run them (NeMo's performance recipes, Megatron
+// models in fp8 or 16 bits (recipes_overlap_tp), as NVIDIA's recipes run them (NeMo's performance recipes, Megatron
 // Bridge's, the DGX Cloud benchmarks, MLPerf's TP_COMM_OVERLAP). Off for fp4, which those releases
 // do not overlap (Megatron Bridge: tp_comm_overlap False for nvfp4; MLPerf v5.1's NVFP4 configs:
 // "TP overlap not supported yet"), and for mixture-of-experts models, whose published recipes mostly
 // leave it off. Megatron-LM's own flag defaults to off: a run on it states false.
+inline bool recipes_overlap_tp(const Job& job, bool moe) noexcept { return !moe && job.precision != Precision::fp4; }
 inline bool tp_comm_overlap_default(const Job& job, bool moe, const Layout& l, bool tp_inside_nvlink_domain) noexcept {
-  return !moe && job.precision != Precision::fp4 && tp_comm_overlap_problem(job, l, tp_inside_nvlink_domain) == nullptr;
+  return recipes_overlap_tp(job, moe) && tp_comm_overlap_problem(job, l, tp_inside_nvlink_domain) == nullptr;
 }
 
 struct Constraints {
