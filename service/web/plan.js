@@ -446,6 +446,7 @@
       parts.push(`mb ${l.micro_batch}`, `ZeRO ${l.zero}`);
       if (l.recompute !== 'none') parts.push(l.recompute + ' recompute');
       if (l.tp_comm_overlap) parts.push('TP overlap');
+      if (l.overlap_p2p_comm) parts.push('PP overlap');
       if (offload && offload !== 'none') parts.push('offload: ' + (OFFLOAD_WORDS[offload] || offload));
     }
     return parts.join(' · ');

@@ -270,6 +270,10 @@ std::string to_workload(const json& r, json& out) {
   // unstated, the planner's default (on wherever Megatron-Core's runtime can run it).
   if (r.contains("tp_comm_overlap") && r["tp_comm_overlap"].is_boolean())
     layout["tp_comm_overlap"] = r["tp_comm_overlap"];
+  // The interleaved schedule's sends overlapped with compute: false where the run's Megatron-LM
+  // predates the option (it blocked on every send); unstated, the planner's default.
+  if (r.contains("overlap_p2p_comm") && r["overlap_p2p_comm"].is_boolean())
+    layout["overlap_p2p_comm"] = r["overlap_p2p_comm"];
   if (r.contains("recompute_layer_fraction") && r["recompute_layer_fraction"].is_number())
     layout["recompute_layer_fraction"] = r["recompute_layer_fraction"];
   const int per_node = std::min(gpus, node->gpus_per_node);

@@ -899,6 +899,50 @@ TEST_CASE("job.lora_base fp8 needs fp8 GEMMs; job.lora_targets is all or attenti
   CHECK(failing_field(d) == "job.lora_targets");
 }
 
+TEST_CASE("layout.overlap_p2p_comm: echoed as planned, refused where the schedule cannot overlap, naming it") {
+  const Catalog catalog = small_catalog();
+  json interleaved = good();
+  interleaved["layout"]["virtual_stages"] = 5;
+  // Megatron-Core's interleaved schedule overlaps its sends unless told not to; one chunk per stage does not.
+  CHECK(planner::plan_json(interleaved, catalog)["layout"]["overlap_p2p_comm"] == true);
+  CHECK(planner::plan_json(good(), catalog)["layout"]["overlap_p2p_comm"] == false);
+  json blocking = interleaved;
+  blocking["layout"]["overlap_p2p_comm"] = false;
+  const json open = planner::plan_json(blocking, catalog), hidden = planner::plan_json(interleaved, catalog);
+  CHECK(open["layout"]["overlap_p2p_comm"] == false);
+  CHECK(open["time_s"]["pp_exposed"] == Approx(open["time_s"]["pp_comm"].get<double>()).epsilon(1e-12));
+  CHECK(hidden["time_s"]["pp_exposed"].get<double>() < hidden["time_s"]["pp_comm"].get<double>());
+  CHECK(open["step_time_s"].get<double>() > hidden["step_time_s"].get<double>());
+  // A plan's printed layout reads back.
+  json echoed = interleaved;
+  echoed["layout"] = hidden["layout"];
+  CHECK(failing_field(echoed) == "<no error>");
+  // Stated true where it cannot run.
+  const auto with = [&](const std::function<void(json&)>& edit) {
+    json doc = interleaved;
+    doc["layout"]["overlap_p2p_comm"] = true;
+    edit(doc);
+    return doc;
+  };
+  CHECK(failing_field(with([](json&) {})) == "<no error>");
+  CHECK(failing_field(with([](json& d) { d["layout"]["virtual_stages"] = 1; })) == "layout.overlap_p2p_comm");
+  CHECK(failing_field(with([](json& d) {
+          d["layout"]["pp"] = 1;
+          d["layout"]["dp"] = 16;
+          d["layout"]["virtual_stages"] = 1;
+        })) == "layout.overlap_p2p_comm");
+  CHECK(failing_field(with([](json& d) { d["job"]["framework"] = "torchtitan"; })) == "layout.overlap_p2p_comm");
+  CHECK(failing_field(with([](json& d) { d["layout"]["overlap_p2p_comm"] = 1; })) == "layout.overlap_p2p_comm");
+  CHECK(failing_field(with([](json& d) { d["layout"]["overlap_p2p_comm"] = "true"; })) == "layout.overlap_p2p_comm");
+  // Serving runs no pipeline schedule: only false is accepted there.
+  json serving = json::parse(R"({"model": {"preset": "llama3.1-8b"},
+    "job": {"kind": "inference", "prompt_len": 1024, "output_len": 256, "concurrent": 8},
+    "hardware": {"instance": "aws:p5.48xlarge", "nodes": 1}, "layout": {"tp": 8, "pp": 1, "overlap_p2p_comm": true}})");
+  CHECK(failing_field(serving) == "layout.overlap_p2p_comm");
+  serving["layout"]["overlap_p2p_comm"] = false;
+  CHECK(failing_field(serving) == "<no error>");
+}
+
 TEST_CASE("layout.tp_comm_overlap true where Transformer Engine's TP overlap cannot run is refused, naming it") {
   const auto with = [](const std::function<void(json&)>& edit) {
     json doc = good();

@@ -92,7 +92,7 @@ TEST_CASE("more NVLink bandwidth never slows a plan, and speeds it up while TP c
 // Megatron-Core's interleaved schedule (overlap_p2p_comm) waits on a pipeline send only at the
 // pipeline's fill and drain and where one chunk's compute cannot cover it; without interleaving,
 // and under stacks that batch their sends, every send is on the critical path.
-TEST_CASE("the interleaved schedule hides pipeline sends behind a chunk's compute under Megatron-Core only") {
+TEST_CASE("the interleaved schedule hides pipeline sends behind a chunk's compute where overlap_p2p_comm says so") {
   const auto hw = planner_test::dgx(planner_test::h100_80(), 400);  // 50 GB/s per node: sends that matter
   Layout l;                                                         // 4 nodes: tp 8 inside, pp 4 across
   l.tp = 8;
@@ -101,6 +101,7 @@ TEST_CASE("the interleaved schedule hides pipeline sends behind a chunk's comput
   l.zero = 1;
   l.sequence_parallel = true;
   l.virtual_stages = 2;
+  l.overlap_p2p_comm = true;
   const Case interleaved{"llama3.1-70b", 4, l};
   Job job = pretrain();
   job.framework = Framework::megatron_core;
@@ -111,17 +112,24 @@ TEST_CASE("the interleaved schedule hides pipeline sends behind a chunk's comput
   CHECK(hidden.exposed_comm ==
         Approx(hidden.tp_exposed + hidden.cp_exposed + hidden.ep_exposed + hidden.pp_exposed + hidden.dp_exposed)
             .epsilon(1e-12));
+  // Blocking sends (Megatron-LM before mid-2023): every send on the critical path, the rest unchanged.
+  Case blocking = interleaved;
+  blocking.layout.overlap_p2p_comm = false;
+  const Estimate open = run(blocking, hw, job);
+  CHECK(open.pp_comm == Approx(hidden.pp_comm).epsilon(1e-12));
+  CHECK(open.pp_exposed == Approx(open.pp_comm).epsilon(1e-12));
+  CHECK(open.step == Approx(hidden.step + open.pp_comm - hidden.pp_exposed).epsilon(1e-9));
+  // Where it runs is one rule (workload.hpp), which the parser and the search apply: Megatron-Core's
+  // interleaved schedule, not the other stacks, not one chunk per stage.
+  CHECK(overlap_p2p_comm_problem(job, l) == nullptr);
   for (Framework other : {Framework::deepspeed, Framework::torchtitan}) {
     job.framework = other;
-    const Estimate open = run(interleaved, hw, job);
-    CHECK(open.pp_exposed == Approx(open.pp_comm).epsilon(1e-12));
-    CHECK(open.step > hidden.step);
+    CHECK(overlap_p2p_comm_problem(job, l) != nullptr);
   }
   job.framework = Framework::megatron_core;
-  Case one_chunk = interleaved;
-  one_chunk.layout.virtual_stages = 1;
-  const Estimate batched = run(one_chunk, hw, job);
-  CHECK(batched.pp_exposed == Approx(batched.pp_comm).epsilon(1e-12));
+  Layout one_chunk = l;
+  one_chunk.virtual_stages = 1;
+  CHECK(overlap_p2p_comm_problem(job, one_chunk) != nullptr);
 }
 
 TEST_CASE("more NVLink bandwidth speeds up tensor-parallel decoding") {

@@ -102,7 +102,8 @@ TEST_CASE("the top-k holds one plan per parallel layout, the best of its micro-b
     l.erase("micro_batch");
     l.erase("zero");
     l.erase("recompute");
-    l.erase("tp_comm_overlap");  // follows the stack, which auto picks by the ZeRO stage
+    l.erase("tp_comm_overlap");   // follows the stack, which auto picks by the ZeRO stage
+    l.erase("overlap_p2p_comm");  // follows the stack and the virtual stages
     return std::to_string(p.nodes) + p.instance + l.dump();
   };
   std::set<std::string> seen;
@@ -130,7 +131,8 @@ TEST_CASE("the top-k holds one plan per parallel layout, the best of its micro-b
             doc["layout"]["micro_batch"] = mb;
             doc["layout"]["zero"] = zero;
             doc["layout"]["recompute"] = rc;
-            doc["layout"].erase("tp_comm_overlap");  // its default at that ZeRO stage, as the search plans it
+            doc["layout"].erase("tp_comm_overlap");   // its default at that ZeRO stage, as the search plans it
+            doc["layout"].erase("overlap_p2p_comm");  // likewise, and at those virtual stages
             doc["layout"].erase("edp");
             const planner::Plan other = planner::plan(planner::parse_workload(doc, catalog));
             INFO("mb " << mb << " v " << v << " zero " << zero << " " << rc);
@@ -413,6 +415,43 @@ TEST_CASE("pruned search equals exhaustive search where ZeRO-3 holds more than Z
       pruned_equals_exhaustive(w, catalog, k);
     }
   }
+}
+
+TEST_CASE("recommend: layout.overlap_p2p_comm true runs where a layout can, is refused where none can, false blocks") {
+  const Catalog catalog = small_catalog();
+  const auto doc_with = [](json layout, const char* framework) {
+    return json{{"model", {{"preset", "llama3.1-70b"}}},
+                {"job", {{"kind", "pretrain"}, {"seq_len", 4096}, {"global_batch", 256}, {"framework", framework}}},
+                {"layout", std::move(layout)},
+                {"constraints", {{"instances", {"aws:p5.48xlarge"}}, {"max_nodes", 4}}}};
+  };
+  const auto field_of = [&](const json& doc) {
+    try {
+      planner::search(planner::parse_workload(doc, catalog), catalog, 3, nullptr);
+    } catch (const Error& e) {
+      return e.field();
+    }
+    return std::string("<no error>");
+  };
+  CHECK(field_of(doc_with({{"overlap_p2p_comm", true}, {"pp", 1}}, "megatron-core")) == "layout.overlap_p2p_comm");
+  CHECK(field_of(doc_with({{"overlap_p2p_comm", true}, {"virtual_stages", 1}}, "megatron-core")) ==
+        "layout.overlap_p2p_comm");
+  CHECK(field_of(doc_with({{"overlap_p2p_comm", true}}, "deepspeed")) == "layout.overlap_p2p_comm");
+  // Pinned to an interleaved pipeline: the overlap is each plan's, and false exposes every send.
+  const json pinned = {{"pp", 4}, {"virtual_stages", 2}, {"tp", 8}};
+  const auto best = [&](std::optional<bool> overlap) {
+    json layout = pinned;
+    if (overlap) layout["overlap_p2p_comm"] = *overlap;
+    const auto r =
+        planner::search(planner::parse_workload(doc_with(layout, "megatron-core"), catalog), catalog, 1, nullptr);
+    REQUIRE(r.plans.size() == 1);
+    return r.plans[0];
+  };
+  const planner::Plan by_default = best(std::nullopt), on = best(true), off = best(false);
+  CHECK(by_default.layout.overlap_p2p_comm);
+  CHECK(on.layout.overlap_p2p_comm);
+  CHECK_FALSE(off.layout.overlap_p2p_comm);
+  CHECK(off.step_time_s >= on.step_time_s);
 }
 
 TEST_CASE("recommend refuses layout.tp_comm_overlap true for a job no layout can run it for, naming the field") {

@@ -130,6 +130,26 @@ def test_tp_comm_overlap_is_the_same_field_in_python():
     assert error.value.field == "layout.tp_comm_overlap"
 
 
+def test_overlap_p2p_comm_is_the_same_field_in_python():
+    """layout.overlap_p2p_comm: on for Megatron-Core's interleaved schedule unless stated; false
+    puts every pipeline send on the critical path; true where the schedule cannot overlap is refused
+    by name, as a value that is not a boolean is."""
+    interleaved = dict(LLAMA_8B, hardware={"instance": "aws:p5.48xlarge", "nodes": 2},
+                       job=dict(LLAMA_8B["job"], framework="megatron-core"),
+                       layout={"tp": 2, "pp": 4, "dp": 2, "virtual_stages": 2})
+    default = linkwise.plan(interleaved)
+    assert default.layout.overlap_p2p_comm is True
+    off = linkwise.plan(dict(interleaved, layout=dict(interleaved["layout"], overlap_p2p_comm=False)))
+    assert off.layout.overlap_p2p_comm is False
+    assert off.time_s.pp_exposed == pytest.approx(off.time_s.pp_comm, rel=1e-12)
+    assert default.time_s.pp_exposed < off.time_s.pp_exposed
+    for layout in ({"virtual_stages": 1, "overlap_p2p_comm": True}, {"overlap_p2p_comm": 1},
+                   {"overlap_p2p_comm": "false"}, {"overlap_p2p_comm": 0}):
+        with pytest.raises(linkwise.InvalidInputError) as error:
+            linkwise.plan(dict(interleaved, layout=dict(interleaved["layout"], **layout)))
+        assert error.value.field == "layout.overlap_p2p_comm"
+
+
 @pytest.mark.parametrize("value", [0, -1, 2**31, 1e300, float("nan"), "x", [True], {}])
 def test_a_bad_tp_comm_overlap_names_it(value):
     """layout.tp_comm_overlap takes true or false only: anything else is an error naming it."""

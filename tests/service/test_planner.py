@@ -370,6 +370,40 @@ def test_a_key_written_twice_is_a_400_naming_it(server):
     assert "twice" in r.json()["detail"]
 
 
+def test_overlap_p2p_comm_is_echoed_and_a_schedule_that_cannot_overlap_is_named(server):
+    """layout.overlap_p2p_comm: echoed as planned (on for Megatron-Core's interleaved schedule, off
+    with one chunk per stage), false exposes every pipeline send, and true where the schedule cannot
+    overlap (one chunk per stage, another stack, serving) or a non-boolean is a 400 naming it."""
+    workload = {"model": {"preset": "llama3.1-70b"},
+                "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 256, "framework": "megatron-core"},
+                "hardware": {"instance": "aws:p5.48xlarge", "nodes": 4},
+                "layout": {"tp": 8, "pp": 4, "dp": 1, "virtual_stages": 5}}
+    default = post(server, "/v1/plans", workload).json()
+    assert default["layout"]["overlap_p2p_comm"] is True
+    one_chunk = post(server, "/v1/plans", dict(workload, layout=dict(workload["layout"], virtual_stages=1))).json()
+    assert one_chunk["layout"]["overlap_p2p_comm"] is False
+    off = post(server, "/v1/plans", dict(workload, layout=dict(workload["layout"], overlap_p2p_comm=False))).json()
+    assert off["layout"]["overlap_p2p_comm"] is False
+    assert off["time_s"]["pp_exposed"] == pytest.approx(off["time_s"]["pp_comm"], rel=1e-12)
+    assert off["step_time_s"] > default["step_time_s"]
+    for layout, job in (({"overlap_p2p_comm": True, "virtual_stages": 1}, {}),
+                        ({"overlap_p2p_comm": True}, {"framework": "torchtitan"}),
+                        ({"overlap_p2p_comm": "on"}, {}), ({"overlap_p2p_comm": 0}, {}), ({"overlap_p2p_comm": 1e300}, {}),
+                        ({"overlap_p2p_comm": [True]}, {}), ({"overlap_p2p_comm": {}}, {})):
+        r = post(server, "/v1/plans", dict(workload, layout=dict(workload["layout"], **layout),
+                                           job=dict(workload["job"], **job)))
+        assert r.status_code == 400 and r.json()["field"] == "layout.overlap_p2p_comm", r.text
+    r = post(server, "/v1/recommendations", dict(workload, hardware=None,
+                                                 layout={"pp": 1, "overlap_p2p_comm": True},
+                                                 constraints={"instances": ["aws:p5.48xlarge"], "max_nodes": 4}))
+    assert r.status_code == 400 and r.json()["field"] == "layout.overlap_p2p_comm", r.text
+    serving = {"model": {"preset": "llama3.1-8b"}, "job": {"kind": "inference", "prompt_len": 1024, "output_len": 128,
+                                                            "concurrent": 8},
+               "hardware": {"instance": "aws:p5.48xlarge"}, "layout": {"tp": 2, "pp": 1, "overlap_p2p_comm": True}}
+    r = post(server, "/v1/plans", serving)
+    assert r.status_code == 400 and r.json()["field"] == "layout.overlap_p2p_comm", r.text
+
+
 def test_tp_comm_overlap_is_echoed_and_a_layout_that_cannot_run_it_is_named(server):
     """layout.tp_comm_overlap: the plan echoes what it planned (on by default for the example's dense
     Megatron-Core layout), false shows more of the TP collectives, and true where Transformer Engine's

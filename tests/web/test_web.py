@@ -888,6 +888,22 @@ def test_plan_layout_says_when_tp_collectives_overlap(browser, web_server):
         assert layouts and all(("TP overlap" in t) == shown for t in layouts), layouts
 
 
+def test_plan_layout_says_when_pipeline_sends_overlap(browser, web_server):
+    """The interleaved schedule's send overlap, on by default under Megatron-Core, reads in the
+    layout; stated off (a Megatron-LM from before mid-2023), it does not."""
+    workload = {"model": {"preset": "llama3.1-70b"},
+                "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 256, "tokens": 1e9, "precision": "bf16",
+                        "framework": "megatron-core"},
+                "hardware": {"instance": P5, "nodes": 4},
+                "layout": {"tp": 8, "pp": 4, "dp": 1, "virtual_stages": 5}}
+    for stated, shown in ((None, True), (False, False)):
+        if stated is not None:
+            workload["layout"]["overlap_p2p_comm"] = stated
+        plan_page(browser, web_server, workload, 3, "none")
+        layouts = [td.text for td in browser.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr td:nth-child(3)")]
+        assert layouts and all(("PP overlap" in t) == shown for t in layouts), layouts
+
+
 def test_log_scale_axis_labels_do_not_overlap(browser, web_server, artifacts):
     workload = {"model": {"preset": "llama3.1-70b"},
                 "job": {"kind": "pretrain", "seq_len": 8192, "global_batch": 512, "tokens": 1e11, "precision": "bf16"},

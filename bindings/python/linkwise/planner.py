@@ -203,6 +203,9 @@ class Layout(Record):
     tp_comm_overlap = Field[bool](
         "Transformer Engine's TP communication overlap (Megatron-Core's userbuffers; on by default where it can run)."
     )
+    overlap_p2p_comm = Field[bool](
+        "Pipeline sends overlapped with compute (Megatron-Core's interleaved schedule, DualPipe; on where it can run)."
+    )
 
 
 class Plan(Record):

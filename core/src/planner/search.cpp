@@ -68,7 +68,7 @@ auto key(const Candidate& c) {
   const Layout& l = c.layout;
   return std::make_tuple(unsure(c), c.objective, c.option, c.nodes, l.tp, l.pp, l.cp, l.dp, l.ep, l.etp, l.micro_batch,
                          l.virtual_stages, c.estimate.total, l.zero, int(l.recompute), int(l.sequence_parallel),
-                         int(l.overlap_a2a), int(l.tp_comm_overlap));
+                         int(l.overlap_a2a), int(l.tp_comm_overlap), int(l.overlap_p2p_comm));
 }
 bool better(const Candidate& a, const Candidate& b) { return key(a) < key(b); }
 
@@ -333,14 +333,26 @@ TrainingChoices training_choices(const Workload& w) {
   // A stated true runs wherever a layout can run it (tp > 1 with SP, below ZeRO-3 under auto); a job
   // that no layout can run it for (not even the most permissive: tp 2 with SP at ZeRO-0) is told so
   // rather than answered without it.
-  if (spec.tp_comm_overlap.value_or(false)) {
-    Layout most_permissive;
-    most_permissive.tp = 2;
-    most_permissive.sequence_parallel = true;
+  // The same for the pipeline's send overlap (interleaved Megatron-Core, or DualPipe). The most
+  // permissive layout keeps what the workload pins.
+  Layout most_permissive;
+  most_permissive.tp = spec.tp.value_or(2);
+  most_permissive.pp = spec.pp.value_or(2);
+  most_permissive.virtual_stages = spec.virtual_stages.value_or(2);
+  most_permissive.zero = spec.zero.value_or(0);
+  most_permissive.sequence_parallel = spec.sequence_parallel.value_or(true);
+  most_permissive.dualpipe = spec.dualpipe.value_or(false);
+  if (spec.tp_comm_overlap.value_or(false))
     if (const char* why = tp_comm_overlap_problem(w.job, most_permissive, true))
       throw_invalid("layout.tp_comm_overlap",
                     std::string("layout.tp_comm_overlap true cannot run on any layout of this job: ") + why);
-  }
+  if (spec.overlap_p2p_comm.value_or(false))
+    if (const char* why = overlap_p2p_comm_problem(w.job, most_permissive))
+      throw_invalid("layout.overlap_p2p_comm",
+                    std::string("layout.overlap_p2p_comm true cannot run on any layout of this job: ") + why);
+  if (spec.overlap_p2p_comm == false && spec.dualpipe.value_or(false))
+    throw_invalid("layout.overlap_p2p_comm",
+                  "layout.overlap_p2p_comm cannot be false with layout.dualpipe: DualPipe overlaps its sends");
   if (c.dualpipe) {  // DualPipe: even pp, no interleaving
     std::vector<int> even;
     std::vector<std::vector<int>> vs;
@@ -541,6 +553,10 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                           w.layout.tp_comm_overlap
                               ? *w.layout.tp_comm_overlap && tp_comm_overlap_problem(w.job, l, tp_on_nvlink) == nullptr
                               : tp_comm_overlap_default(w.job, cx.model.moe, l, tp_on_nvlink);
+                      // The pipeline's sends overlapped wherever the schedule can (a stated true
+                      // there too), blocking where the workload says false.
+                      l.overlap_p2p_comm =
+                          w.layout.overlap_p2p_comm.value_or(true) && overlap_p2p_comm_problem(w.job, l) == nullptr;
                       bool& short_here = gpu_short[int(rc)][zero];
                       Estimate e;  // fits stays false where the GPU was short at a smaller micro-batch
                       if (cx.exhaustive || !short_here) {

@@ -593,10 +593,11 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   // Pipeline: activations (sharded by SP) sent forward and gradients backward per micro-batch per chunk.
   // Under the interleaved schedule Megatron-Core posts each chunk's send and the next chunk's receive
   // and waits for them only when that chunk's input is needed, so a transfer hides behind one chunk's
-  // compute (overlap_p2p_comm; Megatron Bridge's CommOverlapConfig and NeMo's comm-overlap callback
-  // turn it on whenever pp > 1 and virtual stages > 1, and batch the sends otherwise). Only the
-  // pipeline's fill and drain wait on their sends. Without interleaving, and under the other stacks,
-  // every send is on the critical path.
+  // compute (Layout::overlap_p2p_comm, on there unless stated: Megatron-LM's default, and Megatron
+  // Bridge's CommOverlapConfig and NeMo's comm-overlap callback turn it on whenever pp > 1 and virtual
+  // stages > 1, and batch the sends otherwise). Only the pipeline's fill and drain wait on their
+  // sends. Without it (Megatron-LM before mid-2023 blocked on every send), without interleaving, and
+  // under the other stacks, every send is on the critical path.
   double pp_comm = 0, pp_exposed = 0;
   if (l.pp > 1) {
     const double send = tokens * h * 2.0 / sp_div / pp_p2p + pp_latency;
@@ -604,7 +605,7 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     pp_exposed = pp_comm;
     // DualPipe overlaps its sends as it does the all-to-all (DeepSeek-V3 report 3.2.1: "both
     // all-to-all and PP communication can be fully hidden").
-    if ((l.virtual_stages > 1 && megatron_runtime(m, l)) || l.dualpipe)
+    if (l.overlap_p2p_comm || l.dualpipe)
       pp_exposed =
           std::min(pp_comm, 2.0 * (pp - 1) * send + micro_batches * v *
                                                         (std::max(0.0, send - stage_fwd_mb / v) +

@@ -415,7 +415,7 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     reject_unknown(l, "layout",
                    {"tp", "pp", "cp", "dp", "micro_batch", "zero", "recompute", "recompute_layer_fraction",
                     "sequence_parallel", "virtual_stages", "ep", "etp", "edp", "overlap_a2a", "dualpipe",
-                    "tp_comm_overlap"});
+                    "tp_comm_overlap", "overlap_p2p_comm"});
     LayoutSpec& s = w.layout;
     s.tp = opt_int(l, "tp", "layout.tp", 1, limits::kLayoutSize);
     s.pp = opt_int(l, "pp", "layout.pp", 1, limits::kLayoutSize);
@@ -430,6 +430,7 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     s.overlap_a2a = opt_bool(l, "overlap_a2a", "layout.overlap_a2a");
     s.dualpipe = opt_bool(l, "dualpipe", "layout.dualpipe");
     s.tp_comm_overlap = opt_bool(l, "tp_comm_overlap", "layout.tp_comm_overlap");
+    s.overlap_p2p_comm = opt_bool(l, "overlap_p2p_comm", "layout.overlap_p2p_comm");
     if (!w.model.moe.enabled()) {
       // DualPipe (DeepSeek-V3) overlaps the experts' all-to-all: without experts it would only
       // double the weights it keeps (two model copies).
@@ -475,6 +476,9 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
       if (s.tp_comm_overlap.value_or(false))
         throw_invalid("layout.tp_comm_overlap", "layout.tp_comm_overlap is a training setting: the serving profiles "
                                                 "time TP as the engines run it (only false is accepted)");
+      if (s.overlap_p2p_comm.value_or(false))
+        throw_invalid("layout.overlap_p2p_comm", "layout.overlap_p2p_comm is a training setting: serving runs no "
+                                                 "pipeline schedule (only false is accepted)");
     }
     // Training settings a serving plan would echo but never use: serving engines run one batch of
     // sequences per step with whole weights on each TP rank (no ZeRO, micro-batches, Megatron SP
@@ -622,6 +626,8 @@ Layout complete_layout(const Workload& w, int gpus) {
   // Its default (plan() turns it off where the TP group leaves the NVLink domain, which only the
   // prepared hardware knows; a stated true there is refused).
   l.tp_comm_overlap = s.tp_comm_overlap.value_or(tp_comm_overlap_default(w.job, w.model.moe.enabled(), l, true));
+  // On wherever Megatron-Core's interleaved schedule can overlap its sends (Megatron-LM's default).
+  l.overlap_p2p_comm = s.overlap_p2p_comm.value_or(overlap_p2p_comm_problem(w.job, l) == nullptr);
   return l;
 }
 
@@ -757,6 +763,16 @@ void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int 
   if (l.tp_comm_overlap && w.layout.tp_comm_overlap)
     if (const char* why = tp_comm_overlap_problem(w.job, l, true))
       throw_invalid("layout.tp_comm_overlap", std::string("layout.tp_comm_overlap cannot be true here: ") + why);
+  // A stated false is what every other schedule does already, except DualPipe's, which overlaps by design.
+  if (w.layout.overlap_p2p_comm) {
+    if (*w.layout.overlap_p2p_comm) {
+      if (const char* why = overlap_p2p_comm_problem(w.job, l))
+        throw_invalid("layout.overlap_p2p_comm", std::string("layout.overlap_p2p_comm cannot be true here: ") + why);
+    } else if (l.dualpipe) {
+      throw_invalid("layout.overlap_p2p_comm",
+                    "layout.overlap_p2p_comm cannot be false with layout.dualpipe: DualPipe overlaps its sends");
+    }
+  }
   // MoE: overlapping the all-to-all needs one (ep > 1); DualPipe sets it for its own schedule.
   if (l.overlap_a2a && l.ep == 1 && !l.dualpipe && w.layout.overlap_a2a)
     throw_invalid("layout.overlap_a2a", "layout.overlap_a2a needs layout.ep > 1: with ep 1 there is no all-to-all");
@@ -823,7 +839,8 @@ nlohmann::json to_json(const Layout& l) {
           {"edp", l.edp()},
           {"overlap_a2a", l.overlap_a2a},
           {"dualpipe", l.dualpipe},
-          {"tp_comm_overlap", l.tp_comm_overlap}};
+          {"tp_comm_overlap", l.tp_comm_overlap},
+          {"overlap_p2p_comm", l.overlap_p2p_comm}};
 }
 
 }  // namespace linkwise::planner

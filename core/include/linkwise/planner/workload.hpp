@@ -162,6 +162,7 @@ struct LayoutSpec {
   std::optional<bool> overlap_a2a;
   std::optional<bool> dualpipe;
   std::optional<bool> tp_comm_overlap;
+  std::optional<bool> overlap_p2p_comm;
   std::optional<Recompute> recompute;
   std::optional<double> recompute_layer_fraction;
   std::optional<bool> sequence_parallel;
@@ -196,6 +197,10 @@ struct Layout {
   // with its GEMM in tp chunks. Megatron-Core's runtime only, with sequence parallelism (Megatron-LM's
   // arguments.py asserts it), the TP group inside the NVLink domain (tp_comm_overlap_problem).
   bool tp_comm_overlap = false;
+  // The pipeline's sends and receives overlapped with the next chunk's compute: Megatron-Core's
+  // overlap_p2p_comm in its interleaved schedule, or DualPipe's (overlap_p2p_comm_problem); off,
+  // each send blocks, as in Megatron-LM before 2023-05-31 (commit f9283c5a8a added the option).
+  bool overlap_p2p_comm = false;
   int gpus() const { return tp * pp * cp * dp; }
   int edp() const { return tp * cp * dp / (ep * etp); }
 };
@@ -228,6 +233,25 @@ inline const char* tp_comm_overlap_problem(const Job& job, const Layout& l, bool
 inline bool recipes_overlap_tp(const Job& job, bool moe) noexcept { return !moe && job.precision != Precision::fp4; }
 inline bool tp_comm_overlap_default(const Job& job, bool moe, const Layout& l, bool tp_inside_nvlink_domain) noexcept {
   return recipes_overlap_tp(job, moe) && tp_comm_overlap_problem(job, l, tp_inside_nvlink_domain) == nullptr;
+}
+
+// Why Megatron-Core's pipeline send/receive overlap (Layout::overlap_p2p_comm) cannot run on a
+// training layout, or nullptr where it can: Megatron-Core's runtime, pp > 1, and its interleaved
+// schedule (Megatron-LM sets the flag false without virtual stages: megatron/training/arguments.py,
+// "non-interleaved schedule does not support overlapping p2p communication"), or DualPipe, which
+// overlaps its sends by design (DeepSeek-V3 report 3.2.1). Where it can run it is on unless stated:
+// Megatron-LM's default since commit 4eeff55d1f (2023-10-12, "Make overlap_p2p_comm the default"),
+// and Megatron Bridge sets it for every interleaved layout (training/comm_overlap.py).
+inline const char* overlap_p2p_comm_problem(const Job& job, const Layout& l) noexcept {
+  if (job.kind == JobKind::inference) return "it is a training setting (serving runs no pipeline schedule)";
+  if (l.pp <= 1) return "it needs layout.pp > 1";
+  if (l.dualpipe) return nullptr;
+  if (l.virtual_stages <= 1)
+    return "Megatron-Core overlaps the pipeline's sends only in its interleaved schedule (layout.virtual_stages > 1)";
+  if (!megatron_runtime(job.framework, l.zero, is_qlora(job)))
+    return "it is Megatron-Core's: the layout is not planned under Megatron-Core's runtime (job.framework "
+           "megatron-core or nemo, or auto below layout.zero 3)";
+  return nullptr;
 }
 
 struct Constraints {
