@@ -9,6 +9,7 @@ import time
 import urllib.parse
 from pathlib import Path
 
+import pytest
 import requests
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -873,35 +874,31 @@ def test_plan_layout_shows_cpu_offload(browser, web_server):
     assert "offload: optimizer" in summary_tile(browser, "layout")
 
 
-def test_plan_layout_says_when_tp_collectives_overlap(browser, web_server):
-    """Transformer Engine's TP overlap, on by default for this dense Megatron-Core layout, reads in
-    the layout; stated off, it does not."""
-    workload = {"model": {"preset": "llama3.1-8b"},
-                "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 64, "tokens": 1e9, "precision": "bf16"},
-                "hardware": {"instance": P5, "nodes": 1},
-                "layout": {"tp": 4, "pp": 1, "dp": 2, "zero": 1, "sequence_parallel": True}}
-    for stated, shown in ((None, True), (False, False)):
-        if stated is not None:
-            workload["layout"]["tp_comm_overlap"] = stated
-        plan_page(browser, web_server, workload, 3, "none")
-        layouts = [td.text for td in browser.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr td:nth-child(3)")]
-        assert layouts and all(("TP overlap" in t) == shown for t in layouts), layouts
+# Each overlap the plan runs by default reads in the layout; stated off, it does not: Transformer
+# Engine's TP overlap for a dense Megatron-Core layout with SP, and the interleaved schedule's
+# pipeline sends (off in a Megatron-LM from before mid-2023).
+OVERLAP_LAYOUTS = [
+    ("tp_comm_overlap", "TP overlap", {"model": {"preset": "llama3.1-8b"},
+                                        "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 64,
+                                                "tokens": 1e9, "precision": "bf16"},
+                                        "hardware": {"instance": P5, "nodes": 1},
+                                        "layout": {"tp": 4, "pp": 1, "dp": 2, "zero": 1, "sequence_parallel": True}}),
+    ("overlap_p2p_comm", "PP overlap", {"model": {"preset": "llama3.1-70b"},
+                                         "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 256,
+                                                 "tokens": 1e9, "precision": "bf16", "framework": "megatron-core"},
+                                         "hardware": {"instance": P5, "nodes": 4},
+                                         "layout": {"tp": 8, "pp": 4, "dp": 1, "virtual_stages": 5}}),
+]
 
 
-def test_plan_layout_says_when_pipeline_sends_overlap(browser, web_server):
-    """The interleaved schedule's send overlap, on by default under Megatron-Core, reads in the
-    layout; stated off (a Megatron-LM from before mid-2023), it does not."""
-    workload = {"model": {"preset": "llama3.1-70b"},
-                "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 256, "tokens": 1e9, "precision": "bf16",
-                        "framework": "megatron-core"},
-                "hardware": {"instance": P5, "nodes": 4},
-                "layout": {"tp": 8, "pp": 4, "dp": 1, "virtual_stages": 5}}
+@pytest.mark.parametrize("field, words, workload", OVERLAP_LAYOUTS, ids=[f for f, _, _ in OVERLAP_LAYOUTS])
+def test_plan_layout_says_when_an_overlap_runs(browser, web_server, field, words, workload):
     for stated, shown in ((None, True), (False, False)):
         if stated is not None:
-            workload["layout"]["overlap_p2p_comm"] = stated
+            workload = dict(workload, layout=dict(workload["layout"], **{field: stated}))
         plan_page(browser, web_server, workload, 3, "none")
         layouts = [td.text for td in browser.find_elements(By.CSS_SELECTOR, "#plans-table tbody tr td:nth-child(3)")]
-        assert layouts and all(("PP overlap" in t) == shown for t in layouts), layouts
+        assert layouts and all((words in t) == shown for t in layouts), layouts
 
 
 def test_log_scale_axis_labels_do_not_overlap(browser, web_server, artifacts):
