@@ -437,6 +437,8 @@ TEST_CASE("recommend: layout.overlap_p2p_comm true runs where a layout can, is r
   CHECK(field_of(doc_with({{"overlap_p2p_comm", true}, {"virtual_stages", 1}}, "megatron-core")) ==
         "layout.overlap_p2p_comm");
   CHECK(field_of(doc_with({{"overlap_p2p_comm", true}}, "deepspeed")) == "layout.overlap_p2p_comm");
+  // 80 layers over 80 stages: one layer a stage, nothing to interleave, so nothing can overlap.
+  CHECK(field_of(doc_with({{"overlap_p2p_comm", true}, {"pp", 80}}, "megatron-core")) == "layout.overlap_p2p_comm");
   // Pinned to an interleaved pipeline: the overlap is each plan's, and false exposes every send.
   const json pinned = {{"pp", 4}, {"virtual_stages", 2}, {"tp", 8}};
   const auto best = [&](std::optional<bool> overlap) {
@@ -451,7 +453,9 @@ TEST_CASE("recommend: layout.overlap_p2p_comm true runs where a layout can, is r
   CHECK(by_default.layout.overlap_p2p_comm);
   CHECK(on.layout.overlap_p2p_comm);
   CHECK_FALSE(off.layout.overlap_p2p_comm);
-  CHECK(off.step_time_s >= on.step_time_s);
+  CHECK(off.step_time_s > on.step_time_s);
+  CHECK(off.time_s.pp_exposed == Approx(off.time_s.pp_comm).epsilon(1e-12));
+  CHECK(on.time_s.pp_exposed < on.time_s.pp_comm);
 }
 
 TEST_CASE("recommend refuses layout.tp_comm_overlap true for a job no layout can run it for, naming the field") {
@@ -463,6 +467,22 @@ TEST_CASE("recommend refuses layout.tp_comm_overlap true for a job no layout can
                 {"layout", {{"tp_comm_overlap", true}}},
                 {"constraints", {{"instances", {"aws:p5.48xlarge"}}}}};
     INFO(job);
+    std::string field = "<no error>";
+    try {
+      planner::search(planner::parse_workload(doc, catalog), catalog, 3, nullptr);
+    } catch (const Error& e) {
+      field = e.field();
+    }
+    CHECK(field == "layout.tp_comm_overlap");
+  }
+  // Nor where the workload pins what rules it out: tp 1, or no sequence parallelism.
+  for (const json& pinned : {json{{"tp", 1}}, json{{"sequence_parallel", false}}}) {
+    json doc = {{"model", {{"preset", "llama3.1-8b"}}},
+                {"job", {{"kind", "pretrain"}, {"seq_len", 4096}, {"global_batch", 64}}},
+                {"layout", pinned},
+                {"constraints", {{"instances", {"aws:p5.48xlarge"}}}}};
+    doc["layout"]["tp_comm_overlap"] = true;
+    INFO(pinned.dump());
     std::string field = "<no error>";
     try {
       planner::search(planner::parse_workload(doc, catalog), catalog, 3, nullptr);

@@ -332,9 +332,7 @@ TrainingChoices training_choices(const Workload& w) {
   c.tp_comm_overlap_possible = spec.tp_comm_overlap.value_or(recipes_overlap_tp(w.job, w.model.moe.enabled()));
   // A stated true runs wherever a layout can run it (tp > 1 with SP, below ZeRO-3 under auto); a job
   // that no layout can run it for (not even the most permissive: tp 2 with SP at ZeRO-0) is told so
-  // rather than answered without it.
-  // The same for the pipeline's send overlap (interleaved Megatron-Core, or DualPipe). The most
-  // permissive layout keeps what the workload pins.
+  // rather than answered without it. The most permissive layout keeps what the workload pins.
   Layout most_permissive;
   most_permissive.tp = spec.tp.value_or(2);
   most_permissive.pp = spec.pp.value_or(2);
@@ -346,10 +344,6 @@ TrainingChoices training_choices(const Workload& w) {
     if (const char* why = tp_comm_overlap_problem(w.job, most_permissive, true))
       throw_invalid("layout.tp_comm_overlap",
                     std::string("layout.tp_comm_overlap true cannot run on any layout of this job: ") + why);
-  if (spec.overlap_p2p_comm.value_or(false))
-    if (const char* why = overlap_p2p_comm_problem(w.job, most_permissive))
-      throw_invalid("layout.overlap_p2p_comm",
-                    std::string("layout.overlap_p2p_comm true cannot run on any layout of this job: ") + why);
   if (spec.overlap_p2p_comm == false && spec.dualpipe.value_or(false))
     throw_invalid("layout.overlap_p2p_comm",
                   "layout.overlap_p2p_comm cannot be false with layout.dualpipe: DualPipe overlaps its sends");
@@ -363,6 +357,22 @@ TrainingChoices training_choices(const Workload& w) {
       }
     c.pps = std::move(even);
     c.virtual_stages = std::move(vs);
+  }
+  // The same for the pipeline's send overlap, which needs a depth the search can interleave (or
+  // DualPipe): the most permissive layout at the deepest interleaving any pipeline depth allows.
+  if (spec.overlap_p2p_comm.value_or(false)) {
+    Layout deepest = most_permissive;
+    deepest.pp = 1;
+    deepest.virtual_stages = 1;
+    for (std::size_t i = 0; i < c.pps.size(); ++i)
+      if (c.pps[i] > 1 &&
+          *std::max_element(c.virtual_stages[i].begin(), c.virtual_stages[i].end()) >= deepest.virtual_stages) {
+        deepest.pp = c.pps[i];
+        deepest.virtual_stages = *std::max_element(c.virtual_stages[i].begin(), c.virtual_stages[i].end());
+      }
+    if (const char* why = overlap_p2p_comm_problem(w.job, deepest))
+      throw_invalid("layout.overlap_p2p_comm",
+                    std::string("layout.overlap_p2p_comm true cannot run on any layout of this job: ") + why);
   }
   return c;
 }

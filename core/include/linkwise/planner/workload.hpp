@@ -246,11 +246,11 @@ inline const char* overlap_p2p_comm_problem(const Job& job, const Layout& l) noe
   if (job.kind == JobKind::inference) return "it is a training setting (serving runs no pipeline schedule)";
   if (l.pp <= 1) return "it needs layout.pp > 1";
   if (l.dualpipe) return nullptr;
-  if (l.virtual_stages <= 1)
-    return "Megatron-Core overlaps the pipeline's sends only in its interleaved schedule (layout.virtual_stages > 1)";
   if (!megatron_runtime(job.framework, l.zero, is_qlora(job)))
     return "it is Megatron-Core's: the layout is not planned under Megatron-Core's runtime (job.framework "
            "megatron-core or nemo, or auto below layout.zero 3)";
+  if (l.virtual_stages <= 1)
+    return "Megatron-Core overlaps the pipeline's sends only in its interleaved schedule (layout.virtual_stages > 1)";
   return nullptr;
 }
 
