@@ -487,6 +487,11 @@ TEST_CASE("pipeline sends and QLoRA's stack and a node floor as reviewed") {
   dualpipe["job"]["framework"] = "hai-llm";
   const json d = planner::plan_json(dualpipe, catalog);
   CHECK(d["time_s"]["pp_exposed"].get<double>() < 0.5 * d["time_s"]["pp_comm"].get<double>());
+  CHECK(d["layout"]["overlap_p2p_comm"] == true);  // as it runs, and it reads back
+  dualpipe["layout"]["overlap_p2p_comm"] = true;
+  CHECK(planner::plan_json(dualpipe, catalog)["step_time_s"] == d["step_time_s"]);
+  dualpipe["layout"]["overlap_p2p_comm"] = false;  // DualPipe overlaps its sends by design
+  CHECK_THROWS_WITH(planner::plan_json(dualpipe, catalog), Catch::Contains("layout.overlap_p2p_comm"));
 
   json qlora = json::parse(R"({"model": {"preset": "llama3.1-8b"},
       "job": {"kind": "lora", "seq_len": 4096, "global_batch": 16, "lora_base": "4bit"},

@@ -344,9 +344,6 @@ TrainingChoices training_choices(const Workload& w) {
     if (const char* why = tp_comm_overlap_problem(w.job, most_permissive, true))
       throw_invalid("layout.tp_comm_overlap",
                     std::string("layout.tp_comm_overlap true cannot run on any layout of this job: ") + why);
-  if (spec.overlap_p2p_comm == false && spec.dualpipe.value_or(false))
-    throw_invalid("layout.overlap_p2p_comm",
-                  "layout.overlap_p2p_comm cannot be false with layout.dualpipe: DualPipe overlaps its sends");
   if (c.dualpipe) {  // DualPipe: even pp, no interleaving
     std::vector<int> even;
     std::vector<std::vector<int>> vs;

@@ -431,6 +431,11 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     s.dualpipe = opt_bool(l, "dualpipe", "layout.dualpipe");
     s.tp_comm_overlap = opt_bool(l, "tp_comm_overlap", "layout.tp_comm_overlap");
     s.overlap_p2p_comm = opt_bool(l, "overlap_p2p_comm", "layout.overlap_p2p_comm");
+    // A stated false is what every other schedule does already (plan and recommend check a stated
+    // true against the layout), but DualPipe overlaps its sends by design.
+    if (s.overlap_p2p_comm == false && s.dualpipe.value_or(false))
+      throw_invalid("layout.overlap_p2p_comm",
+                    "layout.overlap_p2p_comm cannot be false with layout.dualpipe: DualPipe overlaps its sends");
     if (!w.model.moe.enabled()) {
       // DualPipe (DeepSeek-V3) overlaps the experts' all-to-all: without experts it would only
       // double the weights it keeps (two model copies).
@@ -763,16 +768,9 @@ void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int 
   if (l.tp_comm_overlap && w.layout.tp_comm_overlap)
     if (const char* why = tp_comm_overlap_problem(w.job, l, true))
       throw_invalid("layout.tp_comm_overlap", std::string("layout.tp_comm_overlap cannot be true here: ") + why);
-  // A stated false is what every other schedule does already, except DualPipe's, which overlaps by design.
-  if (w.layout.overlap_p2p_comm) {
-    if (*w.layout.overlap_p2p_comm) {
-      if (const char* why = overlap_p2p_comm_problem(w.job, l))
-        throw_invalid("layout.overlap_p2p_comm", std::string("layout.overlap_p2p_comm cannot be true here: ") + why);
-    } else if (l.dualpipe) {
-      throw_invalid("layout.overlap_p2p_comm",
-                    "layout.overlap_p2p_comm cannot be false with layout.dualpipe: DualPipe overlaps its sends");
-    }
-  }
+  if (w.layout.overlap_p2p_comm.value_or(false))
+    if (const char* why = overlap_p2p_comm_problem(w.job, l))
+      throw_invalid("layout.overlap_p2p_comm", std::string("layout.overlap_p2p_comm cannot be true here: ") + why);
   // MoE: overlapping the all-to-all needs one (ep > 1); DualPipe sets it for its own schedule.
   if (l.overlap_a2a && l.ep == 1 && !l.dualpipe && w.layout.overlap_a2a)
     throw_invalid("layout.overlap_a2a", "layout.overlap_a2a needs layout.ep > 1: with ep 1 there is no all-to-all");
