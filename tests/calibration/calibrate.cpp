@@ -282,6 +282,8 @@ std::string to_workload(const json& r, json& out) {
   json custom = {{"gpu_model", node->gpu_model},      {"gpu_count", per_node},
                  {"intra_node_fabric", node->fabric}, {"nvlink_gbytes_per_s", node->nvlink},
                  {"network_type", node->network},     {"network_gbits_per_s", network_gbits}};
+  // And the kind of network it names (RoCE, AWS EFA), each at its own achievable fraction.
+  if (r.contains("network_type") && r["network_type"].is_string()) custom["network_type"] = r["network_type"];
   if (per_node == 1) {  // a one-GPU run: no GPU link inside the node (the catalog's rule for such machines)
     custom["intra_node_fabric"] = "none";
     custom.erase("nvlink_gbytes_per_s");
