@@ -64,7 +64,7 @@ std::string layout_words(const planner::Layout& l, planner::JobKind kind) {
          (l.virtual_stages > 1 ? " virtual_stages=" + std::to_string(l.virtual_stages) : "") +
          (l.ep > 1 || l.etp > 1 ? " ep=" + std::to_string(l.ep) + " etp=" + std::to_string(l.etp) : "") +
          (l.overlap_a2a ? " overlap_a2a" : "") + (l.tp_comm_overlap ? " tp_comm_overlap" : "") +
-         (l.overlap_p2p_comm ? " overlap_p2p_comm" : "");
+         (l.overlap_p2p_comm ? " overlap_p2p_comm" : "") + (l.overlap_grad_reduce ? " overlap_grad_reduce" : "");
 }
 
 // "p10-p90: tokens/s 92140-103500, $2.364-2.655 per million tokens, job $4728947-5309785; basis":

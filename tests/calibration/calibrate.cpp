@@ -274,6 +274,10 @@ std::string to_workload(const json& r, json& out) {
   // predates the option (it blocked on every send); unstated, the planner's default.
   if (r.contains("overlap_p2p_comm") && r["overlap_p2p_comm"].is_boolean())
     layout["overlap_p2p_comm"] = r["overlap_p2p_comm"];
+  // Megatron-Core's DDP overlap of the gradient reduction: false where the run's Megatron-LM ran
+  // its local DDP (the reduction after the backward; before commit 2d5220a424 and its default since).
+  if (r.contains("overlap_grad_reduce") && r["overlap_grad_reduce"].is_boolean())
+    layout["overlap_grad_reduce"] = r["overlap_grad_reduce"];
   if (r.contains("recompute_layer_fraction") && r["recompute_layer_fraction"].is_number())
     layout["recompute_layer_fraction"] = r["recompute_layer_fraction"];
   const int per_node = std::min(gpus, node->gpus_per_node);

@@ -943,6 +943,56 @@ TEST_CASE("layout.overlap_p2p_comm: echoed as planned, refused where the schedul
   CHECK(failing_field(serving) == "<no error>");
 }
 
+TEST_CASE(
+    "layout.overlap_grad_reduce: Megatron-Core's DDP overlap, echoed, off exposes the reduction, refused elsewhere") {
+  const Catalog catalog = small_catalog();
+  json doc = good();  // Megatron-Core's runtime at ZeRO-1, DP 4 across nodes
+  const json by_default = planner::plan_json(doc, catalog);
+  CHECK(by_default["layout"]["overlap_grad_reduce"] == true);
+  doc["layout"]["overlap_grad_reduce"] = false;  // Megatron-LM's own default
+  const json open = planner::plan_json(doc, catalog);
+  CHECK(open["layout"]["overlap_grad_reduce"] == false);
+  CHECK(open["time_s"]["dp_exposed"] == Approx(open["time_s"]["dp_comm"].get<double>()).epsilon(1e-12));
+  CHECK(by_default["time_s"]["dp_exposed"].get<double>() < by_default["time_s"]["dp_comm"].get<double>());
+  CHECK(open["step_time_s"].get<double>() > by_default["step_time_s"].get<double>());
+  // The default is said, with the step without it; a stated value is not.
+  auto warns = [](const json& plan, const std::string& words) {
+    for (const json& w : plan["warnings"])
+      if (w.get<std::string>().find(words) != std::string::npos) return true;
+    return false;
+  };
+  CHECK(warns(by_default, "layout.overlap_grad_reduce not stated"));
+  char step[64];
+  std::snprintf(step, sizeof step, "the step is %.3g s", open["step_time_s"].get<double>());
+  CHECK(warns(by_default, step));
+  CHECK_FALSE(warns(open, "layout.overlap_grad_reduce not stated"));
+  // Under FSDP (ZeRO-3 under auto) Megatron-Core's overlap does not run: echoed false, and that reads back.
+  json fsdp = good();
+  fsdp["layout"]["zero"] = 3;
+  const json fsdp_plan = planner::plan_json(fsdp, catalog);
+  CHECK(fsdp_plan["layout"]["overlap_grad_reduce"] == false);
+  fsdp["layout"] = fsdp_plan["layout"];
+  CHECK(failing_field(fsdp) == "<no error>");
+  // Stated true where it does not apply, or not a boolean.
+  const auto with = [](const std::function<void(json&)>& edit) {
+    json d = good();
+    d["layout"]["overlap_grad_reduce"] = true;
+    edit(d);
+    return d;
+  };
+  CHECK(failing_field(with([](json&) {})) == "<no error>");
+  CHECK(failing_field(with([](json& d) { d["layout"]["zero"] = 3; })) == "layout.overlap_grad_reduce");
+  CHECK(failing_field(with([](json& d) { d["job"]["framework"] = "deepspeed"; })) == "layout.overlap_grad_reduce");
+  CHECK(failing_field(with([](json& d) { d["layout"]["overlap_grad_reduce"] = "no"; })) ==
+        "layout.overlap_grad_reduce");
+  json serving = json::parse(R"({"model": {"preset": "llama3.1-8b"},
+    "job": {"kind": "inference", "prompt_len": 1024, "output_len": 256, "concurrent": 8},
+    "hardware": {"instance": "aws:p5.48xlarge", "nodes": 1}, "layout": {"tp": 8, "pp": 1, "overlap_grad_reduce": true}})");
+  CHECK(failing_field(serving) == "layout.overlap_grad_reduce");
+  serving["layout"]["overlap_grad_reduce"] = false;
+  CHECK(failing_field(serving) == "<no error>");
+}
+
 TEST_CASE("layout.tp_comm_overlap true where Transformer Engine's TP overlap cannot run is refused, naming it") {
   const auto with = [](const std::function<void(json&)>& edit) {
     json doc = good();

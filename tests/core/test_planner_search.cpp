@@ -102,8 +102,9 @@ TEST_CASE("the top-k holds one plan per parallel layout, the best of its micro-b
     l.erase("micro_batch");
     l.erase("zero");
     l.erase("recompute");
-    l.erase("tp_comm_overlap");   // follows the stack, which auto picks by the ZeRO stage
-    l.erase("overlap_p2p_comm");  // follows the stack and the virtual stages
+    l.erase("tp_comm_overlap");      // follows the stack, which auto picks by the ZeRO stage
+    l.erase("overlap_p2p_comm");     // follows the stack and the virtual stages
+    l.erase("overlap_grad_reduce");  // follows the stack, which auto picks by the ZeRO stage
     return std::to_string(p.nodes) + p.instance + l.dump();
   };
   std::set<std::string> seen;
@@ -131,8 +132,9 @@ TEST_CASE("the top-k holds one plan per parallel layout, the best of its micro-b
             doc["layout"]["micro_batch"] = mb;
             doc["layout"]["zero"] = zero;
             doc["layout"]["recompute"] = rc;
-            doc["layout"].erase("tp_comm_overlap");   // its default at that ZeRO stage, as the search plans it
-            doc["layout"].erase("overlap_p2p_comm");  // likewise, and at those virtual stages
+            doc["layout"].erase("tp_comm_overlap");      // its default at that ZeRO stage, as the search plans it
+            doc["layout"].erase("overlap_p2p_comm");     // likewise, and at those virtual stages
+            doc["layout"].erase("overlap_grad_reduce");  // likewise
             doc["layout"].erase("edp");
             const planner::Plan other = planner::plan(planner::parse_workload(doc, catalog));
             INFO("mb " << mb << " v " << v << " zero " << zero << " " << rc);
@@ -456,6 +458,35 @@ TEST_CASE("recommend: layout.overlap_p2p_comm true runs where a layout can, is r
   CHECK(off.step_time_s > on.step_time_s);
   CHECK(off.time_s.pp_exposed == Approx(off.time_s.pp_comm).epsilon(1e-12));
   CHECK(on.time_s.pp_exposed < on.time_s.pp_comm);
+}
+
+TEST_CASE("recommend: layout.overlap_grad_reduce false plans every Megatron layout with its reduction exposed") {
+  const Catalog catalog = small_catalog();
+  json doc = {{"model", {{"preset", "llama3.1-8b"}}},
+              {"job", {{"kind", "pretrain"}, {"seq_len", 4096}, {"global_batch", 256}, {"framework", "megatron-core"}}},
+              {"layout", {{"tp", 2}, {"pp", 1}, {"zero", 1}}},
+              {"constraints", {{"instances", {"aws:p5.48xlarge"}}, {"max_nodes", 4}, {"objective", "time"}}}};
+  const auto on = planner::search(planner::parse_workload(doc, catalog), catalog, 3, nullptr);
+  doc["layout"]["overlap_grad_reduce"] = false;
+  const auto off = planner::search(planner::parse_workload(doc, catalog), catalog, 3, nullptr);
+  REQUIRE(!on.plans.empty());
+  REQUIRE(!off.plans.empty());
+  CHECK(on.plans[0].layout.overlap_grad_reduce);
+  for (const auto& p : off.plans) {
+    CHECK_FALSE(p.layout.overlap_grad_reduce);
+    CHECK(p.time_s.dp_exposed == Approx(p.time_s.dp_comm).epsilon(1e-12));
+  }
+  CHECK(off.plans[0].step_time_s > on.plans[0].step_time_s);
+  // A stated true for a job whose stack never runs it is refused by name.
+  doc["layout"] = {{"overlap_grad_reduce", true}};
+  doc["job"]["framework"] = "fsdp";
+  std::string field = "<no error>";
+  try {
+    planner::search(planner::parse_workload(doc, catalog), catalog, 3, nullptr);
+  } catch (const Error& e) {
+    field = e.field();
+  }
+  CHECK(field == "layout.overlap_grad_reduce");
 }
 
 TEST_CASE("recommend refuses layout.tp_comm_overlap true for a job no layout can run it for, naming the field") {

@@ -150,6 +150,25 @@ def test_overlap_p2p_comm_is_the_same_field_in_python():
         assert error.value.field == "layout.overlap_p2p_comm"
 
 
+def test_overlap_grad_reduce_is_the_same_field_in_python():
+    """layout.overlap_grad_reduce: on for Megatron-Core's DDP unless stated; false puts the whole
+    gradient reduction in the open; true under another stack, or a non-boolean, is refused by name."""
+    megatron = dict(LLAMA_8B, hardware={"instance": "aws:p5.48xlarge", "nodes": 2},
+                    job=dict(LLAMA_8B["job"], framework="megatron-core"),
+                    layout={"tp": 1, "pp": 1, "dp": 16, "zero": 1})
+    default = linkwise.plan(megatron)
+    assert default.layout.overlap_grad_reduce is True
+    off = linkwise.plan(dict(megatron, layout=dict(megatron["layout"], overlap_grad_reduce=False)))
+    assert off.layout.overlap_grad_reduce is False
+    assert off.time_s.dp_exposed == pytest.approx(off.time_s.dp_comm, rel=1e-12)
+    assert default.time_s.dp_exposed < off.time_s.dp_exposed
+    for job, layout in (({"framework": "fsdp"}, {"overlap_grad_reduce": True}),
+                        ({}, {"overlap_grad_reduce": 1}), ({}, {"overlap_grad_reduce": "false"})):
+        with pytest.raises(linkwise.InvalidInputError) as error:
+            linkwise.plan(dict(megatron, job=dict(megatron["job"], **job), layout=dict(megatron["layout"], **layout)))
+        assert error.value.field == "layout.overlap_grad_reduce"
+
+
 @pytest.mark.parametrize("value", [0, -1, 2**31, 1e300, float("nan"), "x", [True], {}])
 def test_a_bad_tp_comm_overlap_names_it(value):
     """layout.tp_comm_overlap takes true or false only: anything else is an error naming it."""

@@ -404,6 +404,30 @@ def test_overlap_p2p_comm_is_echoed_and_a_schedule_that_cannot_overlap_is_named(
     assert r.status_code == 400 and r.json()["field"] == "layout.overlap_p2p_comm", r.text
 
 
+def test_overlap_grad_reduce_is_echoed_and_a_stack_that_does_not_run_it_is_named(server):
+    """layout.overlap_grad_reduce: echoed (on for the example's Megatron-Core layout), false exposes
+    the whole gradient reduction, and true under another stack, in serving, or a non-boolean is a 400."""
+    workload = json.loads(PLAN_FILE.read_text())
+    default = post(server, "/v1/plans", workload).json()
+    assert default["layout"]["overlap_grad_reduce"] is True
+    off = post(server, "/v1/plans", dict(workload, layout=dict(workload["layout"], overlap_grad_reduce=False))).json()
+    assert off["layout"]["overlap_grad_reduce"] is False
+    assert off["time_s"]["dp_exposed"] == pytest.approx(off["time_s"]["dp_comm"], rel=1e-12)
+    assert off["step_time_s"] > default["step_time_s"]
+    for layout, job in (({"overlap_grad_reduce": True}, {"framework": "fsdp"}),
+                        ({"overlap_grad_reduce": True, "zero": 3}, {}),
+                        ({"overlap_grad_reduce": "on"}, {}), ({"overlap_grad_reduce": 0}, {}),
+                        ({"overlap_grad_reduce": [False]}, {})):
+        r = post(server, "/v1/plans", dict(workload, layout=dict(workload["layout"], **layout),
+                                           job=dict(workload["job"], **job)))
+        assert r.status_code == 400 and r.json()["field"] == "layout.overlap_grad_reduce", r.text
+    serving = {"model": {"preset": "llama3.1-8b"}, "job": {"kind": "inference", "prompt_len": 1024, "output_len": 128,
+                                                            "concurrent": 8},
+               "hardware": {"instance": "aws:p5.48xlarge"}, "layout": {"tp": 2, "pp": 1, "overlap_grad_reduce": True}}
+    r = post(server, "/v1/plans", serving)
+    assert r.status_code == 400 and r.json()["field"] == "layout.overlap_grad_reduce", r.text
+
+
 def test_tp_comm_overlap_is_echoed_and_a_layout_that_cannot_run_it_is_named(server):
     """layout.tp_comm_overlap: the plan echoes what it planned (on by default for the example's dense
     Megatron-Core layout), false shows more of the TP collectives, and true where Transformer Engine's

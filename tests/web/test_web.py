@@ -875,8 +875,8 @@ def test_plan_layout_shows_cpu_offload(browser, web_server):
 
 
 # Each overlap the plan runs by default reads in the layout; stated off, it does not: Transformer
-# Engine's TP overlap for a dense Megatron-Core layout with SP, and the interleaved schedule's
-# pipeline sends (off in a Megatron-LM from before mid-2023).
+# Engine's TP overlap for a dense Megatron-Core layout with SP, the interleaved schedule's pipeline
+# sends (off in a Megatron-LM from before mid-2023), Megatron-Core's DDP overlap of the gradient reduction.
 OVERLAP_LAYOUTS = [
     ("tp_comm_overlap", "TP overlap", {"model": {"preset": "llama3.1-8b"},
                                         "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 64,
@@ -888,6 +888,11 @@ OVERLAP_LAYOUTS = [
                                                  "tokens": 1e9, "precision": "bf16", "framework": "megatron-core"},
                                          "hardware": {"instance": P5, "nodes": 4},
                                          "layout": {"tp": 8, "pp": 4, "dp": 1, "virtual_stages": 5}}),
+    ("overlap_grad_reduce", "DP overlap", {"model": {"preset": "llama3.1-8b"},
+                                            "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 64,
+                                                    "tokens": 1e9, "precision": "bf16", "framework": "megatron-core"},
+                                            "hardware": {"instance": P5, "nodes": 2},
+                                            "layout": {"tp": 1, "pp": 1, "dp": 16, "zero": 1}}),
 ]
 
 

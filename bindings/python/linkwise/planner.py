@@ -206,6 +206,9 @@ class Layout(Record):
     overlap_p2p_comm = Field[bool](
         "Pipeline sends overlapped with compute (Megatron-Core's interleaved schedule, DualPipe; on where it can run)."
     )
+    overlap_grad_reduce = Field[bool](
+        "Megatron-Core's DDP overlap of the gradient reduction and parameter gather (on where it can run)."
+    )
 
 
 class Plan(Record):

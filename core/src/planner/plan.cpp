@@ -466,6 +466,19 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
         fmt("without it (Megatron-LM's default; state false) the step is %.3g s", bare.step) +
         fmt(" (%.3g s with it)", e.step));
   }
+  // Megatron-Core's DDP overlap by default, likewise: NVIDIA's recipes set it, Megatron-LM's own
+  // flags default off (and releases before 2023-08 had none).
+  if (l.overlap_grad_reduce && !w.layout.overlap_grad_reduce && e.dp_comm > e.dp_exposed) {
+    Layout without = l;
+    without.overlap_grad_reduce = false;
+    const Estimate bare = estimate(prepare_model(w.model, w.job), p, nodes, without, k);
+    plan.warnings.push_back(
+        "layout.overlap_grad_reduce not stated: planned with Megatron-Core's overlap of the gradient reduction "
+        "and parameter gather, as NVIDIA's recipes run it; " +
+        fmt("it leaves %.3g s of the ", e.dp_exposed) + fmt("%.3g s of data-parallel traffic exposed; ", e.dp_comm) +
+        fmt("without it (Megatron-LM's default; state false) the step is %.3g s", bare.step) +
+        fmt(" (%.3g s with it)", e.step));
+  }
   {
     const Interval iv = throughput_interval(
         hw.gpu.architecture, w.job.precision, w.job.kind, l, plan.gpus,

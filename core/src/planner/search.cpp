@@ -68,7 +68,8 @@ auto key(const Candidate& c) {
   const Layout& l = c.layout;
   return std::make_tuple(unsure(c), c.objective, c.option, c.nodes, l.tp, l.pp, l.cp, l.dp, l.ep, l.etp, l.micro_batch,
                          l.virtual_stages, c.estimate.total, l.zero, int(l.recompute), int(l.sequence_parallel),
-                         int(l.overlap_a2a), int(l.tp_comm_overlap), int(l.overlap_p2p_comm));
+                         int(l.overlap_a2a), int(l.tp_comm_overlap), int(l.overlap_p2p_comm),
+                         int(l.overlap_grad_reduce));
 }
 bool better(const Candidate& a, const Candidate& b) { return key(a) < key(b); }
 
@@ -344,6 +345,10 @@ TrainingChoices training_choices(const Workload& w) {
     if (const char* why = tp_comm_overlap_problem(w.job, most_permissive, true))
       throw_invalid("layout.tp_comm_overlap",
                     std::string("layout.tp_comm_overlap true cannot run on any layout of this job: ") + why);
+  if (spec.overlap_grad_reduce.value_or(false))
+    if (const char* why = overlap_grad_reduce_problem(w.job, most_permissive))
+      throw_invalid("layout.overlap_grad_reduce",
+                    std::string("layout.overlap_grad_reduce true cannot run on any layout of this job: ") + why);
   if (c.dualpipe) {  // DualPipe: even pp, no interleaving
     std::vector<int> even;
     std::vector<std::vector<int>> vs;
@@ -564,6 +569,8 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                       // there too), blocking where the workload says false.
                       l.overlap_p2p_comm =
                           w.layout.overlap_p2p_comm.value_or(true) && overlap_p2p_comm_problem(w.job, l) == nullptr;
+                      l.overlap_grad_reduce = w.layout.overlap_grad_reduce.value_or(true) &&
+                                              overlap_grad_reduce_problem(w.job, l) == nullptr;
                       bool& short_here = gpu_short[int(rc)][zero];
                       Estimate e;  // fits stays false where the GPU was short at a smaller micro-batch
                       if (cx.exhaustive || !short_here) {

@@ -415,7 +415,7 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     reject_unknown(l, "layout",
                    {"tp", "pp", "cp", "dp", "micro_batch", "zero", "recompute", "recompute_layer_fraction",
                     "sequence_parallel", "virtual_stages", "ep", "etp", "edp", "overlap_a2a", "dualpipe",
-                    "tp_comm_overlap", "overlap_p2p_comm"});
+                    "tp_comm_overlap", "overlap_p2p_comm", "overlap_grad_reduce"});
     LayoutSpec& s = w.layout;
     s.tp = opt_int(l, "tp", "layout.tp", 1, limits::kLayoutSize);
     s.pp = opt_int(l, "pp", "layout.pp", 1, limits::kLayoutSize);
@@ -431,6 +431,7 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     s.dualpipe = opt_bool(l, "dualpipe", "layout.dualpipe");
     s.tp_comm_overlap = opt_bool(l, "tp_comm_overlap", "layout.tp_comm_overlap");
     s.overlap_p2p_comm = opt_bool(l, "overlap_p2p_comm", "layout.overlap_p2p_comm");
+    s.overlap_grad_reduce = opt_bool(l, "overlap_grad_reduce", "layout.overlap_grad_reduce");
     // A stated false is what every other schedule does already (plan and recommend check a stated
     // true against the layout), but DualPipe overlaps its sends by design.
     if (s.overlap_p2p_comm == false && s.dualpipe.value_or(false))
@@ -484,6 +485,9 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
       if (s.overlap_p2p_comm.value_or(false))
         throw_invalid("layout.overlap_p2p_comm", "layout.overlap_p2p_comm is a training setting: serving runs no "
                                                  "pipeline schedule (only false is accepted)");
+      if (s.overlap_grad_reduce.value_or(false))
+        throw_invalid("layout.overlap_grad_reduce", "layout.overlap_grad_reduce is a training setting: serving reduces "
+                                                    "no gradients (only false is accepted)");
     }
     // Training settings a serving plan would echo but never use: serving engines run one batch of
     // sequences per step with whole weights on each TP rank (no ZeRO, micro-batches, Megatron SP
@@ -633,6 +637,8 @@ Layout complete_layout(const Workload& w, int gpus) {
   l.tp_comm_overlap = s.tp_comm_overlap.value_or(tp_comm_overlap_default(w.job, w.model.moe.enabled(), l, true));
   // On wherever Megatron-Core's interleaved schedule can overlap its sends (Megatron-LM's default).
   l.overlap_p2p_comm = s.overlap_p2p_comm.value_or(overlap_p2p_comm_problem(w.job, l) == nullptr);
+  // On wherever Megatron-Core's DDP can overlap its reduction (NVIDIA's recipes; Megatron-LM: state false).
+  l.overlap_grad_reduce = s.overlap_grad_reduce.value_or(overlap_grad_reduce_problem(w.job, l) == nullptr);
   return l;
 }
 
@@ -771,6 +777,12 @@ void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int 
   if (w.layout.overlap_p2p_comm.value_or(false))
     if (const char* why = overlap_p2p_comm_problem(w.job, l))
       throw_invalid("layout.overlap_p2p_comm", std::string("layout.overlap_p2p_comm cannot be true here: ") + why);
+  // (A stated false elsewhere says what holds: Megatron-Core's overlap does not run; the layout's own
+  // stack schedules its reductions as it does.)
+  if (w.layout.overlap_grad_reduce.value_or(false))
+    if (const char* why = overlap_grad_reduce_problem(w.job, l))
+      throw_invalid("layout.overlap_grad_reduce",
+                    std::string("layout.overlap_grad_reduce cannot be true here: ") + why);
   // MoE: overlapping the all-to-all needs one (ep > 1); DualPipe sets it for its own schedule.
   if (l.overlap_a2a && l.ep == 1 && !l.dualpipe && w.layout.overlap_a2a)
     throw_invalid("layout.overlap_a2a", "layout.overlap_a2a needs layout.ep > 1: with ep 1 there is no all-to-all");
@@ -838,7 +850,8 @@ nlohmann::json to_json(const Layout& l) {
           {"overlap_a2a", l.overlap_a2a},
           {"dualpipe", l.dualpipe},
           {"tp_comm_overlap", l.tp_comm_overlap},
-          {"overlap_p2p_comm", l.overlap_p2p_comm}};
+          {"overlap_p2p_comm", l.overlap_p2p_comm},
+          {"overlap_grad_reduce", l.overlap_grad_reduce}};
 }
 
 }  // namespace linkwise::planner

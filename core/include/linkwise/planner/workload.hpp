@@ -163,6 +163,7 @@ struct LayoutSpec {
   std::optional<bool> dualpipe;
   std::optional<bool> tp_comm_overlap;
   std::optional<bool> overlap_p2p_comm;
+  std::optional<bool> overlap_grad_reduce;
   std::optional<Recompute> recompute;
   std::optional<double> recompute_layer_fraction;
   std::optional<bool> sequence_parallel;
@@ -201,6 +202,12 @@ struct Layout {
   // overlap_p2p_comm in its interleaved schedule, or DualPipe's (overlap_p2p_comm_problem); off,
   // each send blocks, as in Megatron-LM before 2023-05-31 (commit f9283c5a8a added the option).
   bool overlap_p2p_comm = false;
+  // Megatron-Core's DDP overlap of the data-parallel gradient reduction with the backward
+  // (overlap_grad_reduce; with the distributed optimizer also the parameters' all-gather with the
+  // next forward, overlap_param_gather, which Megatron asserts needs it): overlap_grad_reduce_problem.
+  // Off, both run after the backward in the open, as Megatron-LM's own default has them and as
+  // every release before commit 2d5220a424 (2023-08-16) did.
+  bool overlap_grad_reduce = false;
   int gpus() const { return tp * pp * cp * dp; }
   int edp() const { return tp * cp * dp / (ep * etp); }
 };
@@ -251,6 +258,20 @@ inline const char* overlap_p2p_comm_problem(const Job& job, const Layout& l) noe
            "megatron-core or nemo, or auto below layout.zero 3)";
   if (l.virtual_stages <= 1)
     return "Megatron-Core overlaps the pipeline's sends only in its interleaved schedule (layout.virtual_stages > 1)";
+  return nullptr;
+}
+
+// Why Megatron-Core's gradient-reduction overlap (Layout::overlap_grad_reduce) does not apply to a
+// training layout, or nullptr where it does: Megatron-Core's runtime below ZeRO-3 (its DDP and
+// distributed optimizer). PyTorch FSDP, Megatron-FSDP (zero 3), DeepSpeed and the other stacks
+// schedule their own reductions. Where it applies it is on unless stated, as NVIDIA's recipes run it
+// (Megatron Bridge's and NeMo's comm-overlap configs set overlap_grad_reduce and
+// overlap_param_gather); Megatron-LM's own flags default off: a run on it states false.
+inline const char* overlap_grad_reduce_problem(const Job& job, const Layout& l) noexcept {
+  if (job.kind == JobKind::inference) return "it is a training setting (serving reduces no gradients)";
+  if (l.zero >= 3 || !megatron_runtime(job.framework, l.zero, is_qlora(job)))
+    return "it is Megatron-Core's DDP overlap (job.framework megatron-core or nemo, or auto, below layout.zero 3); "
+           "the layout's stack schedules its own reductions";
   return nullptr;
 }
 
