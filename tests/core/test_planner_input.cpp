@@ -934,13 +934,6 @@ TEST_CASE("layout.overlap_p2p_comm: echoed as planned, refused where the schedul
   CHECK(failing_field(with([](json& d) { d["job"]["framework"] = "torchtitan"; })) == "layout.overlap_p2p_comm");
   CHECK(failing_field(with([](json& d) { d["layout"]["overlap_p2p_comm"] = 1; })) == "layout.overlap_p2p_comm");
   CHECK(failing_field(with([](json& d) { d["layout"]["overlap_p2p_comm"] = "true"; })) == "layout.overlap_p2p_comm");
-  // Serving runs no pipeline schedule: only false is accepted there.
-  json serving = json::parse(R"({"model": {"preset": "llama3.1-8b"},
-    "job": {"kind": "inference", "prompt_len": 1024, "output_len": 256, "concurrent": 8},
-    "hardware": {"instance": "aws:p5.48xlarge", "nodes": 1}, "layout": {"tp": 8, "pp": 1, "overlap_p2p_comm": true}})");
-  CHECK(failing_field(serving) == "layout.overlap_p2p_comm");
-  serving["layout"]["overlap_p2p_comm"] = false;
-  CHECK(failing_field(serving) == "<no error>");
 }
 
 TEST_CASE(
@@ -985,12 +978,21 @@ TEST_CASE(
   CHECK(failing_field(with([](json& d) { d["job"]["framework"] = "deepspeed"; })) == "layout.overlap_grad_reduce");
   CHECK(failing_field(with([](json& d) { d["layout"]["overlap_grad_reduce"] = "no"; })) ==
         "layout.overlap_grad_reduce");
-  json serving = json::parse(R"({"model": {"preset": "llama3.1-8b"},
-    "job": {"kind": "inference", "prompt_len": 1024, "output_len": 256, "concurrent": 8},
-    "hardware": {"instance": "aws:p5.48xlarge", "nodes": 1}, "layout": {"tp": 8, "pp": 1, "overlap_grad_reduce": true}})");
-  CHECK(failing_field(serving) == "layout.overlap_grad_reduce");
-  serving["layout"]["overlap_grad_reduce"] = false;
-  CHECK(failing_field(serving) == "<no error>");
+}
+
+// Serving runs no training schedule: each training-only overlap takes only false there, and a true
+// is an error naming it.
+TEST_CASE("serving takes only false for the training overlaps, naming the one stated true") {
+  for (const char* field : {"tp_comm_overlap", "overlap_p2p_comm", "overlap_grad_reduce"}) {
+    INFO(field);
+    json serving = json::parse(R"({"model": {"preset": "llama3.1-8b"},
+      "job": {"kind": "inference", "prompt_len": 1024, "output_len": 256, "concurrent": 8},
+      "hardware": {"instance": "aws:p5.48xlarge", "nodes": 1}, "layout": {"tp": 8, "pp": 1}})");
+    serving["layout"][field] = true;
+    CHECK(failing_field(serving) == std::string("layout.") + field);
+    serving["layout"][field] = false;
+    CHECK(failing_field(serving) == "<no error>");
+  }
 }
 
 TEST_CASE("layout.tp_comm_overlap true where Transformer Engine's TP overlap cannot run is refused, naming it") {

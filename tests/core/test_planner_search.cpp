@@ -48,6 +48,16 @@ planner::SearchResult pruned_equals_exhaustive(const planner::Workload& w, const
   return pruned;
 }
 
+// The field the error of recommend names for `doc` ("<no error>" when it answers).
+std::string search_error_field(const json& doc, const Catalog& catalog) {
+  try {
+    planner::search(planner::parse_workload(doc, catalog), catalog, 3, nullptr);
+  } catch (const Error& e) {
+    return e.field();
+  }
+  return "<no error>";
+}
+
 }  // namespace
 
 TEST_CASE("pruned search equals exhaustive search") {
@@ -427,14 +437,7 @@ TEST_CASE("recommend: layout.overlap_p2p_comm true runs where a layout can, is r
                 {"layout", std::move(layout)},
                 {"constraints", {{"instances", {"aws:p5.48xlarge"}}, {"max_nodes", 4}}}};
   };
-  const auto field_of = [&](const json& doc) {
-    try {
-      planner::search(planner::parse_workload(doc, catalog), catalog, 3, nullptr);
-    } catch (const Error& e) {
-      return e.field();
-    }
-    return std::string("<no error>");
-  };
+  const auto field_of = [&](const json& doc) { return search_error_field(doc, catalog); };
   CHECK(field_of(doc_with({{"overlap_p2p_comm", true}, {"pp", 1}}, "megatron-core")) == "layout.overlap_p2p_comm");
   CHECK(field_of(doc_with({{"overlap_p2p_comm", true}, {"virtual_stages", 1}}, "megatron-core")) ==
         "layout.overlap_p2p_comm");
@@ -480,13 +483,7 @@ TEST_CASE("recommend: layout.overlap_grad_reduce false plans every Megatron layo
   // A stated true for a job whose stack never runs it is refused by name.
   doc["layout"] = {{"overlap_grad_reduce", true}};
   doc["job"]["framework"] = "fsdp";
-  std::string field = "<no error>";
-  try {
-    planner::search(planner::parse_workload(doc, catalog), catalog, 3, nullptr);
-  } catch (const Error& e) {
-    field = e.field();
-  }
-  CHECK(field == "layout.overlap_grad_reduce");
+  CHECK(search_error_field(doc, catalog) == "layout.overlap_grad_reduce");
 }
 
 TEST_CASE("recommend refuses layout.tp_comm_overlap true for a job no layout can run it for, naming the field") {
@@ -498,13 +495,7 @@ TEST_CASE("recommend refuses layout.tp_comm_overlap true for a job no layout can
                 {"layout", {{"tp_comm_overlap", true}}},
                 {"constraints", {{"instances", {"aws:p5.48xlarge"}}}}};
     INFO(job);
-    std::string field = "<no error>";
-    try {
-      planner::search(planner::parse_workload(doc, catalog), catalog, 3, nullptr);
-    } catch (const Error& e) {
-      field = e.field();
-    }
-    CHECK(field == "layout.tp_comm_overlap");
+    CHECK(search_error_field(doc, catalog) == "layout.tp_comm_overlap");
   }
   // Nor where the workload pins what rules it out: tp 1, or no sequence parallelism.
   for (const json& pinned : {json{{"tp", 1}}, json{{"sequence_parallel", false}}}) {
@@ -514,13 +505,7 @@ TEST_CASE("recommend refuses layout.tp_comm_overlap true for a job no layout can
                 {"constraints", {{"instances", {"aws:p5.48xlarge"}}}}};
     doc["layout"]["tp_comm_overlap"] = true;
     INFO(pinned.dump());
-    std::string field = "<no error>";
-    try {
-      planner::search(planner::parse_workload(doc, catalog), catalog, 3, nullptr);
-    } catch (const Error& e) {
-      field = e.field();
-    }
-    CHECK(field == "layout.tp_comm_overlap");
+    CHECK(search_error_field(doc, catalog) == "layout.tp_comm_overlap");
   }
   // Under auto a stated true is run wherever a layout can run it, and the search answers.
   json doc = {{"model", {{"preset", "llama3.1-8b"}}},

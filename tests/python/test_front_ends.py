@@ -130,43 +130,32 @@ def test_tp_comm_overlap_is_the_same_field_in_python():
     assert error.value.field == "layout.tp_comm_overlap"
 
 
-def test_overlap_p2p_comm_is_the_same_field_in_python():
-    """layout.overlap_p2p_comm: on for Megatron-Core's interleaved schedule unless stated; false
-    puts every pipeline send on the critical path; true where the schedule cannot overlap is refused
-    by name, as a value that is not a boolean is."""
-    interleaved = dict(LLAMA_8B, hardware={"instance": "aws:p5.48xlarge", "nodes": 2},
-                       job=dict(LLAMA_8B["job"], framework="megatron-core"),
-                       layout={"tp": 2, "pp": 4, "dp": 2, "virtual_stages": 2})
-    default = linkwise.plan(interleaved)
-    assert default.layout.overlap_p2p_comm is True
-    off = linkwise.plan(dict(interleaved, layout=dict(interleaved["layout"], overlap_p2p_comm=False)))
-    assert off.layout.overlap_p2p_comm is False
-    assert off.time_s.pp_exposed == pytest.approx(off.time_s.pp_comm, rel=1e-12)
-    assert default.time_s.pp_exposed < off.time_s.pp_exposed
-    for layout in ({"virtual_stages": 1, "overlap_p2p_comm": True}, {"overlap_p2p_comm": 1},
-                   {"overlap_p2p_comm": "false"}, {"overlap_p2p_comm": 0}):
-        with pytest.raises(linkwise.InvalidInputError) as error:
-            linkwise.plan(dict(interleaved, layout=dict(interleaved["layout"], **layout)))
-        assert error.value.field == "layout.overlap_p2p_comm"
+# Megatron's two overlaps that a run can state off: the interleaved schedule's pipeline sends
+# (overlap_p2p_comm; the time they expose is pp_*) and the DDP's gradient reduction
+# (overlap_grad_reduce; dp_*). Each: on unless stated, false exposes the whole of its traffic, and
+# true where it cannot run, or a value that is not a boolean, is refused by name.
+MEGATRON_OVERLAPS = [
+    ("overlap_p2p_comm", "pp", {"tp": 2, "pp": 4, "dp": 2, "virtual_stages": 2},
+     [({}, {"virtual_stages": 1, "overlap_p2p_comm": True}), ({"framework": "torchtitan"}, {"overlap_p2p_comm": True})]),
+    ("overlap_grad_reduce", "dp", {"tp": 1, "pp": 1, "dp": 16, "zero": 1},
+     [({"framework": "fsdp"}, {"overlap_grad_reduce": True}), ({}, {"zero": 3, "overlap_grad_reduce": True})]),
+]
 
 
-def test_overlap_grad_reduce_is_the_same_field_in_python():
-    """layout.overlap_grad_reduce: on for Megatron-Core's DDP unless stated; false puts the whole
-    gradient reduction in the open; true under another stack, or a non-boolean, is refused by name."""
+@pytest.mark.parametrize("field, traffic, layout, cannot_run", MEGATRON_OVERLAPS, ids=[m[0] for m in MEGATRON_OVERLAPS])
+def test_megatron_overlaps_are_the_same_fields_in_python(field, traffic, layout, cannot_run):
     megatron = dict(LLAMA_8B, hardware={"instance": "aws:p5.48xlarge", "nodes": 2},
-                    job=dict(LLAMA_8B["job"], framework="megatron-core"),
-                    layout={"tp": 1, "pp": 1, "dp": 16, "zero": 1})
+                    job=dict(LLAMA_8B["job"], framework="megatron-core"), layout=layout)
     default = linkwise.plan(megatron)
-    assert default.layout.overlap_grad_reduce is True
-    off = linkwise.plan(dict(megatron, layout=dict(megatron["layout"], overlap_grad_reduce=False)))
-    assert off.layout.overlap_grad_reduce is False
-    assert off.time_s.dp_exposed == pytest.approx(off.time_s.dp_comm, rel=1e-12)
-    assert default.time_s.dp_exposed < off.time_s.dp_exposed
-    for job, layout in (({"framework": "fsdp"}, {"overlap_grad_reduce": True}),
-                        ({}, {"overlap_grad_reduce": 1}), ({}, {"overlap_grad_reduce": "false"})):
+    assert getattr(default.layout, field) is True
+    off = linkwise.plan(dict(megatron, layout=dict(layout, **{field: False})))
+    assert getattr(off.layout, field) is False
+    assert getattr(off.time_s, traffic + "_exposed") == pytest.approx(getattr(off.time_s, traffic + "_comm"), rel=1e-12)
+    assert getattr(default.time_s, traffic + "_exposed") < getattr(off.time_s, traffic + "_exposed")
+    for job, edit in cannot_run + [({}, {field: 1}), ({}, {field: "false"}), ({}, {field: 0})]:
         with pytest.raises(linkwise.InvalidInputError) as error:
-            linkwise.plan(dict(megatron, job=dict(megatron["job"], **job), layout=dict(megatron["layout"], **layout)))
-        assert error.value.field == "layout.overlap_grad_reduce"
+            linkwise.plan(dict(megatron, job=dict(megatron["job"], **job), layout=dict(layout, **edit)))
+        assert error.value.field == "layout." + field
 
 
 @pytest.mark.parametrize("value", [0, -1, 2**31, 1e300, float("nan"), "x", [True], {}])

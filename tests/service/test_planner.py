@@ -370,62 +370,48 @@ def test_a_key_written_twice_is_a_400_naming_it(server):
     assert "twice" in r.json()["detail"]
 
 
-def test_overlap_p2p_comm_is_echoed_and_a_schedule_that_cannot_overlap_is_named(server):
-    """layout.overlap_p2p_comm: echoed as planned (on for Megatron-Core's interleaved schedule, off
-    with one chunk per stage), false exposes every pipeline send, and true where the schedule cannot
-    overlap (one chunk per stage, another stack, serving) or a non-boolean is a 400 naming it."""
-    workload = {"model": {"preset": "llama3.1-70b"},
-                "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 256, "framework": "megatron-core"},
-                "hardware": {"instance": "aws:p5.48xlarge", "nodes": 4},
-                "layout": {"tp": 8, "pp": 4, "dp": 1, "virtual_stages": 5}}
+# Megatron's overlaps a run can state off, on the example's interleaved Megatron-Core layout: the
+# pipeline's sends (overlap_p2p_comm; pp_*) and the DDP's gradient reduction (overlap_grad_reduce; dp_*).
+MEGATRON_OVERLAPS = [
+    ("overlap_p2p_comm", "pp", [({"virtual_stages": 1}, {}), ({}, {"framework": "torchtitan"})]),
+    ("overlap_grad_reduce", "dp", [({}, {"framework": "fsdp"}), ({"zero": 3}, {})]),
+]
+
+
+@pytest.mark.parametrize("field, traffic, cannot_run", MEGATRON_OVERLAPS, ids=[m[0] for m in MEGATRON_OVERLAPS])
+def test_megatron_overlaps_are_echoed_and_where_they_cannot_run_named(server, field, traffic, cannot_run):
+    """Echoed as planned (on by default), false exposes the whole of its traffic, and true where it
+    cannot run (another stack, one chunk per stage), in serving, or a non-boolean is a 400 naming it."""
+    workload = json.loads(PLAN_FILE.read_text())
     default = post(server, "/v1/plans", workload).json()
-    assert default["layout"]["overlap_p2p_comm"] is True
-    one_chunk = post(server, "/v1/plans", dict(workload, layout=dict(workload["layout"], virtual_stages=1))).json()
-    assert one_chunk["layout"]["overlap_p2p_comm"] is False
-    off = post(server, "/v1/plans", dict(workload, layout=dict(workload["layout"], overlap_p2p_comm=False))).json()
-    assert off["layout"]["overlap_p2p_comm"] is False
-    assert off["time_s"]["pp_exposed"] == pytest.approx(off["time_s"]["pp_comm"], rel=1e-12)
+    assert default["layout"][field] is True
+    off = post(server, "/v1/plans", dict(workload, layout=dict(workload["layout"], **{field: False}))).json()
+    assert off["layout"][field] is False
+    assert off["time_s"][traffic + "_exposed"] == pytest.approx(off["time_s"][traffic + "_comm"], rel=1e-12)
     assert off["step_time_s"] > default["step_time_s"]
-    for layout, job in (({"overlap_p2p_comm": True, "virtual_stages": 1}, {}),
-                        ({"overlap_p2p_comm": True}, {"framework": "torchtitan"}),
-                        ({"overlap_p2p_comm": "on"}, {}), ({"overlap_p2p_comm": 0}, {}), ({"overlap_p2p_comm": 1e300}, {}),
-                        ({"overlap_p2p_comm": [True]}, {}), ({"overlap_p2p_comm": {}}, {})):
+    bad = [(dict(layout, **{field: True}), job) for layout, job in cannot_run]
+    bad += [({field: value}, {}) for value in ("on", 0, 1e300, [True], {})]
+    for layout, job in bad:
         r = post(server, "/v1/plans", dict(workload, layout=dict(workload["layout"], **layout),
                                            job=dict(workload["job"], **job)))
-        assert r.status_code == 400 and r.json()["field"] == "layout.overlap_p2p_comm", r.text
+        assert r.status_code == 400 and r.json()["field"] == "layout." + field, r.text
+    serving = {"model": {"preset": "llama3.1-8b"}, "job": {"kind": "inference", "prompt_len": 1024, "output_len": 128,
+                                                            "concurrent": 8},
+               "hardware": {"instance": "aws:p5.48xlarge"}, "layout": {"tp": 2, "pp": 1, field: True}}
+    r = post(server, "/v1/plans", serving)
+    assert r.status_code == 400 and r.json()["field"] == "layout." + field, r.text
+
+
+def test_one_chunk_per_stage_echoes_blocking_sends_and_recommend_names_an_impossible_overlap(server):
+    """Without interleaving the sends block (echoed false); recommend told to overlap them on a job
+    pinned to pp 1 says which field cannot be met."""
+    workload = json.loads(PLAN_FILE.read_text())
+    one_chunk = post(server, "/v1/plans", dict(workload, layout=dict(workload["layout"], virtual_stages=1))).json()
+    assert one_chunk["layout"]["overlap_p2p_comm"] is False
     r = post(server, "/v1/recommendations", dict(workload, hardware=None,
                                                  layout={"pp": 1, "overlap_p2p_comm": True},
                                                  constraints={"instances": ["aws:p5.48xlarge"], "max_nodes": 4}))
     assert r.status_code == 400 and r.json()["field"] == "layout.overlap_p2p_comm", r.text
-    serving = {"model": {"preset": "llama3.1-8b"}, "job": {"kind": "inference", "prompt_len": 1024, "output_len": 128,
-                                                            "concurrent": 8},
-               "hardware": {"instance": "aws:p5.48xlarge"}, "layout": {"tp": 2, "pp": 1, "overlap_p2p_comm": True}}
-    r = post(server, "/v1/plans", serving)
-    assert r.status_code == 400 and r.json()["field"] == "layout.overlap_p2p_comm", r.text
-
-
-def test_overlap_grad_reduce_is_echoed_and_a_stack_that_does_not_run_it_is_named(server):
-    """layout.overlap_grad_reduce: echoed (on for the example's Megatron-Core layout), false exposes
-    the whole gradient reduction, and true under another stack, in serving, or a non-boolean is a 400."""
-    workload = json.loads(PLAN_FILE.read_text())
-    default = post(server, "/v1/plans", workload).json()
-    assert default["layout"]["overlap_grad_reduce"] is True
-    off = post(server, "/v1/plans", dict(workload, layout=dict(workload["layout"], overlap_grad_reduce=False))).json()
-    assert off["layout"]["overlap_grad_reduce"] is False
-    assert off["time_s"]["dp_exposed"] == pytest.approx(off["time_s"]["dp_comm"], rel=1e-12)
-    assert off["step_time_s"] > default["step_time_s"]
-    for layout, job in (({"overlap_grad_reduce": True}, {"framework": "fsdp"}),
-                        ({"overlap_grad_reduce": True, "zero": 3}, {}),
-                        ({"overlap_grad_reduce": "on"}, {}), ({"overlap_grad_reduce": 0}, {}),
-                        ({"overlap_grad_reduce": [False]}, {})):
-        r = post(server, "/v1/plans", dict(workload, layout=dict(workload["layout"], **layout),
-                                           job=dict(workload["job"], **job)))
-        assert r.status_code == 400 and r.json()["field"] == "layout.overlap_grad_reduce", r.text
-    serving = {"model": {"preset": "llama3.1-8b"}, "job": {"kind": "inference", "prompt_len": 1024, "output_len": 128,
-                                                            "concurrent": 8},
-               "hardware": {"instance": "aws:p5.48xlarge"}, "layout": {"tp": 2, "pp": 1, "overlap_grad_reduce": True}}
-    r = post(server, "/v1/plans", serving)
-    assert r.status_code == 400 and r.json()["field"] == "layout.overlap_grad_reduce", r.text
 
 
 def test_tp_comm_overlap_is_echoed_and_a_layout_that_cannot_run_it_is_named(server):

@@ -453,32 +453,28 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
         "runs lost much less, so on a current release the step may be nearer " +
         fmt("%.3g s", bare.step));
   }
-  // Transformer Engine's TP overlap by default (tp_comm_overlap_default): the plan says so, and
-  // what the step is without it (Megatron-LM's own default), so the assumption is never silent.
-  if (l.tp_comm_overlap && !w.layout.tp_comm_overlap) {
+  // An overlap planned by default, as NVIDIA's recipes run it, where Megatron-LM's own default is
+  // off: the plan says so, and what the step is without it, so the assumption is never silent.
+  const auto say_default = [&](bool Layout::*flag, const char* field, const char* what, double exposed, double comm,
+                               const char* traffic) {
     Layout without = l;
-    without.tp_comm_overlap = false;
+    without.*flag = false;
     const Estimate bare = estimate(prepare_model(w.model, w.job), p, nodes, without, k);
-    plan.warnings.push_back(
-        "layout.tp_comm_overlap not stated: planned with Transformer Engine's TP communication overlap, as "
-        "NVIDIA's recipes run it (NeMo, Megatron Bridge, MLPerf); " +
-        fmt("it leaves %.3g s of the ", e.tp_exposed) + fmt("%.3g s of TP collectives exposed; ", e.tp_comm) +
-        fmt("without it (Megatron-LM's default; state false) the step is %.3g s", bare.step) +
-        fmt(" (%.3g s with it)", e.step));
-  }
-  // Megatron-Core's DDP overlap by default, likewise: NVIDIA's recipes set it, Megatron-LM's own
-  // flags default off (and releases before 2023-08 had none).
-  if (l.overlap_grad_reduce && !w.layout.overlap_grad_reduce && e.dp_comm > e.dp_exposed) {
-    Layout without = l;
-    without.overlap_grad_reduce = false;
-    const Estimate bare = estimate(prepare_model(w.model, w.job), p, nodes, without, k);
-    plan.warnings.push_back(
-        "layout.overlap_grad_reduce not stated: planned with Megatron-Core's overlap of the gradient reduction "
-        "and parameter gather, as NVIDIA's recipes run it; " +
-        fmt("it leaves %.3g s of the ", e.dp_exposed) + fmt("%.3g s of data-parallel traffic exposed; ", e.dp_comm) +
-        fmt("without it (Megatron-LM's default; state false) the step is %.3g s", bare.step) +
-        fmt(" (%.3g s with it)", e.step));
-  }
+    plan.warnings.push_back(std::string(field) + " not stated: planned with " + what +
+                            ", as NVIDIA's recipes run it; " + fmt("it leaves %.3g s of the ", exposed) +
+                            fmt("%.3g s of ", comm) + traffic + " exposed; " +
+                            fmt("without it (Megatron-LM's default; state false) the step is %.3g s", bare.step) +
+                            fmt(" (%.3g s with it)", e.step));
+  };
+  if (l.tp_comm_overlap && !w.layout.tp_comm_overlap)  // tp_comm_overlap_default
+    say_default(&Layout::tp_comm_overlap, "layout.tp_comm_overlap",
+                "Transformer Engine's TP communication overlap (NeMo, Megatron Bridge, MLPerf)", e.tp_exposed,
+                e.tp_comm, "TP collectives");
+  // (Megatron-LM releases before 2023-08 had no gradient-reduction overlap at all.)
+  if (l.overlap_grad_reduce && !w.layout.overlap_grad_reduce && e.dp_comm > e.dp_exposed)
+    say_default(&Layout::overlap_grad_reduce, "layout.overlap_grad_reduce",
+                "Megatron-Core's overlap of the gradient reduction and parameter gather", e.dp_exposed, e.dp_comm,
+                "data-parallel traffic");
   {
     const Interval iv = throughput_interval(
         hw.gpu.architecture, w.job.precision, w.job.kind, l, plan.gpus,

@@ -474,20 +474,22 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     // schedule) nor an overlap of one batch's all-to-all with another's compute; true would change
     // nothing there, so only false is accepted (plan and recommend alike).
     if (w.job.kind == JobKind::inference) {
-      if (s.dualpipe.value_or(false))
-        throw_invalid("layout.dualpipe", "layout.dualpipe is a training schedule (only false is accepted here)");
-      if (s.overlap_a2a.value_or(false))
-        throw_invalid("layout.overlap_a2a", "layout.overlap_a2a is a training setting: the serving engine profiles "
-                                            "do not overlap the all-to-all (only false is accepted)");
-      if (s.tp_comm_overlap.value_or(false))
-        throw_invalid("layout.tp_comm_overlap", "layout.tp_comm_overlap is a training setting: the serving profiles "
-                                                "time TP as the engines run it (only false is accepted)");
-      if (s.overlap_p2p_comm.value_or(false))
-        throw_invalid("layout.overlap_p2p_comm", "layout.overlap_p2p_comm is a training setting: serving runs no "
-                                                 "pipeline schedule (only false is accepted)");
-      if (s.overlap_grad_reduce.value_or(false))
-        throw_invalid("layout.overlap_grad_reduce", "layout.overlap_grad_reduce is a training setting: serving reduces "
-                                                    "no gradients (only false is accepted)");
+      const struct {
+        const std::optional<bool>& stated;
+        const char *field, *why;
+      } training_only[] = {
+          {s.dualpipe, "layout.dualpipe", "layout.dualpipe is a training schedule"},
+          {s.overlap_a2a, "layout.overlap_a2a",
+           "layout.overlap_a2a is a training setting: the serving engine profiles do not overlap the all-to-all"},
+          {s.tp_comm_overlap, "layout.tp_comm_overlap",
+           "layout.tp_comm_overlap is a training setting: the serving profiles time TP as the engines run it"},
+          {s.overlap_p2p_comm, "layout.overlap_p2p_comm",
+           "layout.overlap_p2p_comm is a training setting: serving runs no pipeline schedule"},
+          {s.overlap_grad_reduce, "layout.overlap_grad_reduce",
+           "layout.overlap_grad_reduce is a training setting: serving reduces no gradients"},
+      };
+      for (const auto& t : training_only)
+        if (t.stated.value_or(false)) throw_invalid(t.field, std::string(t.why) + " (only false is accepted)");
     }
     // Training settings a serving plan would echo but never use: serving engines run one batch of
     // sequences per step with whole weights on each TP rank (no ZeRO, micro-batches, Megatron SP
