@@ -447,7 +447,7 @@
       if (l.recompute !== 'none') parts.push(l.recompute + ' recompute');
       if (l.tp_comm_overlap) parts.push('TP overlap');
       if (l.overlap_p2p_comm) parts.push('PP overlap');
-      if (l.overlap_grad_reduce) parts.push('DP overlap');
+      if (l.overlap_grad_reduce && (l.dp * l.cp > 1 || l.edp > 1)) parts.push('DP overlap');
       if (offload && offload !== 'none') parts.push('offload: ' + (OFFLOAD_WORDS[offload] || offload));
     }
     return parts.join(' · ');

@@ -976,6 +976,13 @@ TEST_CASE(
   CHECK(failing_field(with([](json&) {})) == "<no error>");
   CHECK(failing_field(with([](json& d) { d["layout"]["zero"] = 3; })) == "layout.overlap_grad_reduce");
   CHECK(failing_field(with([](json& d) { d["job"]["framework"] = "deepspeed"; })) == "layout.overlap_grad_reduce");
+  // Megatron-FSDP (ZeRO 2 or 3 under Megatron-Core's runtime) always overlaps: echoed true, false refused.
+  json fsdp_megatron = good();
+  fsdp_megatron["job"]["framework"] = "megatron-core";
+  fsdp_megatron["layout"]["zero"] = 2;
+  CHECK(planner::plan_json(fsdp_megatron, catalog)["layout"]["overlap_grad_reduce"] == true);
+  fsdp_megatron["layout"]["overlap_grad_reduce"] = false;
+  CHECK(failing_field(fsdp_megatron) == "layout.overlap_grad_reduce");
   CHECK(failing_field(with([](json& d) { d["layout"]["overlap_grad_reduce"] = "no"; })) ==
         "layout.overlap_grad_reduce");
 }

@@ -480,9 +480,13 @@ TEST_CASE("recommend: layout.overlap_grad_reduce false plans every Megatron layo
     CHECK(p.time_s.dp_exposed == Approx(p.time_s.dp_comm).epsilon(1e-12));
   }
   CHECK(off.plans[0].step_time_s > on.plans[0].step_time_s);
-  // A stated true for a job whose stack never runs it is refused by name.
+  // A stated true for a job whose stack never runs it is refused by name: PyTorch FSDP, or auto with
+  // the parameters offloaded (ZeRO-3 only, planned as FSDP).
   doc["layout"] = {{"overlap_grad_reduce", true}};
   doc["job"]["framework"] = "fsdp";
+  CHECK(search_error_field(doc, catalog) == "layout.overlap_grad_reduce");
+  doc["job"]["framework"] = "auto";
+  doc["job"]["offload"] = "optimizer_and_params";
   CHECK(search_error_field(doc, catalog) == "layout.overlap_grad_reduce");
 }
 

@@ -138,7 +138,9 @@ MEGATRON_OVERLAPS = [
     ("overlap_p2p_comm", "pp", {"tp": 2, "pp": 4, "dp": 2, "virtual_stages": 2},
      [({}, {"virtual_stages": 1, "overlap_p2p_comm": True}), ({"framework": "torchtitan"}, {"overlap_p2p_comm": True})]),
     ("overlap_grad_reduce", "dp", {"tp": 1, "pp": 1, "dp": 16, "zero": 1},
-     [({"framework": "fsdp"}, {"overlap_grad_reduce": True}), ({}, {"zero": 3, "overlap_grad_reduce": True})]),
+     [({"framework": "fsdp"}, {"overlap_grad_reduce": True}),
+      ({"framework": "auto"}, {"zero": 3, "overlap_grad_reduce": True}),  # auto's ZeRO-3: PyTorch FSDP
+      ({}, {"zero": 3, "overlap_grad_reduce": False})]),  # Megatron-FSDP always overlaps
 ]
 
 

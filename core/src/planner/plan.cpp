@@ -470,11 +470,13 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
     say_default(&Layout::tp_comm_overlap, "layout.tp_comm_overlap",
                 "Transformer Engine's TP communication overlap (NeMo, Megatron Bridge, MLPerf)", e.tp_exposed,
                 e.tp_comm, "TP collectives");
-  // (Megatron-LM releases before 2023-08 had no gradient-reduction overlap at all.)
-  if (l.overlap_grad_reduce && !w.layout.overlap_grad_reduce && e.dp_comm > e.dp_exposed)
+  // (Where the run may choose: Megatron-FSDP always overlaps.)
+  if (l.overlap_grad_reduce && !w.layout.overlap_grad_reduce && e.dp_comm > e.dp_exposed &&
+      grad_reduce_overlap(w.job, l) == GradReduceOverlap::choice)
     say_default(&Layout::overlap_grad_reduce, "layout.overlap_grad_reduce",
-                "Megatron-Core's overlap of the gradient reduction and parameter gather", e.dp_exposed, e.dp_comm,
-                "data-parallel traffic");
+                l.zero == 1 ? "Megatron-Core's overlap of the gradient reduction and the distributed optimizer's gather"
+                            : "Megatron-Core's overlap of the gradient reduction",
+                e.dp_exposed, e.dp_comm, "data-parallel traffic");
   {
     const Interval iv = throughput_interval(
         hw.gpu.architecture, w.job.precision, w.job.kind, l, plan.gpus,
@@ -558,6 +560,8 @@ Plan plan(const Workload& w, const MeasuredLinks* measured) {
                                                             tp_on_nvidia_nvlink(prepared, layout.tp, gpus));
     if (!w.layout.overlap_p2p_comm)
       as_megatron.overlap_p2p_comm = overlap_p2p_comm_problem(megatron, as_megatron) == nullptr;
+    if (!w.layout.overlap_grad_reduce)
+      as_megatron.overlap_grad_reduce = overlap_grad_reduce_default(megatron, as_megatron);
     const Estimate a = estimate(prepare_model(w.model, megatron), prepared, nodes, as_megatron, k);
     if (a.fits && std::fabs(a.tokens_per_s / e.tokens_per_s - 1.0) > 0.10)
       p.warnings.push_back(

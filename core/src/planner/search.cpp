@@ -338,17 +338,26 @@ TrainingChoices training_choices(const Workload& w) {
   most_permissive.tp = spec.tp.value_or(2);
   most_permissive.pp = spec.pp.value_or(2);
   most_permissive.virtual_stages = spec.virtual_stages.value_or(2);
+  // The lowest ZeRO stage the job's stack runs at that depth (CPU offload of the parameters, say,
+  // runs only at ZeRO-3).
   most_permissive.zero = spec.zero.value_or(0);
+  if (!spec.zero)
+    for (int zero = 0; zero <= 3; ++zero)
+      if (stack_problem(w.job, most_permissive.pp, zero).why.empty()) {
+        most_permissive.zero = zero;
+        break;
+      }
   most_permissive.sequence_parallel = spec.sequence_parallel.value_or(true);
   most_permissive.dualpipe = spec.dualpipe.value_or(false);
   if (spec.tp_comm_overlap.value_or(false))
     if (const char* why = tp_comm_overlap_problem(w.job, most_permissive, true))
       throw_invalid("layout.tp_comm_overlap",
                     std::string("layout.tp_comm_overlap true cannot run on any layout of this job: ") + why);
-  if (spec.overlap_grad_reduce.value_or(false))
-    if (const char* why = overlap_grad_reduce_problem(w.job, most_permissive))
-      throw_invalid("layout.overlap_grad_reduce",
-                    std::string("layout.overlap_grad_reduce true cannot run on any layout of this job: ") + why);
+  if (spec.overlap_grad_reduce)
+    if (const char* why = overlap_grad_reduce_problem(w.job, most_permissive, *spec.overlap_grad_reduce))
+      throw_invalid("layout.overlap_grad_reduce", std::string("layout.overlap_grad_reduce ") +
+                                                      (*spec.overlap_grad_reduce ? "true" : "false") +
+                                                      " cannot hold on any layout of this job: " + why);
   if (c.dualpipe) {  // DualPipe: even pp, no interleaving
     std::vector<int> even;
     std::vector<std::vector<int>> vs;
@@ -569,8 +578,13 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                       // there too), blocking where the workload says false.
                       l.overlap_p2p_comm =
                           w.layout.overlap_p2p_comm.value_or(true) && overlap_p2p_comm_problem(w.job, l) == nullptr;
-                      l.overlap_grad_reduce = w.layout.overlap_grad_reduce.value_or(true) &&
-                                              overlap_grad_reduce_problem(w.job, l) == nullptr;
+                      // Megatron-Core's gradient-reduction overlap: as stated where that holds,
+                      // else the layout's own (always on under Megatron-FSDP, never another stack's).
+                      l.overlap_grad_reduce =
+                          w.layout.overlap_grad_reduce &&
+                                  overlap_grad_reduce_problem(w.job, l, *w.layout.overlap_grad_reduce) == nullptr
+                              ? *w.layout.overlap_grad_reduce
+                              : overlap_grad_reduce_default(w.job, l);
                       bool& short_here = gpu_short[int(rc)][zero];
                       Estimate e;  // fits stays false where the GPU was short at a smaller micro-batch
                       if (cx.exhaustive || !short_here) {

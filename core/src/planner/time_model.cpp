@@ -698,10 +698,10 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
       // the next step's first forward (overlap_param_gather, set by NeMo's and Megatron Bridge's
       // recipes; NeMo 25.09 docs, "Communication Overlap"), so only the gradients' reduce-scatter
       // waits on the last backward (Layout::overlap_grad_reduce). Without it (Megatron-LM's own
-      // default, and every release before mid-2023) the reduction and the gather run after the last
+      // default, and its local DDP before mid-2023) the reduction and the gather run after the last
       // backward, in the open. DeepSpeed gathers after the optimizer step, in the open (ZeRO-1/2's
       // all_gather_dp_groups); the other stacks' all-reduce or gathers share the backward.
-      if (megatron_runtime(m, l) && !l.overlap_grad_reduce) {
+      if (megatron_runtime(m, l) && l.zero <= 1 && !l.overlap_grad_reduce) {
         dp_exposed = dp_comm;
       } else if (megatron_runtime(m, l) && l.zero == 1) {
         dp_exposed =

@@ -640,7 +640,7 @@ Layout complete_layout(const Workload& w, int gpus) {
   // On wherever Megatron-Core's interleaved schedule can overlap its sends (Megatron-LM's default).
   l.overlap_p2p_comm = s.overlap_p2p_comm.value_or(overlap_p2p_comm_problem(w.job, l) == nullptr);
   // On wherever Megatron-Core's DDP can overlap its reduction (NVIDIA's recipes; Megatron-LM: state false).
-  l.overlap_grad_reduce = s.overlap_grad_reduce.value_or(overlap_grad_reduce_problem(w.job, l) == nullptr);
+  l.overlap_grad_reduce = s.overlap_grad_reduce.value_or(overlap_grad_reduce_default(w.job, l));
   return l;
 }
 
@@ -779,12 +779,13 @@ void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int 
   if (w.layout.overlap_p2p_comm.value_or(false))
     if (const char* why = overlap_p2p_comm_problem(w.job, l))
       throw_invalid("layout.overlap_p2p_comm", std::string("layout.overlap_p2p_comm cannot be true here: ") + why);
-  // (A stated false elsewhere says what holds: Megatron-Core's overlap does not run; the layout's own
-  // stack schedules its reductions as it does.)
-  if (w.layout.overlap_grad_reduce.value_or(false))
-    if (const char* why = overlap_grad_reduce_problem(w.job, l))
-      throw_invalid("layout.overlap_grad_reduce",
-                    std::string("layout.overlap_grad_reduce cannot be true here: ") + why);
+  // (A stated false under another stack says what holds: Megatron-Core's overlap does not run; the
+  // layout's own stack schedules its reductions as it does.)
+  if (w.layout.overlap_grad_reduce)
+    if (const char* why = overlap_grad_reduce_problem(w.job, l, *w.layout.overlap_grad_reduce))
+      throw_invalid("layout.overlap_grad_reduce", std::string("layout.overlap_grad_reduce cannot be ") +
+                                                      (*w.layout.overlap_grad_reduce ? "true" : "false") +
+                                                      " here: " + why);
   // MoE: overlapping the all-to-all needs one (ep > 1); DualPipe sets it for its own schedule.
   if (l.overlap_a2a && l.ep == 1 && !l.dualpipe && w.layout.overlap_a2a)
     throw_invalid("layout.overlap_a2a", "layout.overlap_a2a needs layout.ep > 1: with ep 1 there is no all-to-all");

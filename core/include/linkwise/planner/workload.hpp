@@ -202,11 +202,13 @@ struct Layout {
   // overlap_p2p_comm in its interleaved schedule, or DualPipe's (overlap_p2p_comm_problem); off,
   // each send blocks, as in Megatron-LM before 2023-05-31 (commit f9283c5a8a added the option).
   bool overlap_p2p_comm = false;
-  // Megatron-Core's DDP overlap of the data-parallel gradient reduction with the backward
+  // Megatron-Core's overlap of the data-parallel gradient reduction with the backward
   // (overlap_grad_reduce; with the distributed optimizer also the parameters' all-gather with the
-  // next forward, overlap_param_gather, which Megatron asserts needs it): overlap_grad_reduce_problem.
-  // Off, both run after the backward in the open, as Megatron-LM's own default has them and as
-  // every release before commit 2d5220a424 (2023-08-16) did.
+  // next forward, overlap_param_gather, which Megatron asserts needs it): grad_reduce_overlap. Off,
+  // both run after the backward in the open: Megatron-LM's own default, and its local DDP's only
+  // way before the overlapping one (28766b55fb, 2023-08-07; --overlap-grad-reduce, 2d5220a424,
+  // merged 2023-09-07), which pipelined runs had to use. One field for both flags: a run that
+  // overlapped the reduction but not the gather (before f048bf8c08, 2023-11-17) cannot be stated.
   bool overlap_grad_reduce = false;
   int gpus() const { return tp * pp * cp * dp; }
   int edp() const { return tp * cp * dp / (ep * etp); }
@@ -261,17 +263,35 @@ inline const char* overlap_p2p_comm_problem(const Job& job, const Layout& l) noe
   return nullptr;
 }
 
-// Why Megatron-Core's gradient-reduction overlap (Layout::overlap_grad_reduce) does not apply to a
-// training layout, or nullptr where it does: Megatron-Core's runtime below ZeRO-3 (its DDP and
-// distributed optimizer). PyTorch FSDP, Megatron-FSDP (zero 3), DeepSpeed and the other stacks
-// schedule their own reductions. Where it applies it is on unless stated, as NVIDIA's recipes run it
-// (Megatron Bridge's and NeMo's comm-overlap configs set overlap_grad_reduce and
-// overlap_param_gather); Megatron-LM's own flags default off: a run on it states false.
-inline const char* overlap_grad_reduce_problem(const Job& job, const Layout& l) noexcept {
-  if (job.kind == JobKind::inference) return "it is a training setting (serving reduces no gradients)";
-  if (l.zero >= 3 || !megatron_runtime(job.framework, l.zero, is_qlora(job)))
-    return "it is Megatron-Core's DDP overlap (job.framework megatron-core or nemo, or auto, below layout.zero 3); "
-           "the layout's stack schedules its own reductions";
+// Whether Megatron-Core's gradient-reduction overlap (Layout::overlap_grad_reduce) is the run's
+// choice (its DDP and distributed optimizer: Megatron-Core's runtime at ZeRO 0 or 1), always on
+// (Megatron-FSDP at ZeRO 2 or 3 asserts it: megatron_fsdp.py, "Ensure that overlap_grad_reduce=True
+// for ZeRO-2 and ZeRO-3"), or not Megatron's (PyTorch FSDP, DeepSpeed and the other stacks schedule
+// their own reductions; serving reduces none). A choice is on unless stated, as NVIDIA's recipes run
+// it (Megatron Bridge's and NeMo's comm-overlap configs); Megatron-LM's own flags default off.
+enum class GradReduceOverlap { choice, always, never };
+inline GradReduceOverlap grad_reduce_overlap(const Job& job, const Layout& l) noexcept {
+  if (job.kind == JobKind::inference || !megatron_runtime(job.framework, l.zero, is_qlora(job)))
+    return GradReduceOverlap::never;
+  return l.zero >= 2 ? GradReduceOverlap::always : GradReduceOverlap::choice;
+}
+inline bool overlap_grad_reduce_default(const Job& job, const Layout& l) noexcept {
+  return grad_reduce_overlap(job, l) != GradReduceOverlap::never;
+}
+// Why a stated overlap_grad_reduce cannot hold on a layout, or nullptr where it can.
+inline const char* overlap_grad_reduce_problem(const Job& job, const Layout& l, bool stated) noexcept {
+  switch (grad_reduce_overlap(job, l)) {
+    case GradReduceOverlap::choice: return nullptr;
+    case GradReduceOverlap::always:
+      return stated ? nullptr
+                    : "Megatron-FSDP (layout.zero 2 or 3 under Megatron-Core's runtime) always overlaps its reductions";
+    case GradReduceOverlap::never:
+      if (!stated) return nullptr;
+      return job.kind == JobKind::inference
+                 ? "it is a training setting (serving reduces no gradients)"
+                 : "it is Megatron-Core's (job.framework megatron-core or nemo, or auto below layout.zero 3); the "
+                   "layout's stack schedules its own reductions";
+  }
   return nullptr;
 }
 
