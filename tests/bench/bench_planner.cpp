@@ -55,6 +55,7 @@ void BM_LayoutEvaluation(benchmark::State& state) {
             l.recompute = rc;
             l.sequence_parallel = tp > 1;
             l.tp_comm_overlap = tp > 1 && zero < 3;  // its default under auto (Megatron-Core's runtime)
+            l.overlap_grad_reduce = zero < 3;        // likewise
             cases.push_back({nodes, l});
           }
   size_t i = 0;
