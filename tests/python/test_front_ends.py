@@ -154,7 +154,8 @@ def test_megatron_overlaps_are_the_same_fields_in_python(field, traffic, layout,
     assert getattr(off.layout, field) is False
     assert getattr(off.time_s, traffic + "_exposed") == pytest.approx(getattr(off.time_s, traffic + "_comm"), rel=1e-12)
     assert getattr(default.time_s, traffic + "_exposed") < getattr(off.time_s, traffic + "_exposed")
-    for job, edit in cannot_run + [({}, {field: 1}), ({}, {field: "false"}), ({}, {field: 0})]:
+    not_booleans = (0, 1, -1, 2**31, 1e300, float("nan"), "false", [True], {})
+    for job, edit in cannot_run + [({}, {field: value}) for value in not_booleans]:
         with pytest.raises(linkwise.InvalidInputError) as error:
             linkwise.plan(dict(megatron, job=dict(megatron["job"], **job), layout=dict(layout, **edit)))
         assert error.value.field == "layout." + field

@@ -390,7 +390,7 @@ def test_megatron_overlaps_are_echoed_and_where_they_cannot_run_named(server, fi
     assert off["time_s"][traffic + "_exposed"] == pytest.approx(off["time_s"][traffic + "_comm"], rel=1e-12)
     assert off["step_time_s"] > default["step_time_s"]
     bad = [(dict(layout, **{field: True}), job) for layout, job in cannot_run]
-    bad += [({field: value}, {}) for value in ("on", 0, 1e300, [True], {})]
+    bad += [({field: value}, {}) for value in ("on", 0, -1, 2**31, 1e300, [True], {})]
     for layout, job in bad:
         r = post(server, "/v1/plans", dict(workload, layout=dict(workload["layout"], **layout),
                                            job=dict(workload["job"], **job)))

@@ -553,15 +553,10 @@ Plan plan(const Workload& w, const MeasuredLinks* measured) {
       layout.zero == 3 && w.job.offload == Offload::none) {
     Job megatron = w.job;
     megatron.framework = Framework::megatron_core;
-    // The same layout as Megatron-Core runs it: its overlaps by their defaults, unless stated.
+    // The same layout as Megatron-Core runs it: its overlaps as stated, or by their defaults there.
     Layout as_megatron = layout;
-    if (!w.layout.tp_comm_overlap)
-      as_megatron.tp_comm_overlap = tp_comm_overlap_default(megatron, w.model.moe.enabled(), as_megatron,
-                                                            tp_on_nvidia_nvlink(prepared, layout.tp, gpus));
-    if (!w.layout.overlap_p2p_comm)
-      as_megatron.overlap_p2p_comm = overlap_p2p_comm_problem(megatron, as_megatron) == nullptr;
-    if (!w.layout.overlap_grad_reduce)
-      as_megatron.overlap_grad_reduce = overlap_grad_reduce_default(megatron, as_megatron);
+    resolve_overlaps(megatron, w.layout, w.model.moe.enabled(), tp_on_nvidia_nvlink(prepared, layout.tp, gpus),
+                     as_megatron);
     const Estimate a = estimate(prepare_model(w.model, megatron), prepared, nodes, as_megatron, k);
     if (a.fits && std::fabs(a.tokens_per_s / e.tokens_per_s - 1.0) > 0.10)
       p.warnings.push_back(

@@ -331,9 +331,9 @@ TrainingChoices training_choices(const Workload& w) {
   c.dualpipe = spec.dualpipe.value_or(false);
   c.overlap_a2a = spec.overlap_a2a.value_or(c.dualpipe);
   c.tp_comm_overlap_possible = spec.tp_comm_overlap.value_or(recipes_overlap_tp(w.job, w.model.moe.enabled()));
-  // A stated true runs wherever a layout can run it (tp > 1 with SP, below ZeRO-3 under auto); a job
-  // that no layout can run it for (not even the most permissive: tp 2 with SP at ZeRO-0) is told so
-  // rather than answered without it. The most permissive layout keeps what the workload pins.
+  // A stated overlap is planned wherever a layout can hold it (resolve_overlaps); a job no layout
+  // can hold it for (not even the most permissive: tp 2 with SP at the lowest ZeRO stage its stack
+  // runs, keeping what the workload pins) is told so rather than answered without it.
   Layout most_permissive;
   most_permissive.tp = spec.tp.value_or(2);
   most_permissive.pp = spec.pp.value_or(2);
@@ -375,12 +375,13 @@ TrainingChoices training_choices(const Workload& w) {
     Layout deepest = most_permissive;
     deepest.pp = 1;
     deepest.virtual_stages = 1;
-    for (std::size_t i = 0; i < c.pps.size(); ++i)
-      if (c.pps[i] > 1 &&
-          *std::max_element(c.virtual_stages[i].begin(), c.virtual_stages[i].end()) >= deepest.virtual_stages) {
+    for (std::size_t i = 0; i < c.pps.size(); ++i) {
+      const int most_v = *std::max_element(c.virtual_stages[i].begin(), c.virtual_stages[i].end());
+      if (c.pps[i] > 1 && most_v >= deepest.virtual_stages) {
         deepest.pp = c.pps[i];
-        deepest.virtual_stages = *std::max_element(c.virtual_stages[i].begin(), c.virtual_stages[i].end());
+        deepest.virtual_stages = most_v;
       }
+    }
     if (const char* why = overlap_p2p_comm_problem(w.job, deepest))
       throw_invalid("layout.overlap_p2p_comm",
                     std::string("layout.overlap_p2p_comm true cannot run on any layout of this job: ") + why);
@@ -568,23 +569,8 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                       if (!zero_runs[zero] || !at_mb.alive[megatron_at_zero[zero]]) continue;
                       if (!cx.exhaustive && whole_layers && lighter_sure[zero]) continue;
                       l.zero = zero;
-                      // Transformer Engine's TP overlap: by default where NVIDIA's recipes run it; a
-                      // stated true wherever the layout can run it (as a stated sequence_parallel).
-                      l.tp_comm_overlap =
-                          w.layout.tp_comm_overlap
-                              ? *w.layout.tp_comm_overlap && tp_comm_overlap_problem(w.job, l, tp_on_nvlink) == nullptr
-                              : tp_comm_overlap_default(w.job, cx.model.moe, l, tp_on_nvlink);
-                      // The pipeline's sends overlapped wherever the schedule can (a stated true
-                      // there too), blocking where the workload says false.
-                      l.overlap_p2p_comm =
-                          w.layout.overlap_p2p_comm.value_or(true) && overlap_p2p_comm_problem(w.job, l) == nullptr;
-                      // Megatron-Core's gradient-reduction overlap: as stated where that holds,
-                      // else the layout's own (always on under Megatron-FSDP, never another stack's).
-                      l.overlap_grad_reduce =
-                          w.layout.overlap_grad_reduce &&
-                                  overlap_grad_reduce_problem(w.job, l, *w.layout.overlap_grad_reduce) == nullptr
-                              ? *w.layout.overlap_grad_reduce
-                              : overlap_grad_reduce_default(w.job, l);
+                      // The overlaps: as stated where this layout holds that, else its default.
+                      resolve_overlaps(w.job, w.layout, cx.model.moe, tp_on_nvlink, l);
                       bool& short_here = gpu_short[int(rc)][zero];
                       Estimate e;  // fits stays false where the GPU was short at a smaller micro-batch
                       if (cx.exhaustive || !short_here) {

@@ -634,13 +634,9 @@ Layout complete_layout(const Workload& w, int gpus) {
       s.etp.value_or(w.job.kind == JobKind::inference && w.model.moe.enabled() ? serving_default_etp(l.tp, l.ep) : 1);
   l.dualpipe = s.dualpipe.value_or(false);
   l.overlap_a2a = s.overlap_a2a.value_or(l.dualpipe);
-  // Its default (plan() turns it off where the TP group leaves the NVLink domain, which only the
-  // prepared hardware knows; a stated true there is refused).
-  l.tp_comm_overlap = s.tp_comm_overlap.value_or(tp_comm_overlap_default(w.job, w.model.moe.enabled(), l, true));
-  // On wherever Megatron-Core's interleaved schedule can overlap its sends (Megatron-LM's default).
-  l.overlap_p2p_comm = s.overlap_p2p_comm.value_or(overlap_p2p_comm_problem(w.job, l) == nullptr);
-  // On wherever Megatron-Core's DDP can overlap its reduction (NVIDIA's recipes; Megatron-LM: state false).
-  l.overlap_grad_reduce = s.overlap_grad_reduce.value_or(overlap_grad_reduce_default(w.job, l));
+  // The overlaps (plan() turns TP's off where the TP group leaves the NVLink domain, which only the
+  // prepared hardware knows; validate_layout refuses a stated value the layout cannot hold).
+  resolve_overlaps(w.job, s, w.model.moe.enabled(), /*tp_inside_nvlink_domain=*/true, l);
   return l;
 }
 
@@ -773,7 +769,7 @@ void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int 
   if (const StackProblem p = stack_problem(w.job, l.pp, l.zero); !p.why.empty()) throw_invalid(p.field, p.why);
   if (const StackProblem p = parallelism_problem(w.job, l.tp, l.pp, l.virtual_stages, l.cp); !p.why.empty())
     throw_invalid(p.field, p.why);
-  if (l.tp_comm_overlap && w.layout.tp_comm_overlap)
+  if (w.layout.tp_comm_overlap.value_or(false))
     if (const char* why = tp_comm_overlap_problem(w.job, l, true))
       throw_invalid("layout.tp_comm_overlap", std::string("layout.tp_comm_overlap cannot be true here: ") + why);
   if (w.layout.overlap_p2p_comm.value_or(false))

@@ -295,6 +295,25 @@ inline const char* overlap_grad_reduce_problem(const Job& job, const Layout& l, 
   return nullptr;
 }
 
+// Each overlap of a layout as the workload states it, where the layout can hold that, else its
+// default there: the one rule plan (complete_layout) and the search apply per layout. plan refuses
+// a stated value the layout cannot hold (validate_layout); the search plans such a layout with the
+// default, and refuses a stated value no layout of the job can hold (training_choices).
+inline void resolve_overlaps(const Job& job, const LayoutSpec& stated, bool moe, bool tp_inside_nvlink_domain,
+                             Layout& l) noexcept {
+  const bool tp_holds = tp_comm_overlap_problem(job, l, tp_inside_nvlink_domain) == nullptr;
+  l.tp_comm_overlap = stated.tp_comm_overlap && (!*stated.tp_comm_overlap || tp_holds)
+                          ? *stated.tp_comm_overlap
+                          : recipes_overlap_tp(job, moe) && tp_holds;
+  const bool p2p_holds = overlap_p2p_comm_problem(job, l) == nullptr;
+  l.overlap_p2p_comm =
+      stated.overlap_p2p_comm && (!*stated.overlap_p2p_comm || p2p_holds) ? *stated.overlap_p2p_comm : p2p_holds;
+  l.overlap_grad_reduce =
+      stated.overlap_grad_reduce && overlap_grad_reduce_problem(job, l, *stated.overlap_grad_reduce) == nullptr
+          ? *stated.overlap_grad_reduce
+          : overlap_grad_reduce_default(job, l);
+}
+
 struct Constraints {
   std::vector<std::string> providers;   // empty: any
   std::vector<std::string> gpu_models;  // ids or families ("H100"); empty: any
