@@ -518,3 +518,50 @@ TEST_CASE("recommend refuses layout.tp_comm_overlap true for a job no layout can
               {"constraints", {{"instances", {"aws:p5.48xlarge"}}}}};
   CHECK_FALSE(planner::search(planner::parse_workload(doc, catalog), catalog, 3, nullptr).plans.empty());
 }
+
+// Plans inside the memory band (`tight`) rank after every sure plan, so the search skips what can
+// only be tight once it cannot enter: a subtree whose lightest settings (micro-batch 1) are all in
+// the band, a setting in it at a smaller micro-batch, and the timing of a tight plan once k sure
+// plans are kept. Workloads where most plans sit in the band (large MoE and dense models on cards
+// they barely fit), on the real catalog, each with tight plans among the exhaustive answer or
+// skipped by it.
+TEST_CASE("pruned search equals exhaustive search where most plans are inside the memory band") {
+  const Catalog catalog = Catalog::embedded();
+  const char* workloads[] = {
+      R"({"model": {"preset": "deepseek-v3"}, "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 1024, "tokens": 1e12,
+          "precision": "fp8"}, "constraints": {"instances": ["aws:p5e.48xlarge", "aws:p5en.48xlarge"], "max_nodes": 32}})",
+      R"({"model": {"preset": "qwen3-235b-a22b"}, "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 512, "tokens": 1e12,
+          "precision": "fp8"}, "constraints": {"instances": ["aws:p5.48xlarge"], "max_nodes": 8}})",
+      R"({"model": {"preset": "llama3.1-70b"}, "job": {"kind": "pretrain", "seq_len": 8192, "global_batch": 128, "tokens": 1e11},
+          "constraints": {"instances": ["aws:p4d.24xlarge", "aws:p4de.24xlarge"], "max_nodes": 4}})",
+  };
+  bool tight_kept = false;
+  for (const char* text : workloads) {
+    INFO(text);
+    const planner::Workload w = planner::parse_workload(json::parse(text), catalog);
+    for (int k : {1, 5, 20}) {
+      INFO("k " << k);
+      const auto pruned = pruned_equals_exhaustive(w, catalog, k);
+      for (const auto& p : pruned.plans) tight_kept = tight_kept || p.memory_verdict == "tight";
+    }
+  }
+  CHECK(tight_kept);  // the finite threshold for unsure plans is exercised, not only the sure k-th
+}
+
+// Skipping what can only be `tight` keeps the rejected list's reasons: a machine that cannot hold
+// the model, searched once k sure plans are kept, is still turned down for memory with what it needs
+// (Llama 3.1 8B's pre-training states alone, 16 bytes per parameter, are over one 80 GB H100).
+TEST_CASE("skipping tight plans keeps the rejections' memory reasons") {
+  const Catalog catalog = Catalog::embedded();
+  const json r = planner::recommend_json(json::parse(R"({"model": {"preset": "llama3.1-8b"},
+      "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 512, "tokens": 1e11}, "constraints": {"max_nodes": 16}})"),
+                                         catalog, 5);
+  REQUIRE(r["results"].size() == 5);
+  for (const json& p : r["results"]) REQUIRE(p["memory_verdict"] == "fits");  // k sure plans kept
+  const auto one_gpu = std::find_if(r["rejected"].begin(), r["rejected"].end(), [](const json& x) {
+    return x["instance"] == "nebius:gpu-h100-sxm_1gpu-16vcpu-200gb";
+  });
+  REQUIRE(one_gpu != r["rejected"].end());
+  CHECK((*one_gpu)["reason"] == "memory");
+  CHECK((*one_gpu)["reasons"][0]["detail"].get<std::string>().rfind("needs at least", 0) == 0);
+}

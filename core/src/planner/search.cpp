@@ -90,6 +90,12 @@ class TopK {
   // A subtree whose objective bound is above this cannot enter. While the k-th plan is unsure,
   // any plan the planner can vouch for outranks it whatever its objective: nothing can be skipped.
   double threshold() const { return int(items_.size()) < k_ || unsure(items_.back()) ? kInf : items_.back().objective; }
+  // The same for a subtree that can hold only unsure plans: they rank after every sure one, so
+  // with k plans kept one must beat the k-th's objective, and none enters past a sure k-th.
+  double threshold_unsure() const {
+    if (int(items_.size()) < k_) return kInf;
+    return unsure(items_.back()) ? items_.back().objective : -kInf;
+  }
   // The best k plans, one per parallel layout: the same set whatever the order of the offers (a
   // plan outranked by its own layout's, kept or evicted, could not have entered).
   void offer(const Candidate& c) {
@@ -389,11 +395,59 @@ TrainingChoices training_choices(const Workload& w) {
   return c;
 }
 
+// What the lightest settings of a subtree hold at micro-batch 1, against the card: whether one fits
+// outside the memory error band, or fits at all. Memory grows with the micro-batch at every setting
+// (the loops below rely on it too), so a subtree where none clears the band at 1 holds only `tight`
+// plans at any micro-batch, which rank after every sure plan; one where none fits holds no plan, and
+// its estimates go to the tally (what the rejection says it needs). The settings that hold the least are enough:
+// virtual stages 1 (interleaving holds more micro-batches in flight; else the most virtual stages), the deepest ZeRO
+// stage below 3 the subtree runs (a shallower one never holds less: the search's own break) and ZeRO-3, under every
+// recompute mode (full recompute keeps the least but one MoE layer's working set, which a stage of dense layers may not
+// otherwise hold). Each setting estimated counts as a layout evaluated.
+enum class LightestMemory { clears_band, tight_only, short_only };
+LightestMemory lightest_memory(const Context& cx, const PreparedHardware& hw, Layout l, const TrainingChoices& choices,
+                               const std::vector<int>& virtual_stages, const std::array<bool, 4>& zero_runs,
+                               const Runtimes& runtimes, const std::array<bool, 4>& megatron_at_zero, bool tp_on_nvlink,
+                               Tally& tally) {
+  l.micro_batch = 1;
+  const bool plain = std::find(virtual_stages.begin(), virtual_stages.end(), 1) != virtual_stages.end();
+  l.virtual_stages = plain ? 1 : *std::max_element(virtual_stages.begin(), virtual_stages.end());
+  int least_held[2] = {-1, -1};  // the deepest stage below 3 the subtree runs; ZeRO-3
+  for (int zero : choices.zeros) {
+    if (!zero_runs[zero] || !runtimes.alive[megatron_at_zero[zero]]) continue;
+    if (zero == 3) least_held[1] = 3;
+    else least_held[0] = std::max(least_held[0], zero);
+  }
+  bool any_fit = false;
+  Tally noted = tally;  // the tally with the estimates' shortfalls, kept only if nothing fits
+  for (auto rc = choices.recomputes.rbegin(); rc != choices.recomputes.rend(); ++rc) {  // full first
+    l.recompute = *rc;
+    for (int zero : least_held) {
+      if (zero < 0) continue;
+      l.zero = zero;
+      resolve_overlaps(cx.w.job, cx.w.layout, cx.model.moe, tp_on_nvlink, l);
+      Estimate e;
+      estimate_memory(cx.model, hw, l, cx.k, e);
+      count_evaluated(cx);
+      if (e.fits && !e.tight) return LightestMemory::clears_band;
+      if (e.fits) any_fit = true;
+      else note_memory(noted, e, hw);
+    }
+  }
+  if (any_fit) return LightestMemory::tight_only;
+  tally = noted;
+  return LightestMemory::short_only;
+}
+
 void search_training(const Context& cx, const std::vector<Option>& options, TopK& top) {
   const Workload& w = cx.w;
   const LayoutSpec& spec = w.layout;
   const int batch = w.job.global_batch;
   const TrainingChoices choices = training_choices(w);
+  // Whether a plan that fits can still be turned down by a constraint (meets_constraints). Such a
+  // search times its `tight` plans and searches their subtrees even where they cannot enter, so an
+  // instance type whose plans all miss the deadline or budget says how near it came.
+  const bool constrained = w.job.tokens && (w.constraints.deadline_hours || w.constraints.budget_usd);
 
   // Visit machines and node counts in order of their bound so good results come early.
   struct Unit {
@@ -428,13 +482,12 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
     }
     const PreparedHardware& hw = opt.prepared;
     const int gpn = hw.gpus_per_node, gpus = u.nodes * gpn;
-    // Drops each runtime whose bound (bound_of(megatron) + extra) loses to the k-th result, or to
-    // `cap` (the best plan already offered of the same parallel layout, which any other of its
-    // micro-batches and virtual stages must beat to enter); where none is left, the subtree is
-    // counted as pruned. Returns the smallest bound of those left.
-    const auto prune_runtimes = [&](Runtimes& runtimes, double extra, const auto& bound_of, double cap = kInf) {
+    // Drops each runtime whose objective bound (of bound_of(megatron) + extra) is above `threshold`
+    // (what a plan must beat to enter: the k-th result's, or the best plan already offered of the
+    // same parallel layout, which any other of its micro-batches and virtual stages must beat);
+    // where none is left, the subtree is counted as pruned. Returns the smallest bound of those left.
+    const auto prune_runtimes = [&](Runtimes& runtimes, double extra, const auto& bound_of, double threshold) {
       double kept = kInf, lowest = kInf, lowest_objective = kInf;
-      const double threshold = std::min(top.threshold(), cap);
       for (int r = 0; r < 2; ++r) {
         if (!runtimes.alive[r]) continue;
         const double lb = bound_of(r == 1) + extra;
@@ -481,10 +534,13 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
             if (zero_runs[zero]) subtree.alive[megatron_at_zero[zero]] = true;
           double subtree_lb = 0;
           if (!cx.exhaustive) {
-            subtree_lb = prune_runtimes(subtree, 0.0, [&](bool megatron) {
-              return step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, choices.dualpipe ? 0 : max_v, sps[0], cx.k,
-                                      1, megatron, choices.tp_comm_overlap_possible);
-            });
+            subtree_lb = prune_runtimes(
+                subtree, 0.0,
+                [&](bool megatron) {
+                  return step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, choices.dualpipe ? 0 : max_v, sps[0],
+                                          cx.k, 1, megatron, choices.tp_comm_overlap_possible);
+                },
+                top.threshold());
             if (subtree.none()) continue;
           }
           l.tp = tp;
@@ -510,6 +566,34 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                 continue;
               }
             }
+            if (!cx.exhaustive && !constrained) {
+              // While the k-th result is unsure nothing is outranked by the threshold alone; a
+              // subtree that holds only plans inside the memory band competes only with the unsure.
+              const double lb = subtree_lb + a2a_lb;
+              const double bound = objective_bound(cx, hw, u.nodes, lb);
+              l.sequence_parallel = sps[0];
+              if (!(bound <= top.threshold_unsure())) {
+                const LightestMemory lightest =
+                    lightest_memory(cx, hw, l, choices, vs, zero_runs, subtree, megatron_at_zero, tp_on_nvlink, tally);
+                if (lightest == LightestMemory::short_only) {
+                  // Nothing of it fits: turned down for memory, one count per virtual-stage choice
+                  // with a micro-batch to run, as the loops below count.
+                  for (int v : vs)
+                    for (int mb : choices.micro_batches)
+                      if (sequences % mb == 0 && (v == 1 || (sequences / mb) % pp == 0) &&
+                          (!choices.dualpipe || (sequences / mb) % 2 == 0)) {
+                        ++tally.memory;
+                        break;
+                      }
+                  continue;
+                }
+                if (lightest == LightestMemory::tight_only) {
+                  count_pruned(cx);
+                  note_pruned(cx, hw, u.nodes, lb, bound, tally);
+                  continue;
+                }
+              }
+            }
             for (bool sp : sps) {
               l.sequence_parallel = sp;
               // The best plan offered so far of this parallel layout (one the planner vouches for:
@@ -526,7 +610,7 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                         return step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k, 1, megatron,
                                                 choices.tp_comm_overlap_possible);
                       },
-                      layout_best);
+                      std::min(top.threshold(), layout_best));
                   if (at_v.none()) continue;
                 }
                 l.virtual_stages = v;
@@ -535,19 +619,28 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                 // micro-batch: memory grows with the micro-batch, so they cannot fit at a larger one,
                 // and their totals there cannot lower the rejection's smallest shortfall either.
                 bool gpu_short[int(Recompute::full) + 1][4] = {};  // [recompute mode][ZeRO stage]
+                // Settings that did not clear the memory band at a smaller micro-batch (short, or
+                // `tight`): they cannot at a larger one.
+                bool band_short[int(Recompute::full) + 1][4] = {};
+                // Whether no setting cleared the memory band at a smaller micro-batch: then none
+                // does at this one, and its plans rank after every sure plan (and after this
+                // layout's own sure one, once offered).
+                bool unsure_only = false;  // (never set where a deadline or budget can turn plans down)
                 for (int mb : choices.micro_batches) {
                   if (sequences % mb != 0) continue;  // divisors of the batch that are not of this replica's share
                   if (v > 1 && (sequences / mb) % pp != 0) continue;
                   if (choices.dualpipe && (sequences / mb) % 2 != 0) continue;
-                  if (!cx.exhaustive && pp > 1 && mb > 1 && !choices.dualpipe) {
+                  if (!cx.exhaustive && (unsure_only || (pp > 1 && mb > 1 && !choices.dualpipe))) {
                     // Fewer, larger micro-batches only grow the bubble's bound: once it loses, so do the rest.
                     prune_runtimes(
                         at_mb, a2a_lb,
                         [&](bool megatron) {
-                          return step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k, mb, megatron,
+                          return step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k,
+                                                  choices.dualpipe ? 1 : mb, megatron,
                                                   choices.tp_comm_overlap_possible);
                         },
-                        layout_best);
+                        unsure_only ? (layout_best < kInf ? -kInf : top.threshold_unsure())
+                                    : std::min(top.threshold(), layout_best));
                     if (at_mb.none()) break;
                   }
                   l.micro_batch = mb;
@@ -559,6 +652,15 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                   // shrinks with more compute: what compute hides, it hides at most one for one),
                   // so they cannot beat it.
                   bool lighter_sure[4] = {false, false, false, false};
+                  bool memory_sure = false;  // some setting fits outside the memory band
+                  bool outranked = false;    // a setting skipped as unable to enter
+                  // Whether a plan inside the memory band can no longer enter: it ranks after every
+                  // sure plan, so not once k sure plans are kept, this layout has a sure one
+                  // (offered, or at this micro-batch).
+                  const auto unsure_cannot_enter = [&] {
+                    return top.threshold_unsure() == -kInf || layout_best < kInf ||
+                           (best.objective != kInf && !unsure(best));
+                  };
                   const bool whole_layers = l.recompute_layer_fraction >= 1.0;
                   for (Recompute rc : choices.recomputes) {
                     l.recompute = rc;
@@ -572,6 +674,14 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                       // The overlaps: as stated where this layout holds that, else its default.
                       resolve_overlaps(w.job, w.layout, cx.model.moe, tp_on_nvlink, l);
                       bool& short_here = gpu_short[int(rc)][zero];
+                      bool& unsure_here = band_short[int(rc)][zero];
+                      if (!cx.exhaustive && unsure_here && !short_here && !constrained && unsure_cannot_enter()) {
+                        // Inside the band (or short) at a smaller micro-batch, so at this one too:
+                        // and so is every shallower stage below 3 (as below).
+                        outranked = true;
+                        if (zero <= 2) break;
+                        continue;
+                      }
                       Estimate e;  // fits stays false where the GPU was short at a smaller micro-batch
                       if (cx.exhaustive || !short_here) {
                         estimate_memory(cx.model, hw, l, cx.k, e);
@@ -581,6 +691,8 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                           note_memory(tally, e, hw);
                           short_here = e.total > e.capacity;
                         }
+                        if (e.fits && !e.tight) memory_sure = true;
+                        else unsure_here = true;
                       }
                       if (!e.fits) {
                         // Deepest stage first. Below ZeRO-3 memory never shrinks with a shallower
@@ -589,6 +701,15 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                         // its own buffers, and at a small DP group, or under torchtitan's pipeline
                         // (unsharded gradients), it can hold more than ZeRO-2.
                         if (!cx.exhaustive && zero <= 2) break;
+                        continue;
+                      }
+                      // A plan inside the memory band ranks after every sure plan: once k sure plans
+                      // are kept, or this layout has a sure one, it cannot enter, and its time is not
+                      // worked out (where a deadline or budget could turn it down, it is: the
+                      // rejection then says how near it came).
+                      if (!cx.exhaustive && e.tight && !constrained && unsure_cannot_enter()) {
+                        outranked = true;
+                        if (zero <= 2) break;  // a shallower stage holds as much: inside the band or short
                         continue;
                       }
                       estimate_time(cx.model, hw, u.nodes, l, cx.k, e);
@@ -609,10 +730,12 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                     top.offer(best);
                     if (!unsure(best)) layout_best = std::min(layout_best, best.objective);
                     ++tally.feasible;
-                  } else count(tally, failed);
+                  } else if (outranked) ++tally.outranked;
+                  else count(tally, failed);
                   // Memory grows with the micro-batch at every setting: once nothing fits, larger
-                  // ones will not either.
+                  // ones will not either; once nothing clears the band, nothing will.
                   if (!cx.exhaustive && !any_fit) break;
+                  if (!memory_sure && !constrained) unsure_only = true;
                 }
               }
             }

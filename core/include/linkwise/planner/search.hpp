@@ -75,8 +75,10 @@ struct Rejection {
 
 struct SearchResult {
   std::vector<Plan> plans;  // best first
-  long long evaluated = 0;  // layouts whose memory (and, when it fits, time) was estimated
-  long long feasible = 0;   // of those, fitting and meeting the constraints
+  // Layouts whose memory was estimated; their time too when they fit and could still rank (a plan
+  // inside the memory band is not timed once it cannot enter: it ranks after every sure plan).
+  long long evaluated = 0;
+  long long feasible = 0;  // of those timed, meeting the constraints
   long long pruned_subtrees = 0;
   int hardware_considered = 0;       // instances (or the custom machine) after the constraint filters
   std::vector<std::string> skipped;  // instances left out, with why (no price, no fp8, ...)
