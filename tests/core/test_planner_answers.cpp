@@ -353,3 +353,34 @@ TEST_CASE("ZeRO-3 under the default framework says what Megatron-FSDP gives on t
   doc["job"]["framework"] = "fsdp";
   CHECK(fsdp_warning(planner::plan_json(doc, catalog)).empty());
 }
+
+// A deadline that even a machine's lower bound misses: the search skips its layouts once k plans
+// are kept, so the time it quotes is that bound, and the words say so rather than call it a plan.
+TEST_CASE("a deadline missed by a machine's lower bound is quoted as the bound, not as a plan") {
+  const Catalog catalog = Catalog::embedded();
+  json doc = json::parse(R"({"model": {"preset": "llama3.1-8b"},
+     "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 256, "tokens": 1e11},
+     "constraints": {"max_nodes": 4, "objective": "time"}})");
+  const auto fastest_hours = [&](const char* instance) {
+    json d = doc;
+    d["constraints"]["instances"] = {instance};
+    return planner::recommend_json(d, catalog, 1)["results"].at(0)["job_hours"].get<double>();
+  };
+  const double h100 = fastest_hours("aws:p5.48xlarge"), a100 = fastest_hours("aws:p4d.24xlarge");
+  REQUIRE(a100 > 2 * h100);
+  doc["constraints"]["instances"] = {"aws:p5.48xlarge", "aws:p4d.24xlarge"};
+  doc["constraints"]["objective"] = "cost";
+  doc["constraints"]["deadline_hours"] = 1.01 * h100;  // the H100s meet it; the A100s' bound does not
+  const json r = planner::recommend_json(doc, catalog, 1);
+  REQUIRE(r["results"].size() == 1);
+  const json* a100_entry = entry(r["rejected"], "aws:p4d.24xlarge");
+  REQUIRE(a100_entry);
+  const json* deadline = reason(*a100_entry, "deadline");
+  REQUIRE(deadline);
+  const std::string detail = (*deadline)["detail"];
+  CHECK(detail.rfind("no plan under ", 0) == 0);
+  CHECK(detail.find("(the search's lower bound) against the") != std::string::npos);
+  const double quoted = (*deadline)["best_hours"];
+  CHECK(quoted > 1.01 * h100);         // it does break the deadline
+  CHECK(quoted <= a100 * (1 + 1e-9));  // and no A100 plan is faster than it
+}

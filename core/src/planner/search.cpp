@@ -46,6 +46,9 @@ struct Tally {
   // Serving: layouts whose engine KV pool cannot hold one sequence though the rest fits the card
   long long kv_pool_empty = 0;
   double best_hours = kInf, best_cost = kInf, best_tpot_ms = kInf;
+  // Whether best_hours / best_cost is a subtree's lower bound (the search skipped it once even the
+  // bound broke the deadline or budget) rather than a plan's: no plan reaches it.
+  bool best_hours_bound = false, best_cost_bound = false;
 };
 
 enum class Verdict { ok, latency, deadline, budget };
@@ -171,11 +174,12 @@ Verdict meets_constraints(const Context& cx, const PreparedHardware& hw, int nod
   if (job.tokens) {
     const double hours = *job.tokens / e.tokens_per_s / units::kSecondsPerHour;
     if (c.deadline_hours && hours > *c.deadline_hours) {
-      t.best_hours = std::min(t.best_hours, hours);
+      if (hours < t.best_hours) t.best_hours = hours, t.best_hours_bound = false;
       return Verdict::deadline;
     }
     if (c.budget_usd && hw.price_per_node_hour >= 0 && hours * hw.price_per_node_hour * nodes > *c.budget_usd) {
-      t.best_cost = std::min(t.best_cost, hours * hw.price_per_node_hour * nodes);
+      if (const double cost = hours * hw.price_per_node_hour * nodes; cost < t.best_cost)
+        t.best_cost = cost, t.best_cost_bound = false;
       return Verdict::budget;
     }
   }
@@ -233,10 +237,11 @@ void note_pruned(const Context& cx, const PreparedHardware& hw, int nodes, doubl
   const Constraints& c = cx.w.constraints;
   if (c.deadline_hours && hours_lb > *c.deadline_hours) {
     ++t.deadline;
-    t.best_hours = std::min(t.best_hours, hours_lb);
+    if (hours_lb < t.best_hours) t.best_hours = hours_lb, t.best_hours_bound = true;
   } else if (c.budget_usd) {
     ++t.budget;
-    t.best_cost = std::min(t.best_cost, hours_lb * hw.price_per_node_hour * nodes);
+    if (const double cost_lb = hours_lb * hw.price_per_node_hour * nodes; cost_lb < t.best_cost)
+      t.best_cost = cost_lb, t.best_cost_bound = true;
   } else {
     ++t.outranked;
   }
@@ -914,16 +919,21 @@ std::optional<Rejection> rejection_of(const Workload& w, const Option& o, const 
   // The reasons that come closest to a plan first: a constraint missed, then memory.
   std::vector<Rejection::Count> near;
   if (t.deadline > 0) {
-    auto n = reason_count(Reason::deadline, t.deadline,
-                          words("fastest plan %.1f h", t.best_hours) +
-                              words(" against the %g h deadline", c.deadline_hours.value_or(0)));
+    // A bound is said as one: no plan of this machine is that fast, the search stopped there.
+    auto n = reason_count(
+        Reason::deadline, t.deadline,
+        words(t.best_hours_bound ? "no plan under %.1f h (the search's lower bound)" : "fastest plan %.1f h",
+              t.best_hours) +
+            words(" against the %g h deadline", c.deadline_hours.value_or(0)));
     n.best_hours = t.best_hours;
     near.push_back(std::move(n));
   }
   if (t.budget > 0) {
-    auto n = reason_count(Reason::budget, t.budget,
-                          "cheapest plan " + text::dollars(t.best_cost) + " against the " +
-                              text::dollars(c.budget_usd.value_or(0)) + " budget");
+    auto n =
+        reason_count(Reason::budget, t.budget,
+                     (t.best_cost_bound ? "no plan under " + text::dollars(t.best_cost) + " (the search's lower bound)"
+                                        : "cheapest plan " + text::dollars(t.best_cost)) +
+                         " against the " + text::dollars(c.budget_usd.value_or(0)) + " budget");
     n.best_cost_usd = t.best_cost;
     near.push_back(std::move(n));
   }

@@ -64,10 +64,12 @@ struct Rejection {
   struct Count {
     Reason reason = Reason::memory;
     long long count = 0;
-    std::string detail;                   // in words, e.g. "fastest plan 1795.2 h against the 504 h deadline"
-    std::optional<double> best_hours;     // deadline: the shortest job time found
-    std::optional<double> best_cost_usd;  // budget: the cheapest job found
-    std::optional<double> best_tpot_ms;   // latency_target: the lowest time per output token found
+    std::string detail;  // in words, e.g. "fastest plan 1795.2 h against the 504 h deadline"
+    // deadline / budget: the shortest job time / cheapest job found; where the search skipped the
+    // machine's layouts once even their lower bound broke it, that bound (detail says so)
+    std::optional<double> best_hours;
+    std::optional<double> best_cost_usd;
+    std::optional<double> best_tpot_ms;  // latency_target: the lowest time per output token found
   };
   std::string instance, gpu_model;
   std::vector<Count> reasons;  // the main reason first
