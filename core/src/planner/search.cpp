@@ -400,23 +400,37 @@ TrainingChoices training_choices(const Workload& w) {
   return c;
 }
 
-// What the lightest settings of a subtree hold at micro-batch 1, against the card: whether one fits
-// outside the memory error band, or fits at all. Memory grows with the micro-batch at every setting
-// (the loops below rely on it too), so a subtree where none clears the band at 1 holds only `tight`
-// plans at any micro-batch, which rank after every sure plan; one where none fits holds no plan, and
-// its estimates go to the tally (what the rejection says it needs). The settings that hold the least are enough:
-// virtual stages 1 (interleaving holds more micro-batches in flight; else the most virtual stages), the deepest ZeRO
-// stage below 3 the subtree runs (a shallower one never holds less: the search's own break) and ZeRO-3, under every
-// recompute mode (full recompute keeps the least but one MoE layer's working set, which a stage of dense layers may not
-// otherwise hold). Each setting estimated counts as a layout evaluated.
-enum class LightestMemory { clears_band, tight_only, short_only };
+// Whether the loops run micro-batch `mb` for a data-parallel replica's `sequences` at `v` virtual
+// stages: it divides them; interleaving needs micro-batches in multiples of pp; DualPipe pairs them.
+bool runs_micro_batch(const TrainingChoices& choices, int sequences, int pp, int v, int mb) {
+  if (sequences % mb != 0) return false;  // divisors of the batch that are not of this replica's share
+  if (v > 1 && (sequences / mb) % pp != 0) return false;
+  return !choices.dualpipe || (sequences / mb) % 2 == 0;
+}
+
+// What the lightest settings of a subtree hold at its smallest micro-batch, against the card:
+// whether one fits outside the memory error band, or fits at all. Memory grows with the micro-batch
+// at every setting (the loops below rely on it too), so a subtree where none clears the band there
+// holds only `tight` plans, which rank after every sure plan; one where none fits holds no plan,
+// and its estimates go to the tally (what the rejection says it needs). The settings that hold the
+// least are enough: virtual stages 1 (interleaving holds more micro-batches in flight; else the most
+// virtual stages, which run the same micro-batches) at the smallest micro-batch the loops run there;
+// the deepest ZeRO stage below 3 the subtree runs (a shallower one never holds less: the search's
+// own break) and ZeRO-3; every recompute mode (full recompute keeps the least but one MoE layer's
+// working set, which a stage of dense layers may not otherwise hold). Each setting estimated counts
+// as a layout evaluated.
+enum class LightestMemory { clears_band, tight_only, short_only, no_layout };
 LightestMemory lightest_memory(const Context& cx, const PreparedHardware& hw, Layout l, const TrainingChoices& choices,
                                const std::vector<int>& virtual_stages, const std::array<bool, 4>& zero_runs,
                                const Runtimes& runtimes, const std::array<bool, 4>& megatron_at_zero, bool tp_on_nvlink,
-                               Tally& tally) {
-  l.micro_batch = 1;
+                               int sequences, Tally& tally) {
   const bool plain = std::find(virtual_stages.begin(), virtual_stages.end(), 1) != virtual_stages.end();
   l.virtual_stages = plain ? 1 : *std::max_element(virtual_stages.begin(), virtual_stages.end());
+  const auto smallest = std::find_if(choices.micro_batches.begin(), choices.micro_batches.end(), [&](int mb) {
+    return runs_micro_batch(choices, sequences, l.pp, l.virtual_stages, mb);
+  });
+  if (smallest == choices.micro_batches.end()) return LightestMemory::no_layout;
+  l.micro_batch = *smallest;
   int least_held[2] = {-1, -1};  // the deepest stage below 3 the subtree runs; ZeRO-3
   for (int zero : choices.zeros) {
     if (!zero_runs[zero] || !runtimes.alive[megatron_at_zero[zero]]) continue;
@@ -578,15 +592,15 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
               const double bound = objective_bound(cx, hw, u.nodes, lb);
               l.sequence_parallel = sps[0];
               if (!(bound <= top.threshold_unsure())) {
-                const LightestMemory lightest =
-                    lightest_memory(cx, hw, l, choices, vs, zero_runs, subtree, megatron_at_zero, tp_on_nvlink, tally);
+                const LightestMemory lightest = lightest_memory(cx, hw, l, choices, vs, zero_runs, subtree,
+                                                                megatron_at_zero, tp_on_nvlink, sequences, tally);
+                if (lightest == LightestMemory::no_layout) continue;  // no micro-batch runs: nothing to count
                 if (lightest == LightestMemory::short_only) {
                   // Nothing of it fits: turned down for memory, one count per virtual-stage choice
                   // with a micro-batch to run, as the loops below count.
                   for (int v : vs)
                     for (int mb : choices.micro_batches)
-                      if (sequences % mb == 0 && (v == 1 || (sequences / mb) % pp == 0) &&
-                          (!choices.dualpipe || (sequences / mb) % 2 == 0)) {
+                      if (runs_micro_batch(choices, sequences, pp, v, mb)) {
                         ++tally.memory;
                         break;
                       }
@@ -632,16 +646,16 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                 // layout's own sure one, once offered).
                 bool unsure_only = false;  // (never set where a deadline or budget can turn plans down)
                 for (int mb : choices.micro_batches) {
-                  if (sequences % mb != 0) continue;  // divisors of the batch that are not of this replica's share
-                  if (v > 1 && (sequences / mb) % pp != 0) continue;
-                  if (choices.dualpipe && (sequences / mb) % 2 != 0) continue;
+                  if (!runs_micro_batch(choices, sequences, pp, v, mb)) continue;
                   if (!cx.exhaustive && (unsure_only || (pp > 1 && mb > 1 && !choices.dualpipe))) {
                     // Fewer, larger micro-batches only grow the bubble's bound: once it loses, so do the rest.
                     prune_runtimes(
                         at_mb, a2a_lb,
                         [&](bool megatron) {
-                          return step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, v, sps[0], cx.k,
-                                                  choices.dualpipe ? 1 : mb, megatron,
+                          // DualPipe: the subtree's bound (no 1F1B bubble: virtual stages 0), at
+                          // micro-batch 1 (its bubble is not monotone in the micro-batch).
+                          return step_lower_bound(cx.model, hw, u.nodes, tp, pp, cp, dp, choices.dualpipe ? 0 : v,
+                                                  sps[0], cx.k, choices.dualpipe ? 1 : mb, megatron,
                                                   choices.tp_comm_overlap_possible);
                         },
                         unsure_only ? (layout_best < kInf ? -kInf : top.threshold_unsure())
@@ -726,7 +740,11 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                       ++cx.stats.feasible;
                       Candidate c{objective(cx, hw, u.nodes, e.tokens_per_s), u.option, u.nodes, l, e};
                       if (c.objective == kInf) continue;
-                      if (rc != Recompute::full && !unsure(c)) lighter_sure[zero] = true;
+                      // (Not where the all-to-all overlaps another micro-batch's compute with some
+                      // of it still exposed: there a heavier mode's extra compute hides as much
+                      // all-to-all, the steps tie, and the heavier mode's smaller memory wins.)
+                      if (rc != Recompute::full && !unsure(c) && (e.ep_exposed == 0 || !(l.overlap_a2a || l.dualpipe)))
+                        lighter_sure[zero] = true;
                       // The layout's best setting by the same order: one that clears the band first.
                       if (best.objective == kInf || better(c, best)) best = c;
                     }
