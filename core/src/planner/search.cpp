@@ -695,8 +695,8 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                       bool& short_here = gpu_short[int(rc)][zero];
                       bool& unsure_here = band_short[int(rc)][zero];
                       if (!cx.exhaustive && unsure_here && !short_here && !constrained && unsure_cannot_enter()) {
-                        // Inside the band (or short) at a smaller micro-batch, so at this one too:
-                        // and so is every shallower stage below 3 (as below).
+                        // Inside the band at a smaller micro-batch (fitting, but tight), so inside
+                        // it or short at this one; so is every shallower stage below 3 (as below).
                         outranked = true;
                         if (zero <= 2) break;
                         continue;
