@@ -576,22 +576,18 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
             // The all-to-all this ep cannot avoid, added to the subtree's bound: wide EP groups that
             // leave the NVLink domain are skipped here when the network makes them lose.
             const double a2a_lb = cx.exhaustive ? 0.0 : a2a_lower_bound(cx.model, hw, u.nodes, l);
-            if (a2a_lb > 0) {
+            if (!cx.exhaustive) {
               const double lb = subtree_lb + a2a_lb;
               const double bound = objective_bound(cx, hw, u.nodes, lb);
-              if (!(bound <= top.threshold())) {
+              if (a2a_lb > 0 && !(bound <= top.threshold())) {
                 count_pruned(cx);
                 note_pruned(cx, hw, u.nodes, lb, bound, tally);
                 continue;
               }
-            }
-            if (!cx.exhaustive && !constrained) {
               // While the k-th result is unsure nothing is outranked by the threshold alone; a
               // subtree that holds only plans inside the memory band competes only with the unsure.
-              const double lb = subtree_lb + a2a_lb;
-              const double bound = objective_bound(cx, hw, u.nodes, lb);
-              l.sequence_parallel = sps[0];
-              if (!(bound <= top.threshold_unsure())) {
+              if (!constrained && !(bound <= top.threshold_unsure())) {
+                l.sequence_parallel = sps[0];
                 const LightestMemory lightest = lightest_memory(cx, hw, l, choices, vs, zero_runs, subtree,
                                                                 megatron_at_zero, tp_on_nvlink, sequences, tally);
                 if (lightest == LightestMemory::no_layout) continue;  // no micro-batch runs: nothing to count
@@ -618,6 +614,9 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
               // The best plan offered so far of this parallel layout (one the planner vouches for:
               // an unsure one is outranked by any sure one whatever its objective).
               double layout_best = kInf;
+              // What a plan inside the memory band of this layout must beat to enter: it ranks after
+              // every sure plan, so nothing once this layout has one (offered) or k are kept.
+              const auto unsure_threshold = [&] { return layout_best < kInf ? -kInf : top.threshold_unsure(); };
               for (int v : vs) {
                 if (v > 1 && (sequences % pp != 0)) continue;  // interleaving needs micro-batches in multiples of pp
                 Runtimes at_v = subtree;
@@ -658,8 +657,7 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                                                   sps[0], cx.k, choices.dualpipe ? 1 : mb, megatron,
                                                   choices.tp_comm_overlap_possible);
                         },
-                        unsure_only ? (layout_best < kInf ? -kInf : top.threshold_unsure())
-                                    : std::min(top.threshold(), layout_best));
+                        unsure_only ? unsure_threshold() : std::min(top.threshold(), layout_best));
                     if (at_mb.none()) break;
                   }
                   l.micro_batch = mb;
@@ -673,12 +671,10 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                   bool lighter_sure[4] = {false, false, false, false};
                   bool memory_sure = false;  // some setting fits outside the memory band
                   bool outranked = false;    // a setting skipped as unable to enter
-                  // Whether a plan inside the memory band can no longer enter: it ranks after every
-                  // sure plan, so not once k sure plans are kept, this layout has a sure one
-                  // (offered, or at this micro-batch).
+                  // Whether a plan inside the memory band can no longer enter (nor beat a sure plan
+                  // of this micro-batch).
                   const auto unsure_cannot_enter = [&] {
-                    return top.threshold_unsure() == -kInf || layout_best < kInf ||
-                           (best.objective != kInf && !unsure(best));
+                    return unsure_threshold() == -kInf || (best.objective != kInf && !unsure(best));
                   };
                   const bool whole_layers = l.recompute_layer_fraction >= 1.0;
                   for (Recompute rc : choices.recomputes) {
