@@ -163,13 +163,14 @@ Profiles shipped_profiles() {
   return p;
 }
 
-// Mean |log(pred/meas)| over the engine's fit rows (a row that does not fit counts as a miss).
+// Mean |log(pred/meas)| over the engine's fit rows (a row that does not fit counts as a miss):
+// its dense-model rows, or with_moe all of them.
 double loss(const std::vector<Run>& runs, planner::Engine engine, const planner::EngineProfile& p,
-            const planner::PlannerConstants& k) {
+            const planner::PlannerConstants& k, bool with_moe) {
   double sum = 0;
   int n = 0;
   for (const Run& r : runs) {
-    if (r.set != "fit" || r.engine != engine || r.moe) continue;
+    if (r.set != "fit" || r.engine != engine || (r.moe && !with_moe)) continue;
     const double pred = predict(r, p, k);
     sum += pred > 0 ? std::fabs(std::log(pred / r.measured)) : 5.0;
     ++n;
@@ -177,56 +178,85 @@ double loss(const std::vector<Run>& runs, planner::Engine engine, const planner:
   return n ? sum / n : 0.0;
 }
 
-// Coordinate descent over the fitted fields within physical bounds, from the shipped values.
-// Engines with fewer than 5 fit rows fit only decode_hbm_fraction; their GEMM fraction and
-// per-step overhead stay at TensorRT-LLM's fitted values (one row cannot separate three terms).
-void fit(const std::vector<Run>& runs, Profiles& profiles, const planner::PlannerConstants& k) {
-  for (planner::Engine engine : {planner::Engine::tensorrt_llm, planner::Engine::vllm, planner::Engine::sglang}) {
-    planner::EngineProfile& p = profiles[engine];
-    int rows = 0;
-    for (const Run& r : runs) rows += r.set == "fit" && r.engine == engine && !r.moe;
-    if (rows == 0) continue;
-    if (engine != planner::Engine::tensorrt_llm && rows < 5) {
-      p.gemm_fraction = profiles[planner::Engine::tensorrt_llm].gemm_fraction;
-      p.step_overhead_s = profiles[planner::Engine::tensorrt_llm].step_overhead_s;
-      p.blackwell_scale = profiles[planner::Engine::tensorrt_llm].blackwell_scale;
-    }
-    struct Param {
-      double* value;
-      double lo, hi;
-    };
-    std::vector<Param> params = {{&p.decode_hbm_fraction, 0.40, 0.95}};
-    if (engine == planner::Engine::tensorrt_llm || rows >= 5) {
-      params.push_back({&p.gemm_fraction, 0.30, 0.90});
-      params.push_back({&p.step_overhead_s, 0.0, 0.010});
-    }
-    bool blackwell_rows = false;
-    for (const Run& r : runs)
-      blackwell_rows |= r.set == "fit" && r.engine == engine && !r.moe &&
-                        r.workload.hardware->gpu.architecture == Architecture::blackwell;
-    if (blackwell_rows) params.push_back({&p.blackwell_scale, 0.40, 1.0});
-    double best = loss(runs, engine, p, k);
-    for (int round = 0; round < 6; ++round) {
-      for (Param& q : params) {
-        const int steps = 40;
-        double best_value = *q.value;
-        for (int i = 0; i <= steps; ++i) {
-          *q.value = q.lo + (q.hi - q.lo) * i / steps;
-          const double l = loss(runs, engine, p, k);
-          if (l < best - 1e-12) {
-            best = l;
-            best_value = *q.value;
-          }
+struct FitParam {
+  double* value;
+  double lo, hi;
+};
+
+// Coordinate descent over grids within physical bounds, from the current values; returns the loss.
+template <typename Loss>
+double descend(std::vector<FitParam>& params, const Loss& loss_of) {
+  double best = loss_of();
+  for (int round = 0; round < 6; ++round) {
+    for (FitParam& q : params) {
+      const int steps = 40;
+      double best_value = *q.value;
+      for (int i = 0; i <= steps; ++i) {
+        *q.value = q.lo + (q.hi - q.lo) * i / steps;
+        const double l = loss_of();
+        if (l < best - 1e-12) {
+          best = l;
+          best_value = *q.value;
         }
-        *q.value = best_value;
       }
+      *q.value = best_value;
     }
-    std::printf(
-        "fit %-13s rows %2d  decode_hbm_fraction %.3f  gemm_fraction %.3f  step_overhead_s %.6f  blackwell_scale %.3f"
-        "  (mean |log err| %.4f)\n",
-        std::string(planner::to_string(engine)).c_str(), rows, p.decode_hbm_fraction, p.gemm_fraction,
-        p.step_overhead_s, p.blackwell_scale, best);
   }
+  return best;
+}
+
+// One engine's fitted fields. TensorRT-LLM: decode and GEMM fractions, per-step overhead and
+// Blackwell scale on its dense rows (its MoE rows then fit the MoE constants, fit_moe). vLLM and
+// SGLang keep TensorRT-LLM's GEMM fraction, per-step overhead and Blackwell scale (their rows cannot
+// separate those terms) and fit in two stages, alternated twice: the decode fraction on their dense
+// rows (high-concurrency ShareGPT runs, as before), then the per-layer step time, which only low
+// concurrency shows, on all their rows (InferenceX's MoE sweeps), with the AMD scale and AMD
+// per-layer step time where they have ROCm rows.
+void fit(const std::vector<Run>& runs, Profiles& profiles, const planner::PlannerConstants& k, planner::Engine engine) {
+  planner::EngineProfile& p = profiles[engine];
+  const bool trtllm = engine == planner::Engine::tensorrt_llm;
+  int dense_rows = 0, rows = 0;
+  bool blackwell_rows = false, amd_rows = false;
+  for (const Run& r : runs) {
+    if (r.set != "fit" || r.engine != engine) continue;
+    ++rows;
+    dense_rows += !r.moe;
+    blackwell_rows |= !r.moe && r.workload.hardware->gpu.architecture == Architecture::blackwell;
+    amd_rows |= r.workload.hardware->gpu.vendor == "amd";
+  }
+  if (rows == 0) return;
+  double best = 0;
+  if (trtllm) {
+    std::vector<FitParam> params = {
+        {&p.decode_hbm_fraction, 0.40, 0.95}, {&p.gemm_fraction, 0.30, 0.90}, {&p.step_overhead_s, 0.0, 0.010}};
+    if (blackwell_rows) params.push_back({&p.blackwell_scale, 0.40, 1.0});
+    best = descend(params, [&] { return loss(runs, engine, p, k, false); });
+  } else {
+    const planner::EngineProfile& t = profiles[planner::Engine::tensorrt_llm];
+    p.gemm_fraction = t.gemm_fraction;
+    p.step_overhead_s = t.step_overhead_s;
+    p.blackwell_scale = t.blackwell_scale;
+    std::vector<FitParam> dense = {{&p.decode_hbm_fraction, 0.40, 0.95}};
+    std::vector<FitParam> steps = {{&p.layer_step_s, 0.0, 0.5e-3}};
+    if (amd_rows) {
+      steps.push_back({&p.amd_scale, 0.30, 1.50});
+      steps.push_back({&p.amd_layer_step_s, 0.0, 1.0e-3});
+    }
+    for (int alternation = 0; alternation < 2; ++alternation) {
+      if (dense_rows > 0) descend(dense, [&] { return loss(runs, engine, p, k, false); });
+      best = descend(steps, [&] { return loss(runs, engine, p, k, true); });
+    }
+    // Without ROCm rows the engine keeps its CUDA figures on AMD Instinct (serving.hpp).
+    if (!amd_rows) {
+      p.amd_scale = 1.0;
+      p.amd_layer_step_s = p.layer_step_s;
+    }
+  }
+  std::printf("fit %-13s rows %2d  decode_hbm_fraction %.3f  gemm_fraction %.3f  step_overhead_s %.6f  blackwell_scale "
+              "%.3f  layer_step_s %.4g  amd_scale %.3f  amd_layer_step_s %.4g  (mean |log err| %.4f)\n",
+              std::string(planner::to_string(engine)).c_str(), trtllm ? dense_rows : rows, p.decode_hbm_fraction,
+              p.gemm_fraction, p.step_overhead_s, p.blackwell_scale, p.layer_step_s, p.amd_scale, p.amd_layer_step_s,
+              best);
 }
 
 // Mean |log(pred/meas)| over the mixture-of-experts fit rows, every engine at its (fitted) profile.
@@ -234,7 +264,7 @@ double moe_loss(const std::vector<Run>& runs, Profiles& profiles, const planner:
   double sum = 0;
   int n = 0;
   for (const Run& r : runs) {
-    if (r.set != "fit" || !r.moe) continue;
+    if (r.set != "fit" || !r.moe || r.engine != planner::Engine::tensorrt_llm) continue;
     const double pred = predict(r, profiles[planner::resolve(r.engine, r.workload.hardware->gpu)], k);
     sum += pred > 0 ? std::fabs(std::log(pred / r.measured)) : 5.0;
     ++n;
@@ -243,11 +273,11 @@ double moe_loss(const std::vector<Run>& runs, Profiles& profiles, const planner:
 }
 
 // The serving-only MoE constants (moe_serving_routed_row_s, moe_serving_ep_layer_sync_s), fit on
-// the MoE fit rows after the engine profiles, which the dense fit rows alone set: coordinate
+// TensorRT-LLM's MoE fit rows after its profile, which its dense fit rows alone set: coordinate
 // descent over grids of 0.5 ns (0-200 ns per routed row) and 2.5 us (0-1 ms per layer and step).
 void fit_moe(const std::vector<Run>& runs, Profiles& profiles, planner::PlannerConstants& k) {
   int rows = 0;
-  for (const Run& r : runs) rows += r.set == "fit" && r.moe;
+  for (const Run& r : runs) rows += r.set == "fit" && r.moe && r.engine == planner::Engine::tensorrt_llm;
   if (rows == 0) return;
   struct Param {
     double* value;
@@ -381,8 +411,12 @@ int main(int argc, char** argv) {
     planner::PlannerConstants k = planner::default_constants();
     Profiles profiles = shipped_profiles();
     if (do_fit) {
-      fit(runs, profiles, k);
+      // TensorRT-LLM's dense rows set its profile, its MoE rows the MoE constants, and vLLM's and
+      // SGLang's rows (mostly MoE models) their profiles under those constants.
+      fit(runs, profiles, k, planner::Engine::tensorrt_llm);
       fit_moe(runs, profiles, k);
+      fit(runs, profiles, k, planner::Engine::vllm);
+      fit(runs, profiles, k, planner::Engine::sglang);
     }
 
     std::map<std::string, Group> groups;  // "<set>: <source>"

@@ -402,8 +402,8 @@ TEST_CASE("a serving plan carries the band of its engine's published runs of tha
   CHECK(high(fp8_plan) == Approx(1.105).margin(0.005));
 
   const json vllm = planner::plan_json(serve(64, "vllm"), catalog);
-  CHECK(low(vllm) == Approx(0.575).margin(0.005));
-  CHECK(high(vllm) == Approx(1.174).margin(0.005));
+  CHECK(low(vllm) == Approx(0.573).margin(0.005));
+  CHECK(high(vllm) == Approx(1.164).margin(0.005));
   CHECK(vllm["interval"]["basis"].get<std::string>().find("vllm serving runs of dense") != std::string::npos);
 }
 
@@ -429,4 +429,43 @@ TEST_CASE("job.engine_batch_limit replaces the engine profile's sequence cap, wi
   // A cap the KV pool cannot reach leaves the pool as the limit.
   doc["job"]["engine_batch_limit"] = 16777216;
   CHECK(planner::plan_json(doc, catalog)["max_concurrent_limit"] == "kv_pool");
+}
+
+// SGLang's ROCm build has figures of its own, fit on InferenceX's MI300X, MI325X and MI355X rows: a
+// fixed time per layer per step eight times the CUDA build's, which sets the pace at low
+// concurrency. vLLM has no ROCm rows: it keeps its CUDA figures there and the plan says so.
+TEST_CASE("serving on AMD Instinct: SGLang's per-layer step time is its ROCm figure; vLLM warns it has none",
+          "[planner][serving]") {
+  const Catalog catalog = Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
+  const auto doc = [](const std::string& gpu, const std::string& engine) {
+    json d = json::parse(R"({"model": {"preset": "llama3.1-8b"},
+        "job": {"kind": "inference", "prompt_len": 128, "output_len": 128, "concurrent": 1, "precision": "bf16"},
+        "layout": {"tp": 1, "pp": 1}})");
+    d["job"]["engine"] = engine;
+    d["hardware"] = {{"custom", {{"gpu_model", gpu}, {"gpu_count", 1}, {"intra_node_fabric", "none"}}}, {"nodes", 1}};
+    return d;
+  };
+  const planner::EngineProfile& sglang = planner::engine_profile(planner::Engine::sglang);
+  const planner::EngineGpuTerms rocm = planner::engine_gpu_terms(sglang, false, true);
+  CHECK(rocm.layer_step_s == sglang.amd_layer_step_s);
+  CHECK(rocm.fraction_scale == sglang.amd_scale);
+  CHECK(planner::engine_gpu_terms(sglang, false, false).layer_step_s == sglang.layer_step_s);
+  CHECK(planner::engine_gpu_terms(sglang, true, false).fraction_scale == sglang.blackwell_scale);
+  REQUIRE(sglang.amd_layer_step_s > 4 * sglang.layer_step_s);
+
+  // One sequence of Llama 3.1 8B (32 layers): MI300X streams its 16 GB of weights in about 5.5 ms
+  // at SGLang's ROCm fraction, so a step above 32 layer steps is the ROCm step time at work.
+  const json mi300x = planner::plan_json(doc("MI300X", "sglang"), catalog);
+  CHECK(mi300x["tpot_s"].get<double>() > 32 * sglang.amd_layer_step_s);
+  const json h100 = planner::plan_json(doc("H100-SXM5-80GB", "sglang"), catalog);
+  CHECK(h100["tpot_s"].get<double>() < mi300x["tpot_s"].get<double>());
+
+  const auto warns_unfit = [](const json& plan, const std::string& engine) {
+    for (const json& w : plan["warnings"])
+      if (w.get<std::string>().find("no published serving benchmark of " + engine) != std::string::npos) return true;
+    return false;
+  };
+  CHECK_FALSE(warns_unfit(mi300x, "sglang"));
+  CHECK(warns_unfit(planner::plan_json(doc("MI300X", "vllm"), catalog), "vllm"));
+  CHECK_FALSE(warns_unfit(h100, "sglang"));
 }

@@ -382,11 +382,14 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
   const Architecture arch = hw.gpu.architecture;
   if (w.job.kind == JobKind::inference) {
     // Serving runs at the engine profile's fractions (serving.cpp), fit on Ampere, Hopper and
-    // Blackwell rows; the training GEMM efficiency plays no part.
-    if (arch != Architecture::ampere && arch != Architecture::hopper && arch != Architecture::blackwell)
-      plan.warnings.push_back("no published serving benchmark of the " + architecture +
-                              " generation in the engine profiles' fit set: its decode and GEMM fractions are "
-                              "those fit on Ampere, Hopper and Blackwell");
+    // Blackwell rows, and on AMD Instinct rows where the engine has its own ROCm figures; the
+    // training GEMM efficiency plays no part.
+    const bool amd_fit = p.amd && p.engine_profile.fit_on_amd;
+    if (arch != Architecture::ampere && arch != Architecture::hopper && arch != Architecture::blackwell && !amd_fit)
+      plan.warnings.push_back("no published serving benchmark of " + std::string(to_string(p.engine)) + " on the " +
+                              architecture +
+                              " generation in the engine profiles' fit set: its decode and GEMM fractions and "
+                              "per-layer step time are those fit on NVIDIA GPUs");
   } else if (arch == Architecture::cdna3 || arch == Architecture::cdna4) {
     plan.warnings.push_back(
         "AMD Instinct (" + architecture + fmt("): its GEMM efficiency %.2f (", k.gemm_efficiency_cdna) +

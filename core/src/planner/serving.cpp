@@ -64,20 +64,27 @@ EngineProfile make_trtllm() {
   return p;
 }
 
-// vLLM and SGLang publish too few tables to fit more than their decode fraction: the GEMM
-// fraction, per-step overhead and Blackwell scale are TensorRT-LLM's; both allocate KV blocks as
-// sequences grow (paged, nothing reserved up front) under a token budget of 8192 per step.
-EngineProfile paged_engine(double decode_hbm_fraction) {
+// vLLM and SGLang publish too few tables to fit more than their decode fraction and a fixed time
+// per layer per step: the GEMM fraction, per-step overhead and Blackwell scale are TensorRT-LLM's;
+// both allocate KV blocks as sequences grow (paged, nothing reserved up front) under a token budget
+// of 8192 per step. The decode fraction is fit on their dense high-concurrency rows, the per-layer
+// step time on InferenceX's late-2025 sweeps at 4-128 concurrent requests, where it shows
+// (docs/calibration.md "Per-layer step time of vLLM and SGLang").
+EngineProfile paged_engine(double decode_hbm_fraction, double layer_step_s) {
   EngineProfile p = make_trtllm();
   p.decode_hbm_fraction = decode_hbm_fraction;
+  p.layer_step_s = layer_step_s;
   p.reserves_full_length = false;
   return p;
 }
 
 EngineProfile make_vllm() {
-  // Two published fit rows, vLLM 0.6.0's Llama 3.1 8B on ShareGPT (A100 in the SGLang team's
-  // comparison, H100 in Lambda's report; the 70B and 405B rows of both are check rows).
-  EngineProfile p = paged_engine(0.496);
+  // Two published dense fit rows, vLLM 0.6.0's Llama 3.1 8B on ShareGPT (A100 in the SGLang team's
+  // comparison, H100 in Lambda's report; the 70B and 405B rows of both are check rows), and
+  // InferenceX's gpt-oss-120b rows on H100, H200 and B200 (vLLM 0.11-0.13). No ROCm rows: on AMD
+  // Instinct the CUDA figures.
+  EngineProfile p = paged_engine(0.510, 12.5e-6);
+  p.amd_layer_step_s = p.layer_step_s;
   // Defaults of vLLM 0.6 (the version of the published rows): gpu_memory_utilization 0.9 of the
   // card, max_num_seqs 256. The 8192-token step budget is V1's (max_num_batched_tokens for the API
   // server on large GPUs), a later default than the rows'; 0.6 ran them without chunked prefill.
@@ -88,8 +95,14 @@ EngineProfile make_vllm() {
 }
 
 EngineProfile make_sglang() {
-  // One fit row; the decode fraction absorbs what an uncapped batch over-predicts.
-  EngineProfile p = paged_engine(0.441);
+  // One dense fit row (the decode fraction absorbs what an uncapped batch over-predicts) and
+  // InferenceX's DeepSeek-R1 FP8 rows on H200, B200, MI300X, MI325X and MI355X (SGLang 0.5.5-0.5.6):
+  // on ROCm (AITER kernels, HIP graphs) a layer step takes 8x as long, and the weights stream at
+  // 1.26x the CUDA fraction.
+  EngineProfile p = paged_engine(0.441, 37.5e-6);
+  p.amd_scale = 1.26;
+  p.amd_layer_step_s = 0.300e-3;
+  p.fit_on_amd = true;
   // SGLang server defaults (server_args.py): mem_fraction_static 0.88 at TP 1, 0.87 at 2-3, 0.85 at
   // 4-7, 0.81 at 8-15, 0.79 from 16 (larger groups keep more memory for communication buffers and
   // CUDA graphs); running requests bounded by the pool, chunked_prefill_size 8192.
@@ -109,6 +122,11 @@ double memory_fraction(const EngineProfile& engine, int tp) noexcept {
 }
 
 int serving_default_etp(int tp, int ep) noexcept { return ep >= 1 && ep <= tp && tp % ep == 0 ? tp / ep : 1; }
+
+EngineGpuTerms engine_gpu_terms(const EngineProfile& engine, bool blackwell, bool amd) noexcept {
+  if (amd) return {engine.amd_scale, engine.amd_layer_step_s};
+  return {blackwell ? engine.blackwell_scale : 1.0, engine.layer_step_s};
+}
 
 EngineProfile with_batch_limit(EngineProfile profile, std::optional<int> batch_limit) noexcept {
   if (batch_limit) profile.max_batch = *batch_limit;

@@ -253,7 +253,10 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     // over its STREAM efficiency: the catalog's peak, or a probe's measurement scaled alike), a
     // fixed cost per engine step, prefill chunked to its token budget per step.
     const EngineProfile& eng = hw.engine_profile;
-    const double scale = hw.blackwell ? eng.blackwell_scale : 1.0;
+    const EngineGpuTerms gpu_terms = engine_gpu_terms(eng, hw.blackwell, hw.amd);
+    const double scale = gpu_terms.fraction_scale;
+    // Every layer's fixed kernel time, once per engine step (prefill chunks and decode steps alike).
+    const double layer_step_s = k.layer_overhead_s + gpu_terms.layer_step_s;
     const double hbm = hw.hbm_bytes_per_s / k.hbm_efficiency * eng.decode_hbm_fraction * scale;
     const Rates engine_rates{hw.peak_flops * eng.gemm_fraction * scale, hbm, m.gemm_element_bytes};
     // Serving attention kernels (FlashInfer, FlashAttention-3, TensorRT-LLM's FMHA) at the same
@@ -295,7 +298,7 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
                                (m.flash ? 1.0 : 2.0) / attention_flops_s;
       const double elem = k.elementwise_passes * 2.0 * tokens * (h + m.ffn / tp) / hbm;
       const double dense_layer =
-          tokens / rows * layer_gemms_s(m, rows, tp, engine_rates) + attention + elem + steps * k.layer_overhead_s;
+          tokens / rows * layer_gemms_s(m, rows, tp, engine_rates) + attention + elem + steps * layer_step_s;
       const double tp_comm = tp > 1 ? steps * 2.0 * all_reduce_s(rows * h * 2.0, tp, tp_busbw, tp_latency) : 0.0;
       const double pp_comm = pp > 1 ? steps * (pp - 1) * (rows * h * 2.0 / pp_p2p + pp_latency) : 0.0;
       double moe_layer = 0;
@@ -307,7 +310,7 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
                          all_to_all_s(r.busiest * h * dispatch_bytes(m), a2a) + all_to_all_s(r.busiest * h * 2.0, a2a) +
                          (k.elementwise_passes * 2.0 * rows * h + moe_elementwise_bytes(m, rows, tp, l, r, k)) / hbm +
                          routed_rows_s(r.busiest)) +
-                    attention + steps * (k.layer_overhead_s + ep_sync_s);
+                    attention + steps * (layer_step_s + ep_sync_s);
       }
       return m.dense_mlp_layers * (dense_layer + tp_comm) + m.moe_layers * (moe_layer + tp_comm) + pp_comm +
              steps * eng.step_overhead_s;
@@ -329,7 +332,7 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     const double context = m.prompt_len + m.output_len / 2.0;
     const double kv_read = sequences * kv_tokens(m, context) * kv_bytes_per_token_layer;
     const Rates decode_rates{engine_rates.flops, hbm, m.bytes_per_weight};
-    const double decode_common = kv_read / hbm + k.layer_overhead_s;
+    const double decode_common = kv_read / hbm + layer_step_s;
     const double decode_layer = layer_gemms_s(m, sequences, tp, decode_rates) + decode_common +
                                 k.elementwise_passes * 2.0 * sequences * (h + m.ffn / tp) / hbm;
     const double decode_tp = tp > 1 ? 2.0 * all_reduce_s(sequences * h * 2.0, tp, tp_busbw, tp_latency) : 0.0;

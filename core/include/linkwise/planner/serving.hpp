@@ -59,6 +59,17 @@ struct EngineProfile {
   // Fixed time per engine step not hidden behind the GPU (scheduler, sampling, input preparation,
   // launches outside CUDA graphs), seconds (fit).
   double step_overhead_s = 0;
+  // Fixed GPU time per transformer layer per engine step, whatever the batch: a layer runs tens of
+  // small kernels (norms, attention, router, quantisation, all-reduce) whose launch and tail
+  // latency a CUDA or HIP graph does not remove; it sets the pace of decode at low concurrency
+  // (fit; 0 for TensorRT-LLM, whose fit rows run at full batch, where it does not show).
+  double layer_step_s = 0;
+  // On AMD Instinct (ROCm builds of the engine: AITER/hipBLASLt kernels, HIP graphs) the fractions
+  // are multiplied by amd_scale and a layer step takes amd_layer_step_s (fit on the engine's ROCm
+  // rows where it has any, fit_on_amd; otherwise the CUDA figures).
+  double amd_scale = 1.0;
+  double amd_layer_step_s = 0;
+  bool fit_on_amd = false;
   // The engine's memory setting (vLLM gpu_memory_utilization, SGLang mem_fraction_static,
   // TensorRT-LLM kv_cache_free_gpu_mem_fraction); kv_pool_rule says what the fraction applies to
   // and what the KV pool is left from.
@@ -77,6 +88,14 @@ struct EngineProfile {
 };
 
 const EngineProfile& engine_profile(Engine e) noexcept;  // of a resolved engine (auto_: TensorRT-LLM's)
+
+// What a profile's GPU-dependent terms come to on one GPU: the factor on its decode and GEMM
+// fractions (Blackwell, AMD Instinct) and its fixed time per layer per engine step.
+struct EngineGpuTerms {
+  double fraction_scale = 1.0;
+  double layer_step_s = 0;
+};
+EngineGpuTerms engine_gpu_terms(const EngineProfile& engine, bool blackwell, bool amd) noexcept;
 
 // A profile with the job's own sequence cap (job.engine_batch_limit: vLLM --max-num-seqs, SGLang
 // --max-running-requests, TensorRT-LLM --max_batch_size) in place of its default, where the job sets one.
