@@ -186,6 +186,7 @@ struct FitParam {
 // Coordinate descent over grids within physical bounds, from the current values; returns the loss.
 template <typename Loss>
 double descend(std::vector<FitParam>& params, const Loss& loss_of) {
+  for (FitParam& q : params) *q.value = std::clamp(*q.value, q.lo, q.hi);  // a start outside its bounds
   double best = loss_of();
   for (int round = 0; round < 6; ++round) {
     for (FitParam& q : params) {
@@ -216,13 +217,15 @@ void fit(const std::vector<Run>& runs, Profiles& profiles, const planner::Planne
   planner::EngineProfile& p = profiles[engine];
   const bool trtllm = engine == planner::Engine::tensorrt_llm;
   int dense_rows = 0, rows = 0;
-  bool blackwell_rows = false, amd_rows = false;
+  bool blackwell_rows = false, cdna3_rows = false, cdna4_rows = false;
   for (const Run& r : runs) {
     if (r.set != "fit" || r.engine != engine) continue;
     ++rows;
     dense_rows += !r.moe;
-    blackwell_rows |= !r.moe && r.workload.hardware->gpu.architecture == Architecture::blackwell;
-    amd_rows |= r.workload.hardware->gpu.vendor == "amd";
+    const Architecture arch = r.workload.hardware->gpu.architecture;
+    blackwell_rows |= !r.moe && arch == Architecture::blackwell;
+    cdna3_rows |= arch == Architecture::cdna3;
+    cdna4_rows |= arch == Architecture::cdna4;
   }
   if (rows == 0) return;
   double best = 0;
@@ -238,25 +241,24 @@ void fit(const std::vector<Run>& runs, Profiles& profiles, const planner::Planne
     p.blackwell_scale = t.blackwell_scale;
     std::vector<FitParam> dense = {{&p.decode_hbm_fraction, 0.40, 0.95}};
     std::vector<FitParam> steps = {{&p.layer_step_s, 0.0, 0.5e-3}};
-    if (amd_rows) {
-      steps.push_back({&p.amd_scale, 0.30, 1.50});
-      steps.push_back({&p.amd_layer_step_s, 0.0, 1.0e-3});
+    // Each AMD Instinct generation with rows of its own gets its own ROCm figures.
+    for (auto [has_rows, terms] : {std::pair{cdna3_rows, &p.cdna3}, std::pair{cdna4_rows, &p.cdna4}}) {
+      terms->fit = has_rows;
+      if (!has_rows) continue;
+      // At most 0.95 of the HBM peak, as the decode fraction itself.
+      steps.push_back({&terms->fraction_scale, 0.30, 0.95 / p.decode_hbm_fraction});
+      steps.push_back({&terms->layer_step_s, 0.0, 1.0e-3});
     }
     for (int alternation = 0; alternation < 2; ++alternation) {
       if (dense_rows > 0) descend(dense, [&] { return loss(runs, engine, p, k, false); });
       best = descend(steps, [&] { return loss(runs, engine, p, k, true); });
     }
-    // Without ROCm rows the engine keeps its CUDA figures on AMD Instinct (serving.hpp).
-    if (!amd_rows) {
-      p.amd_scale = 1.0;
-      p.amd_layer_step_s = p.layer_step_s;
-    }
   }
   std::printf("fit %-13s rows %2d  decode_hbm_fraction %.3f  gemm_fraction %.3f  step_overhead_s %.6f  blackwell_scale "
-              "%.3f  layer_step_s %.4g  amd_scale %.3f  amd_layer_step_s %.4g  (mean |log err| %.4f)\n",
+              "%.3f  layer_step_s %.4g  cdna3 %.3f / %.4g  cdna4 %.3f / %.4g  (mean |log err| %.4f)\n",
               std::string(planner::to_string(engine)).c_str(), trtllm ? dense_rows : rows, p.decode_hbm_fraction,
-              p.gemm_fraction, p.step_overhead_s, p.blackwell_scale, p.layer_step_s, p.amd_scale, p.amd_layer_step_s,
-              best);
+              p.gemm_fraction, p.step_overhead_s, p.blackwell_scale, p.layer_step_s, p.cdna3.fraction_scale,
+              p.cdna3.layer_step_s, p.cdna4.fraction_scale, p.cdna4.layer_step_s, best);
 }
 
 // Mean |log(pred/meas)| over the mixture-of-experts fit rows, every engine at its (fitted) profile.

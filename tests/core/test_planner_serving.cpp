@@ -431,9 +431,10 @@ TEST_CASE("job.engine_batch_limit replaces the engine profile's sequence cap, wi
   CHECK(planner::plan_json(doc, catalog)["max_concurrent_limit"] == "kv_pool");
 }
 
-// SGLang's ROCm build has figures of its own, fit on InferenceX's MI300X, MI325X and MI355X rows: a
-// fixed time per layer per step eight times the CUDA build's, which sets the pace at low
-// concurrency. vLLM has no ROCm rows: it keeps its CUDA figures there and the plan says so.
+// SGLang's ROCm build has figures of its own per CDNA generation, fit on InferenceX's MI300X, MI325X
+// and MI355X rows: a fixed time per layer per step five to ten times the CUDA build's, which sets
+// the pace at low concurrency. Fit on one model, so the plan says where it extrapolates. vLLM has
+// no ROCm rows: it keeps its CUDA figures there and the plan says that.
 TEST_CASE("serving on AMD Instinct: SGLang's per-layer step time is its ROCm figure; vLLM warns it has none",
           "[planner][serving]") {
   const Catalog catalog = Catalog::load_data_dir(LINKWISE_TEST_DATA_DIR);
@@ -446,17 +447,25 @@ TEST_CASE("serving on AMD Instinct: SGLang's per-layer step time is its ROCm fig
     return d;
   };
   const planner::EngineProfile& sglang = planner::engine_profile(planner::Engine::sglang);
-  const planner::EngineGpuTerms rocm = planner::engine_gpu_terms(sglang, false, true);
-  CHECK(rocm.layer_step_s == sglang.amd_layer_step_s);
-  CHECK(rocm.fraction_scale == sglang.amd_scale);
-  CHECK(planner::engine_gpu_terms(sglang, false, false).layer_step_s == sglang.layer_step_s);
-  CHECK(planner::engine_gpu_terms(sglang, true, false).fraction_scale == sglang.blackwell_scale);
-  REQUIRE(sglang.amd_layer_step_s > 4 * sglang.layer_step_s);
+  const planner::EngineGpuTerms cdna3 = planner::engine_gpu_terms(sglang, Architecture::cdna3);
+  CHECK(cdna3.layer_step_s == sglang.cdna3.layer_step_s);
+  CHECK(cdna3.fraction_scale == sglang.cdna3.fraction_scale);
+  CHECK(planner::engine_gpu_terms(sglang, Architecture::cdna4).layer_step_s == sglang.cdna4.layer_step_s);
+  CHECK(planner::engine_gpu_terms(sglang, Architecture::hopper).layer_step_s == sglang.layer_step_s);
+  CHECK(planner::engine_gpu_terms(sglang, Architecture::blackwell).fraction_scale == sglang.blackwell_scale);
+  // A generation without figures of its own borrows the other CDNA generation's, else the CUDA ones.
+  planner::EngineProfile one_generation = sglang;
+  one_generation.cdna4.fit = false;
+  CHECK(planner::engine_gpu_terms(one_generation, Architecture::cdna4).layer_step_s == sglang.cdna3.layer_step_s);
+  const planner::EngineProfile& vllm = planner::engine_profile(planner::Engine::vllm);
+  CHECK(planner::engine_gpu_terms(vllm, Architecture::cdna3).layer_step_s == vllm.layer_step_s);
+  CHECK(planner::engine_gpu_terms(vllm, Architecture::cdna3).fraction_scale == 1.0);
+  REQUIRE(sglang.cdna3.layer_step_s > 4 * sglang.layer_step_s);
 
-  // One sequence of Llama 3.1 8B (32 layers): MI300X streams its 16 GB of weights in about 5.5 ms
+  // One sequence of Llama 3.1 8B (32 layers): MI300X streams its 16 GB of weights in about 4 ms
   // at SGLang's ROCm fraction, so a step above 32 layer steps is the ROCm step time at work.
   const json mi300x = planner::plan_json(doc("MI300X", "sglang"), catalog);
-  CHECK(mi300x["tpot_s"].get<double>() > 32 * sglang.amd_layer_step_s);
+  CHECK(mi300x["tpot_s"].get<double>() > 32 * sglang.cdna3.layer_step_s);
   const json h100 = planner::plan_json(doc("H100-SXM5-80GB", "sglang"), catalog);
   CHECK(h100["tpot_s"].get<double>() < mi300x["tpot_s"].get<double>());
 
@@ -468,4 +477,13 @@ TEST_CASE("serving on AMD Instinct: SGLang's per-layer step time is its ROCm fig
   CHECK_FALSE(warns_unfit(mi300x, "sglang"));
   CHECK(warns_unfit(planner::plan_json(doc("MI300X", "vllm"), catalog), "vllm"));
   CHECK_FALSE(warns_unfit(h100, "sglang"));
+  // SGLang's ROCm figures come from one model: the plan of another says they are extrapolated.
+  const auto says = [](const json& plan, const std::string& words) {
+    for (const json& w : plan["warnings"])
+      if (w.get<std::string>().find(words) != std::string::npos) return true;
+    return false;
+  };
+  CHECK(says(mi300x, "sglang's cdna3 figures"));
+  CHECK(says(mi300x, "DeepSeek-R1 FP8 at TP8 (InferenceX) only"));
+  CHECK_FALSE(says(h100, "figures ("));
 }

@@ -382,14 +382,23 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
   const Architecture arch = hw.gpu.architecture;
   if (w.job.kind == JobKind::inference) {
     // Serving runs at the engine profile's fractions (serving.cpp), fit on Ampere, Hopper and
-    // Blackwell rows, and on AMD Instinct rows where the engine has its own ROCm figures; the
-    // training GEMM efficiency plays no part.
-    const bool amd_fit = p.amd && p.engine_profile.fit_on_amd;
-    if (arch != Architecture::ampere && arch != Architecture::hopper && arch != Architecture::blackwell && !amd_fit)
-      plan.warnings.push_back("no published serving benchmark of " + std::string(to_string(p.engine)) + " on the " +
-                              architecture +
-                              " generation in the engine profiles' fit set: its decode and GEMM fractions and "
-                              "per-layer step time are those fit on NVIDIA GPUs");
+    // Blackwell rows, and on an AMD Instinct generation's rows where the engine has figures of its
+    // own there (RocmTerms, fit on one kind of run: said for every other); the training GEMM
+    // efficiency plays no part.
+    const EngineProfile& eng = p.engine_profile;
+    const std::string engine(to_string(p.engine));
+    if (!engine_fit_on(eng, arch)) {
+      plan.warnings.push_back("no published serving benchmark of " + engine + " on the " + architecture +
+                              " generation in the engine profiles' fit set: its decode and GEMM fractions are "
+                              "those fit on Ampere, Hopper and Blackwell");
+    } else if (arch == Architecture::cdna3 || arch == Architecture::cdna4) {
+      const RocmTerms& rocm = arch == Architecture::cdna3 ? eng.cdna3 : eng.cdna4;
+      const EngineGpuTerms terms = engine_gpu_terms(eng, arch);
+      plan.warnings.push_back(engine + "'s " + architecture +
+                              fmt(" figures (%.2g ms per layer per step, ", 1e3 * terms.layer_step_s) +
+                              fmt("fractions x%.2f) are fit on ", terms.fraction_scale) + std::string(rocm.basis) +
+                              " only: for other models and sizes they are an extrapolation");
+    }
   } else if (arch == Architecture::cdna3 || arch == Architecture::cdna4) {
     plan.warnings.push_back(
         "AMD Instinct (" + architecture + fmt("): its GEMM efficiency %.2f (", k.gemm_efficiency_cdna) +

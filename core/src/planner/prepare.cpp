@@ -213,7 +213,7 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
     p.attention_efficiency = k.attention_efficiency_ampere;
   }
   p.blackwell = gpu.architecture == Architecture::blackwell;
-  p.amd = gpu.vendor == "amd";
+  p.architecture = gpu.architecture;
   p.fp4_tensor_cores = supports_precision(gpu, Precision::fp4);
   if (gpu.architecture == Architecture::hopper) {
     eta = k.gemm_efficiency_hopper;
@@ -341,7 +341,7 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
     // Serving streams weights and KV cache at its engine's fitted fraction of the peak (time_model.cpp),
     // not at the STREAM efficiency above: say which.
     const EngineProfile& eng = p.engine_profile;
-    const double fraction = eng.decode_hbm_fraction * engine_gpu_terms(eng, p.blackwell, p.amd).fraction_scale;
+    const double fraction = eng.decode_hbm_fraction * engine_gpu_terms(eng, p.architecture).fraction_scale;
     info->hbm += "; decode at " + std::string(to_string(p.engine)) + "'s fitted " + fmt(fraction) + " of the peak" +
                  (hbm_measured ? " (the measurement over the STREAM efficiency)" : "");
   }

@@ -81,10 +81,9 @@ EngineProfile paged_engine(double decode_hbm_fraction, double layer_step_s) {
 EngineProfile make_vllm() {
   // Two published dense fit rows, vLLM 0.6.0's Llama 3.1 8B on ShareGPT (A100 in the SGLang team's
   // comparison, H100 in Lambda's report; the 70B and 405B rows of both are check rows), and
-  // InferenceX's gpt-oss-120b rows on H100, H200 and B200 (vLLM 0.11-0.13). No ROCm rows: on AMD
+  // InferenceX's gpt-oss-120b rows on H100, H200 and B200 (vLLM 0.13.0). No ROCm rows: on AMD
   // Instinct the CUDA figures.
   EngineProfile p = paged_engine(0.510, 12.5e-6);
-  p.amd_layer_step_s = p.layer_step_s;
   // Defaults of vLLM 0.6 (the version of the published rows): gpu_memory_utilization 0.9 of the
   // card, max_num_seqs 256. The 8192-token step budget is V1's (max_num_batched_tokens for the API
   // server on large GPUs), a later default than the rows'; 0.6 ran them without chunked prefill.
@@ -96,13 +95,14 @@ EngineProfile make_vllm() {
 
 EngineProfile make_sglang() {
   // One dense fit row (the decode fraction absorbs what an uncapped batch over-predicts) and
-  // InferenceX's DeepSeek-R1 FP8 rows on H200, B200, MI300X, MI325X and MI355X (SGLang 0.5.5-0.5.6):
-  // on ROCm (AITER kernels, HIP graphs) a layer step takes 8x as long, and the weights stream at
-  // 1.26x the CUDA fraction.
+  // InferenceX's DeepSeek-R1 FP8 rows on H200, B200, MI300X, MI325X and MI355X (SGLang 0.5.5-0.5.6),
+  // whose ROCm builds (AITER kernels, HIP graphs) have figures of their own per generation: a layer
+  // step 10x (CDNA 3) and 5x (CDNA 4) the CUDA build's. CDNA 4's fraction factor sits at the fit's
+  // bound, 0.95 of the HBM peak: MI355X gains more from 4 to 64 requests than the model's bytes say.
   EngineProfile p = paged_engine(0.441, 37.5e-6);
-  p.amd_scale = 1.26;
-  p.amd_layer_step_s = 0.300e-3;
-  p.fit_on_amd = true;
+  constexpr std::string_view kInferenceX = "SGLang 0.5.5 serving DeepSeek-R1 FP8 at TP8 (InferenceX)";
+  p.cdna3 = {1.459, 0.375e-3, true, kInferenceX};
+  p.cdna4 = {2.154, 0.175e-3, true, kInferenceX};
   // SGLang server defaults (server_args.py): mem_fraction_static 0.88 at TP 1, 0.87 at 2-3, 0.85 at
   // 4-7, 0.81 at 8-15, 0.79 from 16 (larger groups keep more memory for communication buffers and
   // CUDA graphs); running requests bounded by the pool, chunked_prefill_size 8192.
@@ -123,9 +123,29 @@ double memory_fraction(const EngineProfile& engine, int tp) noexcept {
 
 int serving_default_etp(int tp, int ep) noexcept { return ep >= 1 && ep <= tp && tp % ep == 0 ? tp / ep : 1; }
 
-EngineGpuTerms engine_gpu_terms(const EngineProfile& engine, bool blackwell, bool amd) noexcept {
-  if (amd) return {engine.amd_scale, engine.amd_layer_step_s};
-  return {blackwell ? engine.blackwell_scale : 1.0, engine.layer_step_s};
+EngineGpuTerms engine_gpu_terms(const EngineProfile& engine, Architecture architecture) noexcept {
+  const auto rocm = [&](const RocmTerms& own, const RocmTerms& other) -> EngineGpuTerms {
+    const RocmTerms& t = own.fit ? own : other;
+    if (t.fit) return {t.fraction_scale, t.layer_step_s};
+    return {1.0, engine.layer_step_s};
+  };
+  switch (architecture) {
+    case Architecture::blackwell: return {engine.blackwell_scale, engine.layer_step_s};
+    case Architecture::cdna3: return rocm(engine.cdna3, engine.cdna4);
+    case Architecture::cdna4: return rocm(engine.cdna4, engine.cdna3);
+    default: return {1.0, engine.layer_step_s};
+  }
+}
+
+bool engine_fit_on(const EngineProfile& engine, Architecture architecture) noexcept {
+  switch (architecture) {
+    case Architecture::ampere:
+    case Architecture::hopper:
+    case Architecture::blackwell: return true;
+    case Architecture::cdna3: return engine.cdna3.fit;
+    case Architecture::cdna4: return engine.cdna4.fit;
+    default: return false;
+  }
 }
 
 EngineProfile with_batch_limit(EngineProfile profile, std::optional<int> batch_limit) noexcept {

@@ -253,7 +253,7 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     // over its STREAM efficiency: the catalog's peak, or a probe's measurement scaled alike), a
     // fixed cost per engine step, prefill chunked to its token budget per step.
     const EngineProfile& eng = hw.engine_profile;
-    const EngineGpuTerms gpu_terms = engine_gpu_terms(eng, hw.blackwell, hw.amd);
+    const EngineGpuTerms gpu_terms = engine_gpu_terms(eng, hw.architecture);
     const double scale = gpu_terms.fraction_scale;
     // Every layer's fixed kernel time, once per engine step (prefill chunks and decode steps alike).
     const double layer_step_s = k.layer_overhead_s + gpu_terms.layer_step_s;

@@ -114,8 +114,8 @@ struct PreparedHardware {
   double inter_latency_s = 0;
   double price_per_node_hour = -1;  // USD; negative: unknown
   bool has_network = false;
-  bool blackwell = false;         // the serving profiles scale their fractions on this generation (serving.hpp)
-  bool amd = false;               // and have terms of their own on AMD Instinct (engine_gpu_terms)
+  bool blackwell = false;  // the serving profiles scale their fractions on this generation (serving.hpp)
+  Architecture architecture = Architecture::hopper;  // the GPU's (serving profiles' terms: engine_gpu_terms)
   bool fp4_tensor_cores = false;  // FP4 GEMMs in hardware (else 4-bit weights run weight-only, dequantised)
   // GPUs one GPU reaches at NVLink speed: gpus_per_node, or more where the catalog says the NVLink
   // domain spans instances (GB200/GB300 NVL72 trays: 72); a group of consecutive ranks inside it

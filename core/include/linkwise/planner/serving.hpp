@@ -47,6 +47,16 @@ enum class KvPoolRule {
 // The pool's rule in words, for answers that say why a sequence does not fit ("90% of the card ...").
 std::string_view describe_kv_pool(KvPoolRule rule) noexcept;
 
+// A ROCm build's figures on one AMD Instinct generation (AITER/hipBLASLt kernels, HIP graphs): a
+// factor on the profile's fractions and its own fixed time per layer per step; fit on the engine's
+// rows of that generation, where it has any (fit: false keeps the CUDA figures).
+struct RocmTerms {
+  double fraction_scale = 1.0;
+  double layer_step_s = 0;
+  bool fit = false;
+  std::string_view basis;  // the runs it is fit on, for the plan's warning on other workloads
+};
+
 // What an engine achieves against the roofline, and the limits it schedules within.
 struct EngineProfile {
   // Decode: fraction of the GPU's HBM peak achieved streaming weights and KV cache (fit).
@@ -64,12 +74,8 @@ struct EngineProfile {
   // latency a CUDA or HIP graph does not remove; it sets the pace of decode at low concurrency
   // (fit; 0 for TensorRT-LLM, whose fit rows run at full batch, where it does not show).
   double layer_step_s = 0;
-  // On AMD Instinct (ROCm builds of the engine: AITER/hipBLASLt kernels, HIP graphs) the fractions
-  // are multiplied by amd_scale and a layer step takes amd_layer_step_s (fit on the engine's ROCm
-  // rows where it has any, fit_on_amd; otherwise the CUDA figures).
-  double amd_scale = 1.0;
-  double amd_layer_step_s = 0;
-  bool fit_on_amd = false;
+  // On AMD Instinct, per generation (engine_gpu_terms).
+  RocmTerms cdna3, cdna4;
   // The engine's memory setting (vLLM gpu_memory_utilization, SGLang mem_fraction_static,
   // TensorRT-LLM kv_cache_free_gpu_mem_fraction); kv_pool_rule says what the fraction applies to
   // and what the KV pool is left from.
@@ -89,13 +95,17 @@ struct EngineProfile {
 
 const EngineProfile& engine_profile(Engine e) noexcept;  // of a resolved engine (auto_: TensorRT-LLM's)
 
-// What a profile's GPU-dependent terms come to on one GPU: the factor on its decode and GEMM
-// fractions (Blackwell, AMD Instinct) and its fixed time per layer per engine step.
+// What a profile's GPU-dependent terms come to on one GPU generation: the factor on its decode and
+// GEMM fractions (Blackwell, AMD Instinct) and its fixed time per layer per engine step. A CDNA
+// generation without figures of its own takes the other CDNA generation's, else the CUDA figures.
 struct EngineGpuTerms {
   double fraction_scale = 1.0;
   double layer_step_s = 0;
 };
-EngineGpuTerms engine_gpu_terms(const EngineProfile& engine, bool blackwell, bool amd) noexcept;
+EngineGpuTerms engine_gpu_terms(const EngineProfile& engine, Architecture architecture) noexcept;
+// Whether the engine's figures on this generation come from its own published runs there
+// (Ampere, Hopper, Blackwell: the profile's fit rows; CDNA: its RocmTerms).
+bool engine_fit_on(const EngineProfile& engine, Architecture architecture) noexcept;
 
 // A profile with the job's own sequence cap (job.engine_batch_limit: vLLM --max-num-seqs, SGLang
 // --max-running-requests, TensorRT-LLM --max_batch_size) in place of its default, where the job sets one.
