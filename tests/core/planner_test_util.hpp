@@ -4,6 +4,9 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
 
 #include "linkwise/catalog.hpp"
 #include "linkwise/planner/engine.hpp"
@@ -98,6 +101,13 @@ inline linkwise::planner::Job inference(int prompt_len, int output_len, int conc
 
 inline linkwise::planner::Hardware dgx(const linkwise::Gpu& gpu, double network_gbits = 1600) {
   return {node(gpu, "custom", "dgx", linkwise::Fabric::nvswitch, network_gbits, 30.0), gpu, true};
+}
+
+// Whether one of a plan's warnings contains `words`.
+inline bool warns_with(const nlohmann::json& plan, std::string_view words) {
+  for (const nlohmann::json& w : plan["warnings"])
+    if (w.get<std::string>().find(words) != std::string::npos) return true;
+  return false;
 }
 
 }  // namespace planner_test

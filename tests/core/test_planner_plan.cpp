@@ -11,6 +11,7 @@
 #include "linkwise/json_input.hpp"
 #include "linkwise/planner.hpp"
 #include "linkwise/planner/uncertainty.hpp"
+#include "planner_test_util.hpp"
 
 using namespace linkwise;
 using nlohmann::json;
@@ -435,11 +436,7 @@ TEST_CASE("a plan at very low MFU warns, and the interval widens with the scale 
   const json idle = planner::plan_json(doc, catalog);
   CHECK(idle["mfu"].get<double>() < 0.10);
   CHECK(has(idle, "MFU "));
-  const auto says = [](const json& p, const std::string& words) {
-    for (const json& w : p["warnings"])
-      if (w.get<std::string>().find(words) != std::string::npos) return true;
-    return false;
-  };
+  const auto says = planner_test::warns_with;
   CHECK(says(idle, "waits on communication"));
   // Busy GPUs far from their peak (256 micro-batches of one 16-token sequence per GPU: tiny GEMMs)
   // get the other reason: the warning names the cause the breakdown shows.

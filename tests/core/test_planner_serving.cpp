@@ -469,21 +469,12 @@ TEST_CASE("serving on AMD Instinct: SGLang's per-layer step time is its ROCm fig
   const json h100 = planner::plan_json(doc("H100-SXM5-80GB", "sglang"), catalog);
   CHECK(h100["tpot_s"].get<double>() < mi300x["tpot_s"].get<double>());
 
-  const auto warns_unfit = [](const json& plan, const std::string& engine) {
-    for (const json& w : plan["warnings"])
-      if (w.get<std::string>().find("no published serving benchmark of " + engine) != std::string::npos) return true;
-    return false;
-  };
-  CHECK_FALSE(warns_unfit(mi300x, "sglang"));
-  CHECK(warns_unfit(planner::plan_json(doc("MI300X", "vllm"), catalog), "vllm"));
-  CHECK_FALSE(warns_unfit(h100, "sglang"));
+  using planner_test::warns_with;
+  CHECK_FALSE(warns_with(mi300x, "no published serving benchmark of sglang"));
+  CHECK(warns_with(planner::plan_json(doc("MI300X", "vllm"), catalog), "no published serving benchmark of vllm"));
+  CHECK_FALSE(warns_with(h100, "no published serving benchmark"));
   // SGLang's ROCm figures come from one model: the plan of another says they are extrapolated.
-  const auto says = [](const json& plan, const std::string& words) {
-    for (const json& w : plan["warnings"])
-      if (w.get<std::string>().find(words) != std::string::npos) return true;
-    return false;
-  };
-  CHECK(says(mi300x, "sglang's cdna3 figures"));
-  CHECK(says(mi300x, "DeepSeek-R1 FP8 at TP8 (InferenceX) only"));
-  CHECK_FALSE(says(h100, "figures ("));
+  CHECK(warns_with(mi300x, "sglang's cdna3 figures"));
+  CHECK(warns_with(mi300x, "DeepSeek-R1 FP8 at TP8 (InferenceX) only"));
+  CHECK_FALSE(warns_with(h100, "figures ("));
 }
