@@ -206,59 +206,73 @@ double descend(std::vector<FitParam>& params, const Loss& loss_of) {
   return best;
 }
 
-// One engine's fitted fields. TensorRT-LLM: decode and GEMM fractions, per-step overhead and
-// Blackwell scale on its dense rows (its MoE rows then fit the MoE constants, fit_moe). vLLM and
-// SGLang keep TensorRT-LLM's GEMM fraction, per-step overhead and Blackwell scale (their rows cannot
-// separate those terms) and fit in two stages, alternated twice: the decode fraction on their dense
-// rows (high-concurrency ShareGPT runs, as before), then the per-layer step time, which only low
-// concurrency shows, on all their rows (InferenceX's MoE sweeps), with the AMD scale and AMD
-// per-layer step time where they have ROCm rows.
-void fit(const std::vector<Run>& runs, Profiles& profiles, const planner::PlannerConstants& k, planner::Engine engine) {
-  planner::EngineProfile& p = profiles[engine];
-  const bool trtllm = engine == planner::Engine::tensorrt_llm;
-  int dense_rows = 0, rows = 0;
-  bool blackwell_rows = false, cdna3_rows = false, cdna4_rows = false;
+// Which of an engine's fit rows there are: dense ones (its fractions) and all (its per-layer terms).
+struct FitRows {
+  int dense = 0, all = 0;
+  bool blackwell_dense = false, cdna3 = false, cdna4 = false;
+};
+FitRows fit_rows(const std::vector<Run>& runs, planner::Engine engine) {
+  FitRows f;
   for (const Run& r : runs) {
     if (r.set != "fit" || r.engine != engine) continue;
-    ++rows;
-    dense_rows += !r.moe;
+    ++f.all;
+    f.dense += !r.moe;
     const Architecture arch = r.workload.hardware->gpu.architecture;
-    blackwell_rows |= !r.moe && arch == Architecture::blackwell;
-    cdna3_rows |= arch == Architecture::cdna3;
-    cdna4_rows |= arch == Architecture::cdna4;
+    f.blackwell_dense |= !r.moe && arch == Architecture::blackwell;
+    f.cdna3 |= arch == Architecture::cdna3;
+    f.cdna4 |= arch == Architecture::cdna4;
   }
-  if (rows == 0) return;
-  double best = 0;
-  if (trtllm) {
-    std::vector<FitParam> params = {
-        {&p.decode_hbm_fraction, 0.40, 0.95}, {&p.gemm_fraction, 0.30, 0.90}, {&p.step_overhead_s, 0.0, 0.010}};
-    if (blackwell_rows) params.push_back({&p.blackwell_scale, 0.40, 1.0});
-    best = descend(params, [&] { return loss(runs, engine, p, k, false); });
+  return f;
+}
+
+// Stage 1, an engine's fractions on its dense fit rows. TensorRT-LLM: decode and GEMM fractions,
+// per-step overhead and Blackwell scale (its MoE rows then fit the MoE constants, fit_moe). vLLM and
+// SGLang: the decode fraction (high-concurrency ShareGPT runs); they keep TensorRT-LLM's GEMM
+// fraction, per-step overhead and Blackwell scale, which their rows cannot separate.
+double fit_fractions(const std::vector<Run>& runs, Profiles& profiles, const planner::PlannerConstants& k,
+                     planner::Engine engine) {
+  planner::EngineProfile& p = profiles[engine];
+  const FitRows rows = fit_rows(runs, engine);
+  if (rows.dense == 0) return 0;
+  std::vector<FitParam> params = {{&p.decode_hbm_fraction, 0.40, 0.95}};
+  if (engine == planner::Engine::tensorrt_llm) {
+    params.push_back({&p.gemm_fraction, 0.30, 0.90});
+    params.push_back({&p.step_overhead_s, 0.0, 0.010});
+    if (rows.blackwell_dense) params.push_back({&p.blackwell_scale, 0.40, 1.0});
   } else {
     const planner::EngineProfile& t = profiles[planner::Engine::tensorrt_llm];
     p.gemm_fraction = t.gemm_fraction;
     p.step_overhead_s = t.step_overhead_s;
     p.blackwell_scale = t.blackwell_scale;
-    std::vector<FitParam> dense = {{&p.decode_hbm_fraction, 0.40, 0.95}};
-    std::vector<FitParam> steps = {{&p.layer_step_s, 0.0, 0.5e-3}};
-    // Each AMD Instinct generation with rows of its own gets its own ROCm figures.
-    for (auto [has_rows, terms] : {std::pair{cdna3_rows, &p.cdna3}, std::pair{cdna4_rows, &p.cdna4}}) {
-      terms->fit = has_rows;
-      if (!has_rows) continue;
-      // At most 0.95 of the HBM peak, as the decode fraction itself.
-      steps.push_back({&terms->fraction_scale, 0.30, 0.95 / p.decode_hbm_fraction});
-      steps.push_back({&terms->layer_step_s, 0.0, 1.0e-3});
-    }
-    for (int alternation = 0; alternation < 2; ++alternation) {
-      if (dense_rows > 0) descend(dense, [&] { return loss(runs, engine, p, k, false); });
-      best = descend(steps, [&] { return loss(runs, engine, p, k, true); });
-    }
   }
-  std::printf("fit %-13s rows %2d  decode_hbm_fraction %.3f  gemm_fraction %.3f  step_overhead_s %.6f  blackwell_scale "
-              "%.3f  layer_step_s %.4g  cdna3 %.3f / %.4g  cdna4 %.3f / %.4g  (mean |log err| %.4f)\n",
-              std::string(planner::to_string(engine)).c_str(), trtllm ? dense_rows : rows, p.decode_hbm_fraction,
+  return descend(params, [&] { return loss(runs, engine, p, k, false); });
+}
+
+// Stage 2, an engine's fixed time per layer per step, which only low concurrency shows, on all its
+// fit rows (InferenceX's sweeps among them), and each AMD Instinct generation's ROCm figures where
+// the engine has rows of that generation (a fraction factor keeping at most 0.95 of the HBM peak).
+double fit_layer_terms(const std::vector<Run>& runs, Profiles& profiles, const planner::PlannerConstants& k,
+                       planner::Engine engine) {
+  planner::EngineProfile& p = profiles[engine];
+  const FitRows rows = fit_rows(runs, engine);
+  if (rows.all == rows.dense) return loss(runs, engine, p, k, true);  // nothing at low concurrency to fit on
+  std::vector<FitParam> params = {{&p.layer_step_s, 0.0, 0.5e-3}};
+  for (auto [has_rows, terms] : {std::pair{rows.cdna3, &p.cdna3}, std::pair{rows.cdna4, &p.cdna4}}) {
+    terms->fit = has_rows;
+    if (!has_rows) continue;
+    params.push_back({&terms->fraction_scale, 0.30, 0.95 / p.decode_hbm_fraction});
+    params.push_back({&terms->layer_step_s, 0.0, 1.0e-3});
+  }
+  return descend(params, [&] { return loss(runs, engine, p, k, true); });
+}
+
+void print_fit(const Profiles& profiles, planner::Engine engine, const FitRows& rows, double loss_all) {
+  const planner::EngineProfile& p = profiles.at(engine);
+  std::printf("fit %-13s rows %3d (%3d dense)  decode_hbm_fraction %.3f  gemm_fraction %.3f  step_overhead_s %.6f  "
+              "blackwell_scale %.3f  layer_step_s %.4g  cdna3 %.3f / %.4g  cdna4 %.3f / %.4g  (mean |log err| %.4f)\n",
+              std::string(planner::to_string(engine)).c_str(), rows.all, rows.dense, p.decode_hbm_fraction,
               p.gemm_fraction, p.step_overhead_s, p.blackwell_scale, p.layer_step_s, p.cdna3.fraction_scale,
-              p.cdna3.layer_step_s, p.cdna4.fraction_scale, p.cdna4.layer_step_s, best);
+              p.cdna3.layer_step_s, p.cdna4.fraction_scale, p.cdna4.layer_step_s, loss_all);
 }
 
 // Mean |log(pred/meas)| over the mixture-of-experts fit rows, every engine at its (fitted) profile.
@@ -413,12 +427,25 @@ int main(int argc, char** argv) {
     planner::PlannerConstants k = planner::default_constants();
     Profiles profiles = shipped_profiles();
     if (do_fit) {
-      // TensorRT-LLM's dense rows set its profile, its MoE rows the MoE constants, and vLLM's and
-      // SGLang's rows (mostly MoE models) their profiles under those constants.
-      fit(runs, profiles, k, planner::Engine::tensorrt_llm);
+      // TensorRT-LLM's dense rows set its fractions, its MoE rows the MoE constants, its low-
+      // concurrency rows its per-layer step time (then the MoE constants again under it); vLLM's and
+      // SGLang's rows their profiles under those constants, the two stages alternated twice.
+      const planner::Engine trtllm = planner::Engine::tensorrt_llm;
+      for (int alternation = 0; alternation < 2; ++alternation) {
+        fit_fractions(runs, profiles, k, trtllm);
+        fit_moe(runs, profiles, k);
+        fit_layer_terms(runs, profiles, k, trtllm);
+      }
       fit_moe(runs, profiles, k);
-      fit(runs, profiles, k, planner::Engine::vllm);
-      fit(runs, profiles, k, planner::Engine::sglang);
+      print_fit(profiles, trtllm, fit_rows(runs, trtllm), loss(runs, trtllm, profiles[trtllm], k, true));
+      for (planner::Engine engine : {planner::Engine::vllm, planner::Engine::sglang}) {
+        double best = 0;
+        for (int alternation = 0; alternation < 2; ++alternation) {
+          fit_fractions(runs, profiles, k, engine);
+          best = fit_layer_terms(runs, profiles, k, engine);
+        }
+        print_fit(profiles, engine, fit_rows(runs, engine), best);
+      }
     }
 
     std::map<std::string, Group> groups;  // "<set>: <source>"
