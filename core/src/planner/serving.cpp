@@ -72,7 +72,7 @@ EngineProfile make_trtllm() {
 // both allocate KV blocks as sequences grow (paged, nothing reserved up front) under a token budget
 // of 8192 per step. The decode fraction is fit on their dense high-concurrency rows, the per-layer
 // step time on InferenceX's late-2025 sweeps at 4-128 concurrent requests, where it shows
-// (docs/calibration.md "Per-layer step time of vLLM and SGLang").
+// (docs/calibration.md "Per-layer step time of the serving engines").
 EngineProfile paged_engine(double decode_hbm_fraction, double layer_step_s) {
   EngineProfile p = make_trtllm();
   p.decode_hbm_fraction = decode_hbm_fraction;
