@@ -39,6 +39,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -266,6 +267,20 @@ double fit_layer_terms(const std::vector<Run>& runs, Profiles& profiles, const p
   return descend(params, [&] { return loss(runs, engine, p, k, true); });
 }
 
+// Whether two sets of profiles hold the same fitted figures.
+bool same_fit(const Profiles& a, const Profiles& b) {
+  for (const auto& [engine, p] : a) {
+    const planner::EngineProfile& q = b.at(engine);
+    if (p.decode_hbm_fraction != q.decode_hbm_fraction || p.gemm_fraction != q.gemm_fraction ||
+        p.step_overhead_s != q.step_overhead_s || p.blackwell_scale != q.blackwell_scale ||
+        p.layer_step_s != q.layer_step_s || p.cdna3.fraction_scale != q.cdna3.fraction_scale ||
+        p.cdna3.layer_step_s != q.cdna3.layer_step_s || p.cdna4.fraction_scale != q.cdna4.fraction_scale ||
+        p.cdna4.layer_step_s != q.cdna4.layer_step_s)
+      return false;
+  }
+  return true;
+}
+
 void print_fit(const Profiles& profiles, planner::Engine engine, const FitRows& rows, double loss_all) {
   const planner::EngineProfile& p = profiles.at(engine);
   std::printf("fit %-13s rows %3d (%3d dense)  decode_hbm_fraction %.3f  gemm_fraction %.3f  step_overhead_s %.6f  "
@@ -430,21 +445,32 @@ int main(int argc, char** argv) {
       // TensorRT-LLM's dense rows set its fractions, its MoE rows the MoE constants, its low-
       // concurrency rows its per-layer step time (then the MoE constants again under it); vLLM's and
       // SGLang's rows their profiles under those constants, the two stages alternated twice.
+      // Each engine's stages alternate until a round changes nothing (a fixed point: a second --fit
+      // from the printed values prints them again), at most 20 rounds.
       const planner::Engine trtllm = planner::Engine::tensorrt_llm;
-      for (int alternation = 0; alternation < 2; ++alternation) {
+      const auto fixed_point = [&](const std::function<void()>& round) {
+        for (int rounds = 0; rounds < 20; ++rounds) {
+          const Profiles before = profiles;
+          const planner::PlannerConstants k_before = k;
+          round();
+          if (same_fit(before, profiles) && k_before.moe_serving_routed_row_s == k.moe_serving_routed_row_s &&
+              k_before.moe_serving_ep_layer_sync_s == k.moe_serving_ep_layer_sync_s)
+            return;
+        }
+        std::printf("fit: no fixed point in 20 rounds\n");
+      };
+      fixed_point([&] {
         fit_fractions(runs, profiles, k, trtllm);
         fit_moe(runs, profiles, k);
         fit_layer_terms(runs, profiles, k, trtllm);
-      }
-      fit_moe(runs, profiles, k);
+      });
       print_fit(profiles, trtllm, fit_rows(runs, trtllm), loss(runs, trtllm, profiles[trtllm], k, true));
       for (planner::Engine engine : {planner::Engine::vllm, planner::Engine::sglang}) {
-        double best = 0;
-        for (int alternation = 0; alternation < 2; ++alternation) {
+        fixed_point([&] {
           fit_fractions(runs, profiles, k, engine);
-          best = fit_layer_terms(runs, profiles, k, engine);
-        }
-        print_fit(profiles, engine, fit_rows(runs, engine), best);
+          fit_layer_terms(runs, profiles, k, engine);
+        });
+        print_fit(profiles, engine, fit_rows(runs, engine), loss(runs, engine, profiles[engine], k, true));
       }
     }
 

@@ -52,7 +52,7 @@ EngineProfile make_trtllm() {
   // overhead (CUDA graphs and the C++ runtime hide the host work; the decode fraction sits at its
   // bound, 0.95 of the HBM peak); Blackwell FP4 reaches 0.76 of the Hopper FP8 fractions.
   p.decode_hbm_fraction = 0.950;
-  p.gemm_fraction = 0.675;
+  p.gemm_fraction = 0.705;
   p.step_overhead_s = 0;
   p.blackwell_scale = 0.760;
   p.layer_step_s = 37.5e-6;
@@ -86,7 +86,8 @@ EngineProfile make_vllm() {
   // comparison, H100 in Lambda's report; the 70B and 405B rows of both are check rows), and
   // InferenceX's gpt-oss-120b rows on H100, H200 and B200 (vLLM 0.13.0). No ROCm rows: on AMD
   // Instinct the CUDA figures.
-  EngineProfile p = paged_engine(0.496, 12.5e-6);
+  EngineProfile p = paged_engine(0.510, 37.5e-6);
+  p.streams_stored_fp4_experts = true;
   // Defaults of vLLM 0.6 (the version of the published rows): gpu_memory_utilization 0.9 of the
   // card, max_num_seqs 256. The 8192-token step budget is V1's (max_num_batched_tokens for the API
   // server on large GPUs), a later default than the rows'; 0.6 ran them without chunked prefill.
@@ -102,10 +103,10 @@ EngineProfile make_sglang() {
   // whose ROCm builds (AITER kernels, HIP graphs) have figures of their own per generation: a layer
   // step 10x (CDNA 3) and 5x (CDNA 4) the CUDA build's. CDNA 4's fraction factor sits at the fit's
   // bound, 0.95 of the HBM peak: MI355X gains more from 4 to 64 requests than the model's bytes say.
-  EngineProfile p = paged_engine(0.427, 37.5e-6);
+  EngineProfile p = paged_engine(0.400, 37.5e-6);
   constexpr std::string_view kInferenceX = "SGLang 0.5.5 serving DeepSeek-R1 FP8 at TP8 (InferenceX)";
-  p.cdna3 = {1.459, 0.375e-3, true, kInferenceX};
-  p.cdna4 = {2.222, 0.175e-3, true, kInferenceX};
+  p.cdna3 = {1.545, 0.375e-3, true, kInferenceX};
+  p.cdna4 = {2.375, 0.175e-3, true, kInferenceX};
   // SGLang server defaults (server_args.py): mem_fraction_static 0.88 at TP 1, 0.87 at 2-3, 0.85 at
   // 4-7, 0.81 at 8-15, 0.79 from 16 (larger groups keep more memory for communication buffers and
   // CUDA graphs); running requests bounded by the pool, chunked_prefill_size 8192.

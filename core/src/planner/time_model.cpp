@@ -339,13 +339,15 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     const double decode_pp = pp > 1 ? (pp - 1) * (sequences * h * 2.0 / pp_p2p + pp_latency) : 0.0;
     double decode_moe_layer = 0, decode_a2a = 0;
     // MXFP4 experts (gpt-oss) take their stored 4.25 bits of memory everywhere, but without FP4
-    // tensor cores the engines run them through weight-only kernels that dequantise in registers,
-    // and the published Hopper runs are no faster than an fp8 copy's bytes would make them
-    // (TensorRT-LLM 1.2's gpt-oss rows, fit rows: far slower than 4.25-bit streaming; a fitted factor
+    // tensor cores the engines run them through weight-only kernels that dequantise in registers.
+    // TensorRT-LLM's published Hopper runs are no faster than an fp8 copy's bytes would make them
+    // (its 1.2-era gpt-oss rows, fit rows: far slower than 4.25-bit streaming; a fitted factor
     // wanted 4-5x the bytes, which no kernel mechanism explains: docs/calibration.md "MXFP4
-    // experts"). So decode streams them at fp8's width there, as those rows were planned before.
-    const double expert_stream_bytes =
-        weight_only ? std::min(m.bytes_per_weight, kWeightOnlyFp4StreamBytes) : m.expert_bytes_per_weight;
+    // experts"), so its decode streams them at fp8's width there; vLLM's (InferenceX's sweeps on
+    // H100 and H200) stream the stored 4.25 bits (EngineProfile::streams_stored_fp4_experts).
+    const double expert_stream_bytes = weight_only && !eng.streams_stored_fp4_experts
+                                           ? std::min(m.bytes_per_weight, kWeightOnlyFp4StreamBytes)
+                                           : m.expert_bytes_per_weight;
     out.decode_weight_bytes = out.weights;
     if (m.moe) {
       const MoeRows rows = moe_rows(m, sequences, tp, l);

@@ -72,10 +72,15 @@ struct EngineProfile {
   // Fixed GPU time per transformer layer per engine step, whatever the batch: a layer runs tens of
   // small kernels (norms, attention, router, quantisation, all-reduce) whose launch and tail
   // latency a CUDA or HIP graph does not remove; it sets the pace of decode at low concurrency
-  // (fit; 0 for TensorRT-LLM, whose fit rows run at full batch, where it does not show).
+  // (fit on each engine's runs at 4-128 concurrent requests; docs/calibration.md "Per-layer step
+  // time of the serving engines").
   double layer_step_s = 0;
   // On AMD Instinct, per generation (engine_gpu_terms).
   RocmTerms cdna3, cdna4;
+  // 4-bit experts on a GPU without FP4 tensor cores: decode streams their stored 4.25 bits (true;
+  // vLLM's MXFP4 kernels on Hopper, InferenceX's gpt-oss rows), or an fp8 copy's byte per weight
+  // (false; what TensorRT-LLM's published Hopper gpt-oss runs come to, kWeightOnlyFp4StreamBytes).
+  bool streams_stored_fp4_experts = false;
   // The engine's memory setting (vLLM gpu_memory_utilization, SGLang mem_fraction_static,
   // TensorRT-LLM kv_cache_free_gpu_mem_fraction); kv_pool_rule says what the fraction applies to
   // and what the KV pool is left from.
