@@ -267,16 +267,25 @@ double fit_layer_terms(const std::vector<Run>& runs, Profiles& profiles, const p
   return descend(params, [&] { return loss(runs, engine, p, k, true); });
 }
 
+// Whether two figures agree to a relative tolerance (0: exactly).
+bool agree(double a, double b, double tolerance) {
+  return a == b || std::fabs(a - b) <= tolerance * std::max(std::fabs(a), std::fabs(b));
+}
+
 // Whether two sets of profiles hold the same fitted figures.
-bool same_fit(const Profiles& a, const Profiles& b) {
+bool same_fit(const Profiles& a, const Profiles& b, double tolerance = 0) {
   for (const auto& [engine, p] : a) {
     const planner::EngineProfile& q = b.at(engine);
-    if (p.decode_hbm_fraction != q.decode_hbm_fraction || p.gemm_fraction != q.gemm_fraction ||
-        p.step_overhead_s != q.step_overhead_s || p.blackwell_scale != q.blackwell_scale ||
-        p.layer_step_s != q.layer_step_s || p.cdna3.fraction_scale != q.cdna3.fraction_scale ||
-        p.cdna3.layer_step_s != q.cdna3.layer_step_s || p.cdna4.fraction_scale != q.cdna4.fraction_scale ||
-        p.cdna4.layer_step_s != q.cdna4.layer_step_s)
-      return false;
+    for (auto [x, y] : {std::pair{p.decode_hbm_fraction, q.decode_hbm_fraction},
+                        {p.gemm_fraction, q.gemm_fraction},
+                        {p.step_overhead_s, q.step_overhead_s},
+                        {p.blackwell_scale, q.blackwell_scale},
+                        {p.layer_step_s, q.layer_step_s},
+                        {p.cdna3.fraction_scale, q.cdna3.fraction_scale},
+                        {p.cdna3.layer_step_s, q.cdna3.layer_step_s},
+                        {p.cdna4.fraction_scale, q.cdna4.fraction_scale},
+                        {p.cdna4.layer_step_s, q.cdna4.layer_step_s}})
+      if (!agree(x, y, tolerance)) return false;
   }
   return true;
 }
@@ -393,7 +402,7 @@ bool latency_report(const std::string& path, const Catalog& catalog, bool table,
 int main(int argc, char** argv) {
   std::string runs_path = std::string(LINKWISE_CALIBRATION_DIR) + "/inference_runs.json";
   std::string data_dir = LINKWISE_DATA_DIR;
-  bool table = false, do_fit = false, bands = false, check_bands = false;
+  bool table = false, do_fit = false, check_fit = false, bands = false, check_bands = false;
   double max_fit = -1, max_check = -1, max_group = -1, max_moe = -1, max_moe_group = -1;
   std::map<std::string, double> group_limits;  // --group-limit: "<set>: <source>" -> max median
   std::string training_errors_path;            // --moe-training-check FILE MAX
@@ -406,6 +415,7 @@ int main(int argc, char** argv) {
     else if (a == "--data" && i + 1 < argc) data_dir = argv[++i];
     else if (a == "--table") table = true;
     else if (a == "--fit") do_fit = true;
+    else if (a == "--check-fit") do_fit = check_fit = true;
     else if (a == "--bands") bands = true;
     else if (a == "--check-bands") check_bands = true;
     else if (a == "--check" && i + 2 < argc) {
@@ -428,7 +438,8 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(
           stderr,
-          "usage: %s [--runs FILE] [--data DIR] [--table] [--fit] [--bands] [--check-bands] [--check FIT DENSE_CHECK] "
+          "usage: %s [--runs FILE] [--data DIR] [--table] [--fit | --check-fit] [--bands] [--check-bands] [--check FIT "
+          "DENSE_CHECK] "
           "[--check-groups DENSE_GROUP] [--check-moe MOE_CHECK MOE_GROUP] [--moe-training-check FILE MAX] "
           "[--group-limit \"SET: SOURCE\" MAX]... | --latency-runs FILE [--latency-check TTFT ITL TOKENS ITL_BEYOND]\n",
           argv[0]);
@@ -443,10 +454,9 @@ int main(int argc, char** argv) {
     Profiles profiles = shipped_profiles();
     if (do_fit) {
       // TensorRT-LLM's dense rows set its fractions, its MoE rows the MoE constants, its low-
-      // concurrency rows its per-layer step time (then the MoE constants again under it); vLLM's and
-      // SGLang's rows their profiles under those constants, the two stages alternated twice.
-      // Each engine's stages alternate until a round changes nothing (a fixed point: a second --fit
-      // from the printed values prints them again), at most 20 rounds.
+      // concurrency rows its per-layer step time; vLLM's and SGLang's rows their profiles under those
+      // constants. Each engine's stages alternate until a round changes nothing (a fixed point: a
+      // second --fit from the printed values prints them again), at most 20 rounds.
       const planner::Engine trtllm = planner::Engine::tensorrt_llm;
       const auto fixed_point = [&](const std::function<void()>& round) {
         for (int rounds = 0; rounds < 20; ++rounds) {
@@ -471,6 +481,21 @@ int main(int argc, char** argv) {
           fit_layer_terms(runs, profiles, k, engine);
         });
         print_fit(profiles, engine, fit_rows(runs, engine), loss(runs, engine, profiles[engine], k, true));
+      }
+      // --check-fit: the shipped figures must be the fit's own (a constant edited by hand, or rows
+      // added without a refit, fail here).
+      if (check_fit) {
+        const planner::PlannerConstants& shipped = planner::default_constants();
+        // The shipped figures are the printed ones, rounded to what the grid's steps resolve.
+        constexpr double kPrinted = 5e-3;
+        if (!same_fit(profiles, shipped_profiles(), kPrinted) ||
+            !agree(k.moe_serving_routed_row_s, shipped.moe_serving_routed_row_s, kPrinted) ||
+            !agree(k.moe_serving_ep_layer_sync_s, shipped.moe_serving_ep_layer_sync_s, kPrinted)) {
+          std::printf("FAIL: the fit moves the shipped serving figures (serving.cpp, constants.cpp): refit\n");
+          return 1;
+        }
+        std::printf("the shipped serving figures are the fit's fixed point\n");
+        return 0;
       }
     }
 

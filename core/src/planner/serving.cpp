@@ -47,10 +47,11 @@ namespace {
 EngineProfile make_trtllm() {
   EngineProfile p;
   // Fractions fit on 50 rows of its performance overview (Llama 3.1 8B and 3.3 70B, FP8 on H100 and
-  // H200, FP4 on B200), the fixed time per layer per step on InferenceX's gpt-oss-120b B200 sweep at
-  // 4-128 requests (31 rows), alternated twice: 37.5 us per layer per step and no further per-step
-  // overhead (CUDA graphs and the C++ runtime hide the host work; the decode fraction sits at its
-  // bound, 0.95 of the HBM peak); Blackwell FP4 reaches 0.76 of the Hopper FP8 fractions.
+  // H200, FP4 on B200); the fixed time per layer per step on all its 187 fit rows, where InferenceX's
+  // gpt-oss-120b B200 sweep at 4-128 requests (31 rows) is what shows it; alternated with the MoE
+  // constants to a fixed point: 37.5 us per layer per step and no further per-step overhead (at its
+  // lower bound: CUDA graphs and the C++ runtime hide the host work), the decode fraction at its
+  // upper bound, 0.95 of the HBM peak; Blackwell FP4 reaches 0.76 of the Hopper FP8 fractions.
   p.decode_hbm_fraction = 0.950;
   p.gemm_fraction = 0.705;
   p.step_overhead_s = 0;
@@ -84,8 +85,8 @@ EngineProfile paged_engine(double decode_hbm_fraction, double layer_step_s) {
 EngineProfile make_vllm() {
   // Two published dense fit rows, vLLM 0.6.0's Llama 3.1 8B on ShareGPT (A100 in the SGLang team's
   // comparison, H100 in Lambda's report; the 70B and 405B rows of both are check rows), and
-  // InferenceX's gpt-oss-120b rows on H100, H200 and B200 (vLLM 0.13.0). No ROCm rows: on AMD
-  // Instinct the CUDA figures.
+  // InferenceX's gpt-oss-120b rows on H100, H200 and B200 (vLLM 0.13.0), whose Hopper rows stream
+  // the MXFP4 experts as stored. No ROCm rows: on AMD Instinct the CUDA figures.
   EngineProfile p = paged_engine(0.510, 37.5e-6);
   p.streams_stored_fp4_experts = true;
   // Defaults of vLLM 0.6 (the version of the published rows): gpu_memory_utilization 0.9 of the
