@@ -205,13 +205,13 @@ const PlannerConstants& default_constants() {
     // the training MoE refit, "Blackwell's GEMM efficiency"). Since 2026-12-02 the fit also holds
     // InferenceX's 31 TensorRT-LLM gpt-oss-120b B200 fit rows and alternates with TensorRT-LLM's
     // per-layer step time (docs/calibration.md "Per-layer step time of the serving engines"):
-    // 22.5 -> 22.0 ns, 0.235 -> 0.2175 ms. Dense models never pay them.
-    // moe_serving_routed_row_s: 22.0 ns per routed token row on the busiest expert-parallel rank per
+    // 22.5 ns unchanged, 0.235 -> 0.2325 ms. Dense models never pay them.
+    // moe_serving_routed_row_s: 22.5 ns per routed token row on the busiest expert-parallel rank per
     // MoE layer in every engine step (prefill chunks and decode batches): the serving engine's work
     // per routed row that the GEMMs, moe_permute_passes and the all-to-all do not price (router
     // top-k, per-row FP8/FP4 activation quantisation, gather, the combine's weighted sum) in short
     // kernels far from the HBM roofline.
-    // moe_serving_ep_layer_sync_s: 0.2175 ms per MoE layer per engine step when the experts are spread
+    // moe_serving_ep_layer_sync_s: 0.2325 ms per MoE layer per engine step when the experts are spread
     // over ranks (ep > 1, attention data parallelism in the rows): each rank waits at the layer's
     // exchange for the slowest (a different batch, context lengths, a prefill chunk), and the
     // exchange's small kernels cost more than the collective's latency. A mean, not a model of the
