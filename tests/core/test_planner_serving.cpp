@@ -470,6 +470,9 @@ TEST_CASE("serving on AMD Instinct: SGLang's per-layer step time is its ROCm fig
   CHECK(mi300x["tpot_s"].get<double>() > 32 * sglang.cdna3.layer_step_s);
   const json h100 = planner::plan_json(doc("H100-SXM5-80GB", "sglang"), catalog);
   CHECK(h100["tpot_s"].get<double>() < mi300x["tpot_s"].get<double>());
+  // The answer names what sets the pace: the layers' fixed time on MI300X, the weights' bytes on H100.
+  CHECK(mi300x["bottleneck"].get<std::string>().find("fixed time per layer per step (32 layers") != std::string::npos);
+  CHECK(h100["bottleneck"].get<std::string>().rfind("GPU memory bandwidth", 0) == 0);
 
   using planner_test::warns_with;
   CHECK_FALSE(warns_with(mi300x, "no published serving benchmark of sglang"));

@@ -105,6 +105,12 @@ std::string bottleneck_words(const Workload& w, HardwareRef hw, int nodes, const
     if (e.tp_exposed > 0.3 * step)
       return "tensor-parallel all-reduces over " + intra_words(hw) +
              " (latency-bound at decode): " + percent(e.tp_exposed, step) + " of each decode step";
+    // Few sequences: the layers' small kernels, not the bytes they read, set the pace.
+    if (e.decode_layer_fixed_s > 0.3 * step)
+      return "the engine's fixed time per layer per step (" + std::to_string(w.model.layers) + " layers x " +
+             fmt("%.0f", 1e6 * e.decode_layer_fixed_s / w.model.layers) +
+             " us: kernel launches and small kernels, whatever the batch): " + percent(e.decode_layer_fixed_s, step) +
+             " of each decode step; more concurrent sequences share it";
     // "GPU memory": HBM on data-center cards, GDDR on the A10G, L4, L40S and RTX cards.
     return "GPU memory bandwidth: each decode step reads " + fmt("%.1f", units::bytes_to_gb(e.decode_weight_bytes)) +
            " GB of weights" + (w.model.moe.enabled() ? " (the experts its tokens route to)" : "") + " and " +

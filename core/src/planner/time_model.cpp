@@ -363,6 +363,7 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
           local_expert_params(m, l) * m.expert_bytes_per_weight * (1.0 - rows.touched / rows.local_experts);
     }
     out.decode_kv_bytes = m.layers * kv_read;
+    out.decode_layer_fixed_s = m.layers * layer_step_s;
     const double logits = gemm_s(sequences, h, m.vocab / tp, decode_rates);
     out.compute = m.dense_mlp_layers * decode_layer + m.moe_layers * decode_moe_layer + logits + eng.step_overhead_s;
     out.tp_comm = m.layers * decode_tp;

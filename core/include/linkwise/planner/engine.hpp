@@ -180,6 +180,8 @@ struct Estimate {
   // Bytes one decode step reads per GPU: the weights (a MoE layer's experts only where its batch
   // routes tokens) and the KV cache of the running sequences at their mean context.
   double decode_weight_bytes = 0, decode_kv_bytes = 0;
+  // Of a decode step, the layers' fixed time whatever the batch (the engine's per-layer step time).
+  double decode_layer_fixed_s = 0;
   // QLoRA: the NF4 dequantisation inside `compute`, seconds per step
   double dequant = 0;
   // CPU offload: host memory the offloaded states take per GPU (bytes), whether the node holds them,
