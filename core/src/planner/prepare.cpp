@@ -212,7 +212,6 @@ PreparedHardware prepare_hardware(HardwareRef hw, const Job& job, const PlannerC
     eta = k.gemm_efficiency_ampere;
     p.attention_efficiency = k.attention_efficiency_ampere;
   }
-  p.blackwell = gpu.architecture == Architecture::blackwell;
   p.architecture = gpu.architecture;
   p.fp4_tensor_cores = supports_precision(gpu, Precision::fp4);
   if (gpu.architecture == Architecture::hopper) {

@@ -114,7 +114,6 @@ struct PreparedHardware {
   double inter_latency_s = 0;
   double price_per_node_hour = -1;  // USD; negative: unknown
   bool has_network = false;
-  bool blackwell = false;  // the serving profiles scale their fractions on this generation (serving.hpp)
   Architecture architecture = Architecture::hopper;  // the GPU's (serving profiles' terms: engine_gpu_terms)
   bool fp4_tensor_cores = false;  // FP4 GEMMs in hardware (else 4-bit weights run weight-only, dequantised)
   // GPUs one GPU reaches at NVLink speed: gpus_per_node, or more where the catalog says the NVLink
