@@ -184,14 +184,14 @@ struct FitParam {
   double lo, hi;
 };
 
-// Coordinate descent over grids within physical bounds, from the current values; returns the loss.
+// Coordinate descent over grids of `steps` steps within physical bounds, from the current values;
+// returns the loss.
 template <typename Loss>
-double descend(std::vector<FitParam>& params, const Loss& loss_of) {
+double descend(std::vector<FitParam>& params, const Loss& loss_of, int steps = 40) {
   for (FitParam& q : params) *q.value = std::clamp(*q.value, q.lo, q.hi);  // a start outside its bounds
   double best = loss_of();
   for (int round = 0; round < 6; ++round) {
     for (FitParam& q : params) {
-      const int steps = 40;
       double best_value = *q.value;
       for (int i = 0; i <= steps; ++i) {
         *q.value = q.lo + (q.hi - q.lo) * i / steps;
@@ -290,6 +290,12 @@ bool same_fit(const Profiles& a, const Profiles& b, double tolerance = 0) {
   return true;
 }
 
+// Whether two sets of constants hold the same serving MoE figures.
+bool same_moe_fit(const planner::PlannerConstants& a, const planner::PlannerConstants& b, double tolerance = 0) {
+  return agree(a.moe_serving_routed_row_s, b.moe_serving_routed_row_s, tolerance) &&
+         agree(a.moe_serving_ep_layer_sync_s, b.moe_serving_ep_layer_sync_s, tolerance);
+}
+
 void print_fit(const Profiles& profiles, planner::Engine engine, const FitRows& rows, double loss_all) {
   const planner::EngineProfile& p = profiles.at(engine);
   std::printf("fit %-13s rows %3d (%3d dense)  decode_hbm_fraction %.3f  gemm_fraction %.3f  step_overhead_s %.6f  "
@@ -319,26 +325,10 @@ void fit_moe(const std::vector<Run>& runs, Profiles& profiles, planner::PlannerC
   int rows = 0;
   for (const Run& r : runs) rows += r.set == "fit" && r.moe && r.engine == planner::Engine::tensorrt_llm;
   if (rows == 0) return;
-  struct Param {
-    double* value;
-    double hi;
-  };
-  const Param params[] = {{&k.moe_serving_routed_row_s, 200e-9}, {&k.moe_serving_ep_layer_sync_s, 1e-3}};
-  double best = moe_loss(runs, profiles, k);
-  for (int round = 0; round < 6; ++round) {
-    for (const Param& q : params) {
-      double best_value = *q.value;
-      for (int i = 0; i <= 400; ++i) {
-        *q.value = q.hi * i / 400;
-        const double l = moe_loss(runs, profiles, k);
-        if (l < best - 1e-12) {
-          best = l;
-          best_value = *q.value;
-        }
-      }
-      *q.value = best_value;
-    }
-  }
+  std::vector<FitParam> params = {{&k.moe_serving_routed_row_s, 0.0, 200e-9},
+                                  {&k.moe_serving_ep_layer_sync_s, 0.0, 1e-3}};
+  const double best = descend(
+      params, [&] { return moe_loss(runs, profiles, k); }, 400);
   std::printf("fit MoE       rows %3d  moe_serving_routed_row_s %.4g  moe_serving_ep_layer_sync_s %.4g  (mean |log "
               "err| %.4f)\n",
               rows, k.moe_serving_routed_row_s, k.moe_serving_ep_layer_sync_s, best);
@@ -463,9 +453,7 @@ int main(int argc, char** argv) {
           const Profiles before = profiles;
           const planner::PlannerConstants k_before = k;
           round();
-          if (same_fit(before, profiles) && k_before.moe_serving_routed_row_s == k.moe_serving_routed_row_s &&
-              k_before.moe_serving_ep_layer_sync_s == k.moe_serving_ep_layer_sync_s)
-            return;
+          if (same_fit(before, profiles) && same_moe_fit(k_before, k)) return;
         }
         std::printf("fit: no fixed point in 20 rounds\n");
       };
@@ -485,12 +473,10 @@ int main(int argc, char** argv) {
       // --check-fit: the shipped figures must be the fit's own (a constant edited by hand, or rows
       // added without a refit, fail here).
       if (check_fit) {
-        const planner::PlannerConstants& shipped = planner::default_constants();
         // The shipped figures are the printed ones, rounded to what the grid's steps resolve.
         constexpr double kPrinted = 5e-3;
         if (!same_fit(profiles, shipped_profiles(), kPrinted) ||
-            !agree(k.moe_serving_routed_row_s, shipped.moe_serving_routed_row_s, kPrinted) ||
-            !agree(k.moe_serving_ep_layer_sync_s, shipped.moe_serving_ep_layer_sync_s, kPrinted)) {
+            !same_moe_fit(k, planner::default_constants(), kPrinted)) {
           std::printf("FAIL: the fit moves the shipped serving figures (serving.cpp, constants.cpp): refit\n");
           return 1;
         }

@@ -397,12 +397,10 @@ Plan describe(const Workload& w, HardwareRef hw, int nodes, const Layout& l, con
       plan.warnings.push_back("no published serving benchmark of " + engine + " on the " + architecture +
                               " generation in the engine profiles' fit set: its decode and GEMM fractions are "
                               "those fit on Ampere, Hopper and Blackwell");
-    } else if (arch == Architecture::cdna3 || arch == Architecture::cdna4) {
-      const RocmTerms& rocm = arch == Architecture::cdna3 ? eng.cdna3 : eng.cdna4;
-      const EngineGpuTerms terms = engine_gpu_terms(eng, arch);
+    } else if (const RocmTerms* rocm = rocm_terms(eng, arch)) {
       plan.warnings.push_back(engine + "'s " + architecture +
-                              fmt(" figures (%.2g ms per layer per step, ", 1e3 * terms.layer_step_s) +
-                              fmt("fractions x%.2f) are fit on ", terms.fraction_scale) + std::string(rocm.basis) +
+                              fmt(" figures (%.2g ms per layer per step, ", 1e3 * rocm->layer_step_s) +
+                              fmt("fractions x%.2f) are fit on ", rocm->fraction_scale) + std::string(rocm->basis) +
                               " only: for other models and sizes they are an extrapolation");
     }
   } else if (arch == Architecture::cdna3 || arch == Architecture::cdna4) {

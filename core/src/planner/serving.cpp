@@ -128,18 +128,16 @@ double memory_fraction(const EngineProfile& engine, int tp) noexcept {
 
 int serving_default_etp(int tp, int ep) noexcept { return ep >= 1 && ep <= tp && tp % ep == 0 ? tp / ep : 1; }
 
+const RocmTerms* rocm_terms(const EngineProfile& engine, Architecture architecture) noexcept {
+  if (architecture != Architecture::cdna3 && architecture != Architecture::cdna4) return nullptr;
+  const RocmTerms& own = architecture == Architecture::cdna3 ? engine.cdna3 : engine.cdna4;
+  const RocmTerms& other = architecture == Architecture::cdna3 ? engine.cdna4 : engine.cdna3;
+  return own.fit ? &own : other.fit ? &other : nullptr;
+}
+
 EngineGpuTerms engine_gpu_terms(const EngineProfile& engine, Architecture architecture) noexcept {
-  const auto rocm = [&](const RocmTerms& own, const RocmTerms& other) -> EngineGpuTerms {
-    const RocmTerms& t = own.fit ? own : other;
-    if (t.fit) return {t.fraction_scale, t.layer_step_s};
-    return {1.0, engine.layer_step_s};
-  };
-  switch (architecture) {
-    case Architecture::blackwell: return {engine.blackwell_scale, engine.layer_step_s};
-    case Architecture::cdna3: return rocm(engine.cdna3, engine.cdna4);
-    case Architecture::cdna4: return rocm(engine.cdna4, engine.cdna3);
-    default: return {1.0, engine.layer_step_s};
-  }
+  if (const RocmTerms* rocm = rocm_terms(engine, architecture)) return {rocm->fraction_scale, rocm->layer_step_s};
+  return {architecture == Architecture::blackwell ? engine.blackwell_scale : 1.0, engine.layer_step_s};
 }
 
 bool engine_fit_on(const EngineProfile& engine, Architecture architecture) noexcept {

@@ -108,6 +108,9 @@ struct EngineGpuTerms {
   double layer_step_s = 0;
 };
 EngineGpuTerms engine_gpu_terms(const EngineProfile& engine, Architecture architecture) noexcept;
+// The ROCm figures that apply on a CDNA generation: its own where fit, else the other CDNA
+// generation's where fit; null on other generations and where neither is.
+const RocmTerms* rocm_terms(const EngineProfile& engine, Architecture architecture) noexcept;
 // Whether the engine's figures on this generation come from its own published runs there
 // (Ampere, Hopper, Blackwell: the profile's fit rows; CDNA: its RocmTerms).
 bool engine_fit_on(const EngineProfile& engine, Architecture architecture) noexcept;
