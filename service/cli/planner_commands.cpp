@@ -58,9 +58,9 @@ std::string layout_words(const planner::Layout& l, planner::JobKind kind) {
   if (l.recompute == planner::Recompute::full && l.recompute_layer_fraction < 1.0)
     std::snprintf(fraction, sizeof fraction, " recompute_layer_fraction=%g", l.recompute_layer_fraction);
   return "tp=" + std::to_string(l.tp) + " pp=" + std::to_string(l.pp) + " cp=" + std::to_string(l.cp) +
-         " dp=" + std::to_string(l.dp) + " micro_batch=" + std::to_string(l.micro_batch) +
-         " zero=" + std::to_string(l.zero) + " recompute=" + std::string(planner::to_string(l.recompute)) + fraction +
-         (l.sequence_parallel ? " sp" : "") +
+         " dp=" + std::to_string(l.dp) + (l.zero_replicas() > 1 ? " dp_shard=" + std::to_string(l.zero_shard()) : "") +
+         " micro_batch=" + std::to_string(l.micro_batch) + " zero=" + std::to_string(l.zero) +
+         " recompute=" + std::string(planner::to_string(l.recompute)) + fraction + (l.sequence_parallel ? " sp" : "") +
          (l.virtual_stages > 1 ? " virtual_stages=" + std::to_string(l.virtual_stages) : "") +
          (l.ep > 1 || l.etp > 1 ? " ep=" + std::to_string(l.ep) + " etp=" + std::to_string(l.etp) : "") +
          (l.overlap_a2a ? " overlap_a2a" : "") + (l.tp_comm_overlap ? " tp_comm_overlap" : "") +

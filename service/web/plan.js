@@ -444,6 +444,7 @@
     if (l.virtual_stages > 1) parts.push(`VP ${l.virtual_stages}`);
     if (!inference) {
       parts.push(`mb ${l.micro_batch}`, `ZeRO ${l.zero}`);
+      if (l.dp_shard < l.dp) parts.push(`sharded over ${l.dp_shard} of DP (${l.dp / l.dp_shard} copies)`);
       if (l.recompute !== 'none') parts.push(l.recompute + ' recompute');
       if (l.tp_comm_overlap) parts.push('TP overlap');
       if (l.overlap_p2p_comm) parts.push('PP overlap');

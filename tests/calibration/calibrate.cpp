@@ -261,6 +261,8 @@ std::string to_workload(const json& r, json& out) {
                  {"recompute", recompute},
                  {"sequence_parallel", sequence_parallel},
                  {"virtual_stages", get_or(r, "vp", 1)}};
+  // Hybrid sharding where the source states it (FSDP's HYBRID_SHARD within a node, MiCS's group).
+  if (r.contains("dp_shard") && r["dp_shard"].is_number_integer()) layout["dp_shard"] = r["dp_shard"];
   if (get_or(r, "ep", 1) > 1) layout["ep"] = r["ep"];
   if (get_or(r, "etp", 1) > 1) layout["etp"] = r["etp"];
   // The EP all-to-all overlapped with another micro-batch's compute, where the source says so
@@ -318,6 +320,39 @@ double predict(const Run& run, const planner::PlannerConstants& k, bool* fits = 
   const auto e = planner::estimate(planner::prepare_model(w.model, w.job), prepared, nodes, l, k);
   if (fits) *fits = e.fits;
   return e.tokens_per_s / l.gpus();
+}
+
+void apply_row_routing(const json& r, planner::Workload& w);
+
+// Micro-batch not stated, without a pipeline: to_workload takes the whole local batch. A run that
+// ran held its micro-batch in memory, so where the memory model says the whole batch does not fit,
+// the largest divisor of the local batch it says fits (what recommend would choose among them);
+// the whole batch where none does (the run is then one the planner calls `no`). Shipped constants:
+// the choice does not move with a fit of the time constants.
+void choose_unstated_micro_batch(const json& r, const Catalog& catalog, json& workload) {
+  if (r.contains("micro_batch") && !r["micro_batch"].is_null()) return;
+  if (workload["layout"]["pp"].get<int>() != 1) return;
+  const int local = workload["layout"]["micro_batch"].get<int>();
+  if (local <= 1) return;
+  try {
+    for (int mb = local; mb >= 1; --mb) {
+      if (local % mb != 0) continue;
+      json trial = workload;
+      trial["layout"]["micro_batch"] = mb;
+      Run run;
+      run.workload = planner::parse_workload(trial, catalog);
+      apply_row_routing(r, run.workload);
+      run.card_memory_gib = stated_card_memory_gib(r["gpu"].get<std::string>(), run.workload.hardware->gpu);
+      bool fits = false;
+      predict(run, planner::default_constants(), &fits);
+      if (fits) {
+        workload["layout"]["micro_batch"] = mb;
+        return;
+      }
+    }
+  } catch (const Error&) {
+    // Left as it was: the loader below reports the row's problem.
+  }
 }
 
 // FNV-1a: a hash that is the same on every platform, so the fit/held-out split is too.
@@ -1174,6 +1209,7 @@ int main(int argc, char** argv) {
         ++unusable[reason];
         continue;
       }
+      choose_unstated_micro_batch(r, catalog, workload);
       if (!workload_id.empty() && r["id"] == workload_id) {
         std::printf("%s\n", workload.dump(2).c_str());
         return 0;

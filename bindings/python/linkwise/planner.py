@@ -189,6 +189,10 @@ class Layout(Record):
     pp = Field[int]("Pipeline-parallel degree.")
     cp = Field[int]("Context-parallel degree.")
     dp = Field[int]("Data-parallel degree.")
+    dp_shard = Field[int](
+        "Data-parallel ranks the ZeRO states are sharded over (hybrid sharding: dp / dp_shard copies; dp when "
+        "fully sharded)."
+    )
     micro_batch = Field[int]("Micro-batch size, sequences.")
     zero = Field[int]("ZeRO stage, 0-3.")
     recompute = Field[str]("Activation recompute: 'none', 'selective' or 'full'.")

@@ -64,8 +64,8 @@ Zero3Time zero3_micro_batch(const Zero3Units& u, const CommGroup& dp, const Comm
   // group), its gradients reduce-scattered.
   const double gather =
       ring_all_gather_s(u.weight_bytes / units, dp, k) + ring_all_gather_s(u.expert_bytes / units, edp, k);
-  const double reduce =
-      ring_all_gather_s(u.grad_bytes / units, dp, k) + ring_all_gather_s(u.expert_grad_bytes / units, edp, k);
+  const double reduce = ring_all_gather_s(u.grad_bytes / units, dp, k) +
+                        ring_all_gather_s(u.expert_grad_bytes / units, edp, k) + u.replica_reduce_s;
   if (gather <= 0 && reduce <= 0) return t;
   t.comm = units * (2.0 * gather + reduce);
   // Prefetch one unit ahead: the gather of unit i + 1 runs during the compute of unit i (the

@@ -121,7 +121,10 @@ MemoryOverhead framework_overhead(const PreparedModel& m, const PreparedHardware
   // the replicas' ranks); TP and the pipeline's neighbours hold theirs either way.
   const double expert_group = double(l.ep) * l.etp;
   const double dp_comm_group = training ? double(l.dp) * l.cp : (expert_group > l.tp ? expert_group : 1.0);
-  o.nccl = comm(l.tp) + comm(dp_comm_group) + comm(l.cp) + (l.pp > 1 ? 2.0 * comm(2) + comm(2) : 0.0);
+  // Hybrid sharding holds two data-parallel communicators: its shard group's and its replicas'.
+  const double replicas = training ? double(l.zero_replicas()) : 1.0;
+  o.nccl = comm(l.tp) + comm(dp_comm_group / replicas) + comm(replicas) + comm(l.cp) +
+           (l.pp > 1 ? 2.0 * comm(2) + comm(2) : 0.0);
   double held = 0;  // buffers that live through the step (the allocator's static share)
   if (training) {
     if (l.zero == 3 && l.pp > 1 && m.framework == Framework::torchtitan) {

@@ -141,8 +141,10 @@ void estimate_memory(const PreparedModel& m, const PreparedHardware& hw, const L
                                          l.pp > 2 ? layers_per_stage * stage_layer_params : 0.0) /
                                 tp;
   const double expert_params_per_gpu = local_expert_params(m, l);
-  const double zero_group = dp * cp;                               // Megatron shards optimizer states over DP x CP
-  const double expert_zero_group = m.moe ? double(l.edp()) : 1.0;  // experts: over the expert-DP group
+  // Megatron shards optimizer states over DP x CP, the experts' over the expert-DP group; with
+  // hybrid sharding each copy of the states over its dp_shard ranks (x CP), the experts' likewise.
+  const double zero_group = double(l.zero_shard()) * cp;
+  const double expert_zero_group = m.moe ? double(l.edp()) / l.zero_replicas() : 1.0;
 
   out.weights = out.gradients = out.optimizer = out.activations = out.kv_cache = 0;
   double dynamic_bytes = 0;  // short-lived tensors the caching allocator fragments (not the engines' KV pool)

@@ -1093,6 +1093,12 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
   if (w.layout.edp)
     throw_invalid("layout.edp", "layout.edp is derived (tp x cp x dp / (ep x etp)) from the sizes recommend "
                                 "searches: leave it out, or fix tp, cp, dp and ep");
+  // Hybrid sharding is planned, not searched: its time and memory have no lower bounds in the
+  // pruning (search.hpp's contract), so the search shards the ZeRO states over all of dp (a
+  // plan's layout, dp_shard = dp, reads back).
+  if (w.layout.dp_shard && w.layout.dp != w.layout.dp_shard)
+    throw_invalid("layout.dp_shard", "layout.dp_shard (hybrid sharding) is planned, not searched: recommend shards "
+                                     "the ZeRO states over all of dp; plan the hybrid layout with `plan`");
   // The workload's own machine without a price: a cost objective has nothing to rank by, so the
   // layouts are ranked by time instead and every plan says so (a machine named on purpose is
   // never a dead end). A budget still needs a price: that search is left to refuse it.

@@ -234,10 +234,15 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   const double tp_busbw = tp_inside ? hw.intra_busbw : std::min(hw.intra_busbw, gpn * hw.nic_per_gpu);
   const double tp_latency = tp_inside ? hw.intra_latency_s : hw.inter_latency_s;
   const double cp_p2p = inside_nvlink_domain(hw, tp * cp, total_gpus) ? hw.intra_p2p : hw.nic_per_gpu;
-  const double dp_group = dp * cp;                                             // gradients are reduced over DP x CP
+  // Gradients are reduced over DP x CP; with hybrid sharding (Layout::dp_shard) the ZeRO
+  // collectives run inside each copy's shard group, dp_shard x CP ranks (the innermost after TP),
+  // and the copies all-reduce their reduced shards across the replica group, one rank per shard
+  // group (strided by tp x dp_shard x cp). Without it the shard group is all of DP x CP.
+  const double dp_group = double(l.zero_shard()) * cp;
+  const double replicas = l.zero_replicas();
   const double dp_domain = domain > gpn ? std::min(total_gpus, domain) : gpn;  // GPUs the DP ring finds on NVLink
   const double dp_per_node = std::min(dp_group, std::max(1.0, dp_domain / tp));
-  const bool dp_inside_node = dp_group <= dp_per_node && tp * cp * dp <= dp_domain;
+  const bool dp_inside_node = dp_group <= dp_per_node && tp * dp_group <= dp_domain;
   const double dp_busbw = dp_inside_node ? hw.intra_busbw : std::min(hw.intra_busbw, dp_per_node * hw.nic_per_gpu);
   const double dp_latency = dp_inside_node ? hw.intra_latency_s : hw.inter_latency_s;
   const bool pp_crosses_nodes = nodes > 1 && total_gpus > domain;
@@ -623,7 +628,7 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
                                  (l.pp == 1 ? (m.tied ? 1.0 : 2.0) : 1.0) * m.embedding_params) /
                                 tp;
   const double expert_params_per_gpu = local_expert_params(m, l);
-  const double expert_group = m.moe ? double(l.edp()) : 1.0;
+  const double expert_group = m.moe ? double(l.edp()) / replicas : 1.0;  // one copy's expert shard group
   const double adapters_per_gpu = layers_per_stage * m.lora_params_per_layer / tp;
   // In the reduction's dtype (framework_memory.hpp): fp32 for Megatron-Core's and FSDP's default buffers.
   const double bytes_per_grad = reduced_gradient_bytes(m, l);
@@ -646,13 +651,29 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
   const double expert_latency = expert_inside_node ? hw.intra_latency_s : hw.inter_latency_s;
   const CommGroup expert_comm_group{expert_group, std::max(1.0, std::ceil(expert_group / expert_per_node)),
                                     expert_busbw};
-  if (dp_group > 1 || expert_group > 1) {
+  // Hybrid sharding's replica group: one rank of each copy's shard group, the copies side by side
+  // on a node only where a shard group is smaller than the node (each GPU's all-reduce leaves on
+  // its own share of the NIC). Each reduced shard is all-reduced across it (ring or tree).
+  const double replica_per_node = std::min(replicas, std::max(1.0, std::floor(dp_domain / (tp * dp_group))));
+  const bool replica_inside = replicas <= replica_per_node && tp * dp_group * replicas <= dp_domain;
+  const CommGroup replica_comm_group{replicas, std::max(1.0, std::ceil(replicas / replica_per_node)),
+                                     replica_inside ? hw.intra_busbw
+                                                    : std::min(hw.intra_busbw, replica_per_node * hw.nic_per_gpu)};
+  auto replica_reduce_s = [&](double shard_bytes) {
+    return replicas > 1 ? all_reduce_best_s(shard_bytes, replica_comm_group, k) : 0.0;
+  };
+  if (dp_group > 1 || expert_group > 1 || replicas > 1) {
     if (l.zero == 3) {
       // FSDP / ZeRO-3: every layer gathered for forward and backward, its gradients reduce-scattered,
       // per micro-batch, with NCCL's ring latency and one-unit prefetch (collectives.cpp).
+      // Hybrid sharding adds each unit's all-reduce of its reduced shards across the copies.
+      const double units = std::max(1.0, layers_per_stage);
+      const double replica_unit_s =
+          replica_reduce_s(grad_bytes / units / dp_group) +
+          (expert_group > 0 ? replica_reduce_s(expert_grad_bytes / units / expert_group) : 0.0);
       const Zero3Time z =
           zero3_micro_batch(Zero3Units{layers_per_stage, weight_bytes, grad_bytes, expert_bytes, expert_grad_bytes,
-                                       stage_fwd_mb, stage_compute_mb - stage_fwd_mb},
+                                       stage_fwd_mb, stage_compute_mb - stage_fwd_mb, replica_unit_s},
                             dp_comm_group, expert_comm_group, k);
       dp_comm = micro_batches * z.comm;
       dp_exposed = micro_batches * z.exposed;
@@ -662,8 +683,21 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
       // ZeRO-2 reduces per micro-batch): a LoRA job's adapters, its frozen base is not sharded.
       // Dense parameters over DP x CP, the routed experts' over the expert-DP group (their own buffer).
       const double updated_bytes = lora ? 2.0 * adapters_per_gpu : weight_bytes;
-      const double dense_reduce = all_gather_s(grad_bytes, dp_group, dp_busbw, dp_latency);
-      const double expert_reduce = all_gather_s(expert_grad_bytes, expert_group, expert_busbw, expert_latency);
+      // The stack's gradient buckets (one collective each; see the latency below).
+      const double bucket_bytes =
+          gradient_bucket_bytes(m, l, dp_group, bytes_per_grad, grad_bytes, layers_per_stage, k);
+      const double expert_bucket_bytes =
+          gradient_bucket_bytes(m, l, dp_group, bytes_per_grad, expert_grad_bytes, layers_per_stage, k);
+      // Hybrid sharding: each bucket's reduced shard then all-reduced across the copies.
+      auto replica_buckets_s = [&](double bytes, double group, double bucket) {
+        if (replicas <= 1 || bytes <= 0) return 0.0;
+        const double buckets = bucket_count(bytes, bucket);
+        return buckets * replica_reduce_s(bytes / buckets / group);
+      };
+      const double dense_reduce = all_gather_s(grad_bytes, dp_group, dp_busbw, dp_latency) +
+                                  replica_buckets_s(grad_bytes, dp_group, bucket_bytes);
+      const double expert_reduce = all_gather_s(expert_grad_bytes, expert_group, expert_busbw, expert_latency) +
+                                   replica_buckets_s(expert_grad_bytes, expert_group, expert_bucket_bytes);
       const double dense_gather =
           l.zero == 0 ? dense_reduce : all_gather_s(updated_bytes, dp_group, dp_busbw, dp_latency);
       const double expert_gather =
@@ -673,8 +707,6 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
       // One collective per gradient bucket, each with NCCL's latency at this group size (collectives.cpp),
       // in the bucket the stack uses: a reduce-scatter per bucket every reduction (each micro-batch
       // under ZeRO-2), an all-gather per bucket once a step (ZeRO-0's all-reduce is both, once).
-      const double bucket_bytes =
-          gradient_bucket_bytes(m, l, dp_group, bytes_per_grad, grad_bytes, layers_per_stage, k);
       const double reduction_latency = bucket_latency_s(grad_bytes, dp_comm_group, l.zero == 0, k, bucket_bytes);
       const double reductions = l.zero == 2 ? micro_batches : 1.0;
       const double reduce_latency = l.zero == 0 ? reduction_latency : 0.5 * reduction_latency * reductions;
@@ -685,8 +717,6 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
       // ZeRO-2, which reduces every backward); with the parameters gathered during the forward, the
       // first bucket's gather waits before the first layer likewise. The experts' buffer has its own
       // last bucket, in the stack's bucket for their bytes.
-      const double expert_bucket_bytes =
-          gradient_bucket_bytes(m, l, dp_group, bytes_per_grad, expert_grad_bytes, layers_per_stage, k);
       auto share = [](double bucket, double bytes) { return bytes > 0 ? std::min(1.0, bucket / bytes) : 0.0; };
       const double dense_share = share(bucket_bytes, grad_bytes),
                    expert_share = share(expert_bucket_bytes, expert_grad_bytes);

@@ -413,7 +413,7 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
   if (doc.contains("layout") && !doc["layout"].is_null()) {
     const json& l = object_at(doc, "layout", "layout");
     reject_unknown(l, "layout",
-                   {"tp", "pp", "cp", "dp", "micro_batch", "zero", "recompute", "recompute_layer_fraction",
+                   {"tp", "pp", "cp", "dp", "dp_shard", "micro_batch", "zero", "recompute", "recompute_layer_fraction",
                     "sequence_parallel", "virtual_stages", "ep", "etp", "edp", "overlap_a2a", "dualpipe",
                     "tp_comm_overlap", "overlap_p2p_comm", "overlap_grad_reduce"});
     LayoutSpec& s = w.layout;
@@ -421,6 +421,11 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     s.pp = opt_int(l, "pp", "layout.pp", 1, limits::kLayoutSize);
     s.cp = opt_int(l, "cp", "layout.cp", 1, limits::kLayoutSize);
     s.dp = opt_int(l, "dp", "layout.dp", 1, limits::kLayoutSize);
+    s.dp_shard = opt_int(l, "dp_shard", "layout.dp_shard", 1, limits::kLayoutSize);
+    if (s.dp_shard && s.dp && *s.dp % *s.dp_shard != 0)
+      throw_invalid("layout.dp_shard", "layout.dp_shard (" + std::to_string(*s.dp_shard) + ") must divide layout.dp (" +
+                                           std::to_string(*s.dp) +
+                                           "): the ZeRO states are sharded over groups of dp_shard ranks");
     s.micro_batch = opt_int(l, "micro_batch", "layout.micro_batch", 1, limits::kLayoutSize);
     s.zero = opt_int(l, "zero", "layout.zero", 0, 3);
     s.virtual_stages = opt_int(l, "virtual_stages", "layout.virtual_stages", 1, limits::kLayoutSize);
@@ -622,6 +627,7 @@ Layout complete_layout(const Workload& w, int gpus) {
   }
   l.micro_batch = s.micro_batch.value_or(1);
   l.zero = s.zero.value_or(w.job.kind == JobKind::inference ? 0 : 1);
+  l.dp_shard = s.dp_shard.value_or(0);
   l.recompute = s.recompute.value_or(Recompute::none);
   l.recompute_layer_fraction = s.recompute_layer_fraction.value_or(1.0);
   // Serving engines do not split activations over TP (the search plans them without it too).
@@ -756,6 +762,7 @@ void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int 
   if (w.job.seq_len % l.cp != 0)
     throw_invalid("layout.cp", "layout.cp must divide the sequence length " + std::to_string(w.job.seq_len));
   if (l.zero < 0 || l.zero > 3) throw_invalid("layout.zero", "layout.zero must be 0, 1, 2 or 3");
+
   if (l.virtual_stages > 1) {
     if (l.pp == 1) throw_invalid("layout.virtual_stages", "layout.virtual_stages > 1 needs pp > 1");
     // Uneven splits are allowed, as Megatron-Core allows them (first/last stages with fewer layers
@@ -821,6 +828,25 @@ void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int 
         "layout.edp",
         "layout.edp is derived, tp x cp x dp / (ep x etp) = " + std::to_string((long long)l.tp * l.cp * l.dp) + " / " +
             std::to_string((long long)l.ep * l.etp) + "; got " + std::to_string(*w.layout.edp) + " (leave it out)");
+  if (l.dp_shard > 0) {
+    if (l.dp % l.dp_shard != 0)
+      throw_invalid("layout.dp_shard", "layout.dp_shard (" + std::to_string(l.dp_shard) + ") must divide layout.dp (" +
+                                           std::to_string(l.dp) + ")");
+    // Fewer ranks than dp only mean something where there are ZeRO states to shard (a plan prints
+    // dp_shard = dp everywhere else, which reads back).
+    if (l.dp_shard < l.dp) {
+      if (w.job.kind == JobKind::inference)
+        throw_invalid("layout.dp_shard", "layout.dp_shard is a training setting: serving replicas shard no states "
+                                         "(only layout.dp itself is accepted)");
+      if (l.zero == 0)
+        throw_invalid("layout.dp_shard", "layout.dp_shard shards the ZeRO states over fewer ranks than layout.dp: "
+                                         "it needs layout.zero 1, 2 or 3 (at zero 0 every rank holds them all)");
+      if (w.model.moe.enabled() && l.edp() % l.zero_replicas() != 0)
+        throw_invalid("layout.dp_shard", "layout.dp / layout.dp_shard (" + std::to_string(l.zero_replicas()) +
+                                             " copies of the states) must divide the expert-data-parallel group (" +
+                                             std::to_string(l.edp()) + ")");
+    }
+  }
   if (w.job.kind != JobKind::inference) {
     if (w.job.global_batch % ((long long)l.dp * l.micro_batch) != 0)
       throw_invalid("layout.micro_batch", "job.global_batch (" + std::to_string(w.job.global_batch) +
@@ -837,6 +863,7 @@ nlohmann::json to_json(const Layout& l) {
           {"pp", l.pp},
           {"cp", l.cp},
           {"dp", l.dp},
+          {"dp_shard", l.zero_shard()},
           {"micro_batch", l.micro_batch},
           {"zero", l.zero},
           {"recompute", std::string(to_string(l.recompute))},

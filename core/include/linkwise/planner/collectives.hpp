@@ -44,6 +44,7 @@ struct Zero3Units {
   double expert_grad_bytes = 0;  // ... and their gradients (reduce-scattered over it)
   double forward_s = 0;          // compute of one micro-batch's forward through the stage
   double backward_s = 0;         // ... backward (recompute included)
+  double replica_reduce_s = 0;   // hybrid sharding: one unit's all-reduce of its reduced shards across the copies
 };
 struct Zero3Time {
   double comm = 0;     // collective time per micro-batch (what nvidia profiles would add up)

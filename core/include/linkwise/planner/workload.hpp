@@ -157,6 +157,8 @@ struct HardwareRef {
 // A layout as given (fields may be absent: the search fills them).
 struct LayoutSpec {
   std::optional<int> tp, pp, cp, dp, micro_batch, zero, virtual_stages, ep, etp;
+  // The data-parallel ranks the ZeRO states are sharded over (hybrid sharding); unstated: all of dp.
+  std::optional<int> dp_shard;
   // Derived (tp cp dp / (ep etp)): read only to check it, so a plan's printed layout reads back.
   std::optional<int> edp;
   std::optional<bool> overlap_a2a;
@@ -174,6 +176,12 @@ struct Layout {
   int tp = 1, pp = 1, cp = 1, dp = 1;
   int micro_batch = 1;
   int zero = 0;  // 0: none, 1: optimizer states, 2: + gradients, 3: + weights sharded over DP (FSDP)
+  // Hybrid sharding: the ZeRO states sharded over groups of dp_shard data-parallel ranks (the
+  // innermost: a node's GPUs first) and replicated over the dp / dp_shard groups, whose gradients
+  // are all-reduced across them. PyTorch FSDP's HYBRID_SHARD and torchtitan's dp_shard x
+  // dp_replicate, DeepSpeed's MiCS (mics_shard_size), Megatron-Core's distributed optimizer with
+  // num_distributed_optimizer_instances = dp / dp_shard. 0: all of dp (full sharding).
+  int dp_shard = 0;
   Recompute recompute = Recompute::none;
   // With recompute full: the fraction of the layers checkpointed (the rest keep all activations),
   // as layer-selective checkpointing does it: fms-fsdp's selective_checkpointing p (policies/
@@ -212,6 +220,9 @@ struct Layout {
   bool overlap_grad_reduce = false;
   int gpus() const { return tp * pp * cp * dp; }
   int edp() const { return tp * cp * dp / (ep * etp); }
+  // The data-parallel ranks one copy of the ZeRO states is sharded over, and the copies.
+  int zero_shard() const { return dp_shard > 0 ? dp_shard : dp; }
+  int zero_replicas() const { return dp / zero_shard(); }
 };
 
 // Why Transformer Engine's TP communication overlap (Layout::tp_comm_overlap) cannot run on a

@@ -1,0 +1,98 @@
+// Hybrid sharding (Layout::dp_shard): the ZeRO states sharded over groups of dp_shard ranks and
+// replicated across the groups, as PyTorch FSDP's HYBRID_SHARD, DeepSpeed's MiCS and Megatron-Core's
+// distributed-optimizer instances run it.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "linkwise/error.hpp"
+#include "linkwise/planner.hpp"
+#include "planner_test_util.hpp"
+
+using namespace linkwise;
+using nlohmann::json;
+
+namespace {
+
+Catalog catalog() {
+  const Gpu a100 = planner_test::a100_80();
+  return Catalog({a100}, {planner_test::node(a100, "test", "a100x8", Fabric::nvswitch, 1600, 30.0)});
+}
+
+// Llama 2 7B on 16 nodes of 8 A100 over a slow network (50 Gbit/s per GPU), FSDP with bf16
+// gradient reduction, no recompute: fms-fsdp's HSDP setting.
+json fsdp_7b(std::optional<int> dp_shard, int zero = 3, double network_gbits = 400) {
+  json w = json::parse(R"({
+    "model": {"preset": "llama2-7b"},
+    "job": {"kind": "pretrain", "precision": "bf16", "seq_len": 4096, "global_batch": 256, "framework": "fsdp",
+            "grad_reduce_dtype": "bf16"},
+    "hardware": {"custom": {"gpu_model": "A100-SXM4-80GB", "gpu_count": 8, "intra_node_fabric": "nvswitch",
+                            "nvlink_gbytes_per_s": 600, "network_type": "roce"}, "nodes": 16},
+    "layout": {"tp": 1, "pp": 1, "dp": 128, "micro_batch": 2, "recompute": "none"}})");
+  w["hardware"]["custom"]["network_gbits_per_s"] = network_gbits;
+  w["layout"]["zero"] = zero;
+  if (dp_shard) w["layout"]["dp_shard"] = *dp_shard;
+  return w;
+}
+
+std::string failing_field(const json& doc, bool recommend = false) {
+  try {
+    if (recommend) planner::recommend_json(doc, catalog(), 3);
+    else planner::plan_json(doc, catalog());
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::invalid_input);
+    return e.field();
+  }
+  return "<no error>";
+}
+
+}  // namespace
+
+TEST_CASE("hybrid sharding holds each copy of the states over its shard group") {
+  const json full = planner::plan_json(fsdp_7b(std::nullopt), catalog());
+  const json hybrid = planner::plan_json(fsdp_7b(8), catalog());
+  // The layout says it, and a fully sharded plan says dp_shard = dp.
+  CHECK(full["layout"]["dp_shard"] == 128);
+  CHECK(hybrid["layout"]["dp_shard"] == 8);
+  // ZeRO-3: weights, gradients and optimizer states over 8 ranks, not 128.
+  for (const char* part : {"weights", "gradients", "optimizer"})
+    CHECK(hybrid["memory_gb"][part].get<double>() == Approx(16 * full["memory_gb"][part].get<double>()).epsilon(1e-9));
+  CHECK(hybrid["memory_gb"]["activations"] == full["memory_gb"]["activations"]);
+  // A plan's layout reads back.
+  json again = fsdp_7b(std::nullopt);
+  again["layout"] = hybrid["layout"];
+  CHECK(planner::plan_json(again, catalog())["step_time_s"] == hybrid["step_time_s"]);
+  // dp_shard = dp is full sharding, to the last bit.
+  CHECK(planner::plan_json(fsdp_7b(128), catalog())["step_time_s"] == full["step_time_s"]);
+}
+
+TEST_CASE("hybrid sharding moves the gathers onto NVLink and all-reduces the shards across the copies") {
+  // On a slow network the full-sharding gathers cross it twice a step; hybrid sharding's only
+  // network traffic is the copies' all-reduce of each reduced bf16 shard.
+  const json full = planner::plan_json(fsdp_7b(std::nullopt, 3, 100), catalog());
+  const json hybrid = planner::plan_json(fsdp_7b(8, 3, 100), catalog());
+  CHECK(hybrid["time_s"]["dp_comm"].get<double>() < 0.8 * full["time_s"]["dp_comm"].get<double>());
+  CHECK(hybrid["step_time_s"].get<double>() < full["step_time_s"].get<double>());
+  // The copies' all-reduce is priced: a slower network slows the hybrid plan's data parallelism.
+  const json hybrid_fast = planner::plan_json(fsdp_7b(8, 3, 3200), catalog());
+  CHECK(hybrid["time_s"]["dp_comm"].get<double>() > 2 * hybrid_fast["time_s"]["dp_comm"].get<double>());
+  // One rank per shard group: every gradient is all-reduced across all of dp, as plain data
+  // parallelism does, and nothing is sharded.
+  const json replicated = planner::plan_json(fsdp_7b(1, 1, 100), catalog());
+  const json ddp = planner::plan_json(fsdp_7b(std::nullopt, 0, 100), catalog());
+  CHECK(replicated["memory_gb"]["optimizer"] == ddp["memory_gb"]["optimizer"]);
+  CHECK(replicated["time_s"]["dp_comm"].get<double>() == Approx(ddp["time_s"]["dp_comm"].get<double>()).epsilon(0.15));
+}
+
+TEST_CASE("hybrid sharding that cannot hold is refused naming layout.dp_shard") {
+  CHECK(failing_field(fsdp_7b(3)) == "layout.dp_shard");                       // does not divide dp
+  CHECK(failing_field(fsdp_7b(8, 0)) == "layout.dp_shard");                    // nothing to shard at zero 0
+  CHECK(failing_field(fsdp_7b(256)) == "layout.dp_shard");                     // more than dp
+  CHECK(failing_field(fsdp_7b(8), /*recommend=*/true) == "layout.dp_shard");  // planned, not searched
+  json serve = json::parse(R"({"model": {"preset": "llama2-7b"},
+    "job": {"kind": "inference", "precision": "bf16", "prompt_len": 512, "output_len": 128, "concurrent": 16},
+    "hardware": {"instance": "test:a100x8", "nodes": 1}, "layout": {"tp": 1, "pp": 1, "dp": 8, "dp_shard": 4}})");
+  CHECK(failing_field(serve) == "layout.dp_shard");
+  serve["layout"]["dp_shard"] = 8;  // what a serving plan prints reads back
+  CHECK(failing_field(serve) == "<no error>");
+}
