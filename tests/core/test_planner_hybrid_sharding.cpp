@@ -3,6 +3,9 @@
 // distributed-optimizer instances run it.
 #include <catch2/catch.hpp>
 
+#include <optional>
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "linkwise/error.hpp"
@@ -21,7 +24,7 @@ Catalog catalog() {
 
 // Llama 2 7B on 16 nodes of 8 A100 over a slow network (50 Gbit/s per GPU), FSDP with bf16
 // gradient reduction, no recompute: fms-fsdp's HSDP setting.
-json fsdp_7b(std::optional<int> dp_shard, int zero = 3, double network_gbits = 400) {
+json fsdp_7b(std::optional<int> dp_shard, int zero = 3, double network_gbits = 400, const char* framework = "fsdp") {
   json w = json::parse(R"({
     "model": {"preset": "llama2-7b"},
     "job": {"kind": "pretrain", "precision": "bf16", "seq_len": 4096, "global_batch": 256, "framework": "fsdp",
@@ -31,6 +34,8 @@ json fsdp_7b(std::optional<int> dp_shard, int zero = 3, double network_gbits = 4
     "layout": {"tp": 1, "pp": 1, "dp": 128, "micro_batch": 2, "recompute": "none"}})");
   w["hardware"]["custom"]["network_gbits_per_s"] = network_gbits;
   w["layout"]["zero"] = zero;
+  w["job"]["framework"] = framework;
+  if (std::string(framework) == "deepspeed") w["job"].erase("grad_reduce_dtype");  // DeepSpeed's own dtype
   if (dp_shard) w["layout"]["dp_shard"] = *dp_shard;
   return w;
 }
@@ -88,11 +93,47 @@ TEST_CASE("hybrid sharding that cannot hold is refused naming layout.dp_shard") 
   CHECK(failing_field(fsdp_7b(3)) == "layout.dp_shard");                       // does not divide dp
   CHECK(failing_field(fsdp_7b(8, 0)) == "layout.dp_shard");                    // nothing to shard at zero 0
   CHECK(failing_field(fsdp_7b(256)) == "layout.dp_shard");                     // more than dp
-  CHECK(failing_field(fsdp_7b(8), /*recommend=*/true) == "layout.dp_shard");  // planned, not searched
+  CHECK(failing_field(fsdp_7b(8), /*recommend=*/true) == "layout.dp_shard");   // recommend chooses it itself
+  CHECK(failing_field(fsdp_7b(8, 1, 400, "deepspeed")) == "layout.dp_shard");  // MiCS is ZeRO-3 only
   json serve = json::parse(R"({"model": {"preset": "llama2-7b"},
     "job": {"kind": "inference", "precision": "bf16", "prompt_len": 512, "output_len": 128, "concurrent": 16},
     "hardware": {"instance": "test:a100x8", "nodes": 1}, "layout": {"tp": 1, "pp": 1, "dp": 8, "dp_shard": 4}})");
   CHECK(failing_field(serve) == "layout.dp_shard");
   serve["layout"]["dp_shard"] = 8;  // what a serving plan prints reads back
   CHECK(failing_field(serve) == "<no error>");
+}
+
+TEST_CASE("recommend offers hybrid sharding where it is faster, and prunes it as the exhaustive search does") {
+  // ZeRO-3 fixed on a 100 Gbit/s network: the shard group of one node keeps the gathers on NVLink.
+  json w = fsdp_7b(std::nullopt, 3, 100);
+  w["job"]["tokens"] = 1e10;
+  w["layout"] = {{"tp", 1}, {"pp", 1}, {"zero", 3}};
+  const Catalog c = catalog();
+  const planner::Workload workload = planner::parse_workload(w, c);
+  planner::SearchOptions exhaustive;
+  exhaustive.exhaustive = true;
+  for (int k : {1, 3}) {
+    const auto full = planner::search(workload, c, k, nullptr, exhaustive);
+    const auto pruned = planner::search(workload, c, k, nullptr);
+    REQUIRE(full.plans.size() == pruned.plans.size());
+    for (std::size_t i = 0; i < full.plans.size(); ++i) {
+      CHECK(planner::to_json(full.plans[i].layout) == planner::to_json(pruned.plans[i].layout));
+      CHECK(full.plans[i].step_time_s == pruned.plans[i].step_time_s);
+    }
+    REQUIRE_FALSE(pruned.plans.empty());
+    const planner::Plan& best = pruned.plans[0];
+    CHECK(best.layout.zero_shard() == 8);
+    CHECK(best.why.find("hybrid sharding") != std::string::npos);
+    // Faster than the same layout fully sharded, which plan gives.
+    json fully = fsdp_7b(std::nullopt, 3, 100);
+    fully["layout"]["micro_batch"] = best.layout.micro_batch;
+    fully["layout"]["recompute"] = std::string(planner::to_string(best.layout.recompute));
+    CHECK(best.step_time_s < planner::plan_json(fully, c)["step_time_s"].get<double>());
+  }
+  // dp_shard stated equal to dp: full sharding only.
+  w["layout"]["dp"] = 128;
+  w["layout"]["dp_shard"] = 128;
+  const auto only_full = planner::search(planner::parse_workload(w, c), c, 3, nullptr);
+  REQUIRE_FALSE(only_full.plans.empty());
+  for (const auto& p : only_full.plans) CHECK(p.layout.zero_replicas() == 1);
 }

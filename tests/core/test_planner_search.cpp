@@ -617,8 +617,10 @@ TEST_CASE("skipping tight plans keeps the rejections' memory reasons") {
 
 // The search's work on the benchmark workloads (tests/bench/bench_planner.cpp: BM_RecommendMoe,
 // BM_RecommendLlama70B; README "Speed"), counted in layouts evaluated: deterministic where wall
-// time on a shared host is not. The limits sit ~10% above today's counts (59,792 / 54,164 / 6,154;
-// 83,228 / 76,694 / 7,991 before plans inside the memory band got their own threshold), so a change
+// time on a shared host is not. The limits sit ~10% above today's counts (67,180 / 60,706 / 6,316
+// since recommend offers hybrid sharding, worked out beside each fitting ZeRO-3 setting of a
+// multi-node layout; 59,792 / 54,164 / 6,154 before it; 83,228 / 76,694 / 7,991
+// before plans inside the memory band got their own threshold), so a change
 // that prunes less fails here and has to say why in the README's speed section.
 TEST_CASE("the whole-catalog benchmark searches stay within their layout counts") {
   const Catalog catalog = Catalog::embedded();
@@ -629,13 +631,13 @@ TEST_CASE("the whole-catalog benchmark searches stay within their layout counts"
   const Case cases[] = {
       {R"({"model": {"preset": "deepseek-v3"}, "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 1024,
           "tokens": 1e12, "precision": "fp8"}, "constraints": {"max_nodes": 64}})",
-       66000},
+       74000},
       {R"({"model": {"preset": "qwen3-235b-a22b"}, "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 1024,
           "tokens": 1e12, "precision": "fp8"}, "constraints": {"max_nodes": 64}})",
-       60000},
+       67000},
       {R"({"model": {"preset": "llama3.1-70b"}, "job": {"kind": "pretrain", "seq_len": 8192, "global_batch": 512,
           "tokens": 2e12, "precision": "bf16"}, "constraints": {"max_nodes": 64, "objective": "cost"}})",
-       6800},
+       6950},
   };
   for (const Case& c : cases) {
     INFO(c.workload);

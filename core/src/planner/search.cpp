@@ -566,6 +566,9 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
           l.cp = cp;
           l.pp = pp;
           l.dp = dp;
+          // Hybrid sharding's shard group for this DP, 0 for none (or where the workload states
+          // dp_shard = dp: full sharding only).
+          const int hybrid_shard = spec.dp_shard ? 0 : nvlink_shard_group(hw, tp, cp, dp, gpus);
           l.etp = choices.etp;
           l.overlap_a2a = choices.overlap_a2a;
           l.dualpipe = choices.dualpipe;
@@ -677,6 +680,25 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                     return unsure_threshold() == -kInf || (best.objective != kInf && !unsure(best));
                   };
                   const bool whole_layers = l.recompute_layer_fraction >= 1.0;
+                  // A setting that fits: its time, the constraints, and the layout's best so far.
+                  const auto offer_setting = [&](Estimate& e) {
+                    estimate_time(cx.model, hw, u.nodes, l, cx.k, e);
+                    if (const Verdict verdict = meets_constraints(cx, hw, u.nodes, e, tally); verdict != Verdict::ok) {
+                      failed = verdict;
+                      return;
+                    }
+                    ++cx.stats.feasible;
+                    Candidate c{objective(cx, hw, u.nodes, e.tokens_per_s), u.option, u.nodes, l, e};
+                    if (c.objective == kInf) return;
+                    // (Not where the all-to-all overlaps another micro-batch's compute with some
+                    // of it still exposed: there a heavier mode's extra compute hides as much
+                    // all-to-all, the steps tie, and the heavier mode's smaller memory wins.)
+                    if (l.recompute != Recompute::full && !unsure(c) &&
+                        (e.ep_exposed == 0 || !(l.overlap_a2a || l.dualpipe)))
+                      lighter_sure[l.zero] = true;
+                    // The layout's best setting by the same order: one that clears the band first.
+                    if (best.objective == kInf || better(c, best)) best = c;
+                  };
                   for (Recompute rc : choices.recomputes) {
                     l.recompute = rc;
                     for (auto zero_it = choices.zeros.rbegin(); zero_it != choices.zeros.rend(); ++zero_it) {
@@ -727,22 +749,23 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                         if (zero <= 2) break;  // a shallower stage holds as much: inside the band or short
                         continue;
                       }
-                      estimate_time(cx.model, hw, u.nodes, l, cx.k, e);
-                      if (const Verdict verdict = meets_constraints(cx, hw, u.nodes, e, tally);
-                          verdict != Verdict::ok) {
-                        failed = verdict;
-                        continue;
+                      offer_setting(e);
+                      // Hybrid sharding over the ranks one NVLink domain holds (nvlink_shard_group)
+                      // at ZeRO-3, where it takes the weight gathers off the network (FSDP's
+                      // HYBRID_SHARD, MiCS; at ZeRO 1-2 it sends as many bytes as full sharding, and
+                      // plan prices it there). Each copy of the states holds more than the fully
+                      // sharded plan above (never less), so it is worked out only where that one
+                      // fits, and it is clear of the memory band only where that one is.
+                      if (hybrid_shard > 0 && zero == 3 && !hybrid_sharding_problem(w.job, zero)) {
+                        l.dp_shard = hybrid_shard;
+                        Estimate hybrid;
+                        estimate_memory(cx.model, hw, l, cx.k, hybrid);
+                        count_evaluated(cx);
+                        if (hybrid.fits && (cx.exhaustive || !hybrid.tight || constrained || !unsure_cannot_enter()))
+                          offer_setting(hybrid);
+                        else if (hybrid.fits) outranked = true;
+                        l.dp_shard = 0;
                       }
-                      ++cx.stats.feasible;
-                      Candidate c{objective(cx, hw, u.nodes, e.tokens_per_s), u.option, u.nodes, l, e};
-                      if (c.objective == kInf) continue;
-                      // (Not where the all-to-all overlaps another micro-batch's compute with some
-                      // of it still exposed: there a heavier mode's extra compute hides as much
-                      // all-to-all, the steps tie, and the heavier mode's smaller memory wins.)
-                      if (rc != Recompute::full && !unsure(c) && (e.ep_exposed == 0 || !(l.overlap_a2a || l.dualpipe)))
-                        lighter_sure[zero] = true;
-                      // The layout's best setting by the same order: one that clears the band first.
-                      if (best.objective == kInf || better(c, best)) best = c;
                     }
                   }
                   if (best.objective != kInf) {
@@ -861,7 +884,13 @@ std::string why_words(const Workload& w, const Plan& p, int rank) {
                                       : "vCPU count for (its optimizer step timed at the reference host's rate)") +
            ": ranked after the plans whose host is known";
   if (p.kind != JobKind::inference)
-    out += "; ZeRO-" + std::to_string(p.layout.zero) + " with " +
+    out += "; ZeRO-" + std::to_string(p.layout.zero) +
+           (p.layout.zero_replicas() > 1
+                ? " sharded over " + std::to_string(p.layout.zero_shard()) + " of the " + std::to_string(p.layout.dp) +
+                      " data-parallel ranks (hybrid sharding: " + std::to_string(p.layout.zero_replicas()) +
+                      " copies, the gathers on NVLink)"
+                : std::string()) +
+           " with " +
            (p.layout.recompute == Recompute::none ? std::string("no") : std::string(to_string(p.layout.recompute))) +
            " recompute is the fastest setting that fits this layout";
   if (p.layout.ep > 1) {
@@ -1093,12 +1122,15 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
   if (w.layout.edp)
     throw_invalid("layout.edp", "layout.edp is derived (tp x cp x dp / (ep x etp)) from the sizes recommend "
                                 "searches: leave it out, or fix tp, cp, dp and ep");
-  // Hybrid sharding is planned, not searched: its time and memory have no lower bounds in the
-  // pruning (search.hpp's contract), so the search shards the ZeRO states over all of dp (a
-  // plan's layout, dp_shard = dp, reads back).
+  // Hybrid sharding: the search offers the shard group one NVLink domain holds beside full
+  // sharding at ZeRO-3 (nvlink_shard_group). A stated dp_shard equal to the stated dp keeps it to full
+  // sharding (a plan's layout reads back); any other size is plan's to plan.
   if (w.layout.dp_shard && w.layout.dp != w.layout.dp_shard)
-    throw_invalid("layout.dp_shard", "layout.dp_shard (hybrid sharding) is planned, not searched: recommend shards "
-                                     "the ZeRO states over all of dp; plan the hybrid layout with `plan`");
+    throw_invalid(
+        "layout.dp_shard",
+        "layout.dp_shard: recommend offers hybrid sharding itself (at ZeRO-3, the data-parallel ranks one "
+        "NVLink domain holds, beside full sharding); state dp_shard equal to layout.dp for full sharding only, "
+        "or plan another shard group with `plan`");
   // The workload's own machine without a price: a cost objective has nothing to rank by, so the
   // layouts are ranked by time instead and every plan says so (a machine named on purpose is
   // never a dead end). A budget still needs a price: that search is left to refuse it.

@@ -835,12 +835,9 @@ void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int 
     // Fewer ranks than dp only mean something where there are ZeRO states to shard (a plan prints
     // dp_shard = dp everywhere else, which reads back).
     if (l.dp_shard < l.dp) {
-      if (w.job.kind == JobKind::inference)
-        throw_invalid("layout.dp_shard", "layout.dp_shard is a training setting: serving replicas shard no states "
-                                         "(only layout.dp itself is accepted)");
-      if (l.zero == 0)
-        throw_invalid("layout.dp_shard", "layout.dp_shard shards the ZeRO states over fewer ranks than layout.dp: "
-                                         "it needs layout.zero 1, 2 or 3 (at zero 0 every rank holds them all)");
+      if (const char* why = hybrid_sharding_problem(w.job, l.zero))
+        throw_invalid("layout.dp_shard",
+                      "layout.dp_shard below layout.dp (hybrid sharding) cannot run here: " + std::string(why));
       if (w.model.moe.enabled() && l.edp() % l.zero_replicas() != 0)
         throw_invalid("layout.dp_shard", "layout.dp / layout.dp_shard (" + std::to_string(l.zero_replicas()) +
                                              " copies of the states) must divide the expert-data-parallel group (" +

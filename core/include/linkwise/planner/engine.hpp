@@ -134,6 +134,18 @@ inline bool inside_nvlink_domain(const PreparedHardware& hw, double group, doubl
   return group <= d && (total_gpus <= d || static_cast<long long>(d) % static_cast<long long>(group) == 0);
 }
 
+// The shard group recommend offers for hybrid sharding (Layout::dp_shard): the data-parallel ranks
+// one NVLink domain holds (the node, or a rack-scale domain), so the ZeRO gathers stay on NVLink and
+// only the copies' all-reduce crosses the network; 0 where there is none below dp (the DP group fits
+// in one domain, or the domain holds fewer than two of its ranks, or they do not tile DP).
+inline int nvlink_shard_group(const PreparedHardware& hw, int tp, int cp, int dp, double total_gpus) noexcept {
+  const double domain = std::min(total_gpus, std::max<double>(hw.gpus_per_node, hw.nvlink_domain_gpus));
+  const long long per_rank = static_cast<long long>(tp) * cp, domain_gpus = static_cast<long long>(domain);
+  if (per_rank <= 0 || domain_gpus % per_rank != 0) return 0;
+  const long long shard = domain_gpus / per_rank;
+  return shard >= 2 && shard < dp && dp % shard == 0 ? static_cast<int>(shard) : 0;
+}
+
 // Whether a TP group of `tp` ranks can run Transformer Engine's TP overlap on this machine: NVIDIA
 // NVLink links it, inside one domain (workload.hpp tp_comm_overlap_problem takes the answer).
 inline bool tp_on_nvidia_nvlink(const PreparedHardware& hw, double tp, double total_gpus) noexcept {

@@ -225,6 +225,20 @@ struct Layout {
   int zero_replicas() const { return dp / zero_shard(); }
 };
 
+// Why hybrid sharding (Layout::dp_shard below dp) cannot run at this ZeRO stage under the job's
+// stack, or nullptr where it can: FSDP's HYBRID_SHARD (ZeRO-3) and _HYBRID_SHARD_ZERO2, torchtitan's
+// dp_replicate, Megatron-Core's num_distributed_optimizer_instances (its distributed optimizer,
+// ZeRO-1) and DeepSpeed's MiCS (mics_shard_size, ZeRO-3 only in DeepSpeed's config docs).
+inline const char* hybrid_sharding_problem(const Job& job, int zero) noexcept {
+  if (job.kind == JobKind::inference)
+    return "it is a training setting: serving replicas shard no states (only layout.dp itself is accepted)";
+  if (zero == 0)
+    return "it shards the ZeRO states: it needs layout.zero 1, 2 or 3 (at zero 0 every rank holds them all)";
+  if (job.framework == Framework::deepspeed && zero < 3)
+    return "DeepSpeed shards over a group smaller than DP only at ZeRO-3 (MiCS, mics_shard_size)";
+  return nullptr;
+}
+
 // Why Transformer Engine's TP communication overlap (Layout::tp_comm_overlap) cannot run on a
 // training layout, or nullptr where it can: it is Megatron-Core's (the stack the layout is planned
 // as), needs tp > 1 with sequence parallelism, and a TP group inside the NVLink domain (userbuffers
