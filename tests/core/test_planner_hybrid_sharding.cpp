@@ -10,6 +10,7 @@
 
 #include "linkwise/error.hpp"
 #include "linkwise/planner.hpp"
+#include "linkwise/planner/framework_memory.hpp"
 #include "planner_test_util.hpp"
 
 using namespace linkwise;
@@ -40,16 +41,32 @@ json fsdp_7b(std::optional<int> dp_shard, int zero = 3, double network_gbits = 4
   return w;
 }
 
-std::string failing_field(const json& doc, bool recommend = false) {
+// The field the error names, and its words after a bar: "layout.dp_shard|...".
+std::string failing(const json& doc, bool recommend = false) {
   try {
     if (recommend) planner::recommend_json(doc, catalog(), 3);
     else planner::plan_json(doc, catalog());
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::invalid_input);
-    return e.field();
+    return e.field() + "|" + e.what();
   }
   return "<no error>";
 }
+std::string failing_field(const json& doc, bool recommend = false) {
+  const std::string f = failing(doc, recommend);
+  return f.substr(0, f.find('|'));
+}
+
+// Mixtral 8x7B in the same setting: its experts' states shard over the expert-DP group, which
+// hybrid sharding splits into copies as it does DP.
+json fsdp_mixtral(std::optional<int> dp_shard, int ep = 1, double network_gbits = 100) {
+  json w = fsdp_7b(dp_shard, 3, network_gbits);
+  w["model"] = {{"preset", "mixtral-8x7b"}};
+  if (ep > 1) w["layout"]["ep"] = ep;
+  return w;
+}
+
+double dp_comm_s(const json& plan) { return plan["time_s"]["dp_comm"].get<double>(); }
 
 }  // namespace
 
@@ -69,6 +86,24 @@ TEST_CASE("hybrid sharding holds each copy of the states over its shard group") 
   CHECK(planner::plan_json(again, catalog())["step_time_s"] == hybrid["step_time_s"]);
   // dp_shard = dp is full sharding, to the last bit.
   CHECK(planner::plan_json(fsdp_7b(128), catalog())["step_time_s"] == full["step_time_s"]);
+  // Mixture of experts: the experts' states too (all but ~2 of Mixtral's 47 B parameters).
+  const json moe_full = planner::plan_json(fsdp_mixtral(std::nullopt), catalog());
+  const json moe_hybrid = planner::plan_json(fsdp_mixtral(8), catalog());
+  CHECK(moe_hybrid["memory_gb"]["optimizer"].get<double>() ==
+        Approx(16 * moe_full["memory_gb"]["optimizer"].get<double>()).epsilon(1e-9));
+  // Two data-parallel communicators (the shard group's of 8 and the copies' of 16) where full
+  // sharding holds one of 128: each costs its buffers, growing with log2 of its ranks, so the two
+  // hold more (framework_overhead, with the same tensors on both layouts).
+  const Catalog c = catalog();
+  const planner::Workload w = planner::parse_workload(fsdp_7b(8), c);
+  const planner::PlannerConstants& k = planner::default_constants();
+  const planner::PreparedModel m = planner::prepare_model(w.model, w.job);
+  const planner::PreparedHardware hw = planner::prepare_hardware(*w.hardware, w.job, k, nullptr, false);
+  planner::Layout l = planner::complete_layout(w, 128);
+  const auto overhead = [&] { return planner::framework_overhead(m, hw, l, k, 2e8, 7e9, 1e9, 2e10, 3e10).nccl; };
+  const double two_communicators = overhead();
+  l.dp_shard = 0;
+  CHECK(two_communicators > overhead());
 }
 
 TEST_CASE("hybrid sharding moves the gathers onto NVLink and all-reduces the shards across the copies") {
@@ -78,6 +113,9 @@ TEST_CASE("hybrid sharding moves the gathers onto NVLink and all-reduces the sha
   const json hybrid = planner::plan_json(fsdp_7b(8, 3, 100), catalog());
   CHECK(hybrid["time_s"]["dp_comm"].get<double>() < 0.8 * full["time_s"]["dp_comm"].get<double>());
   CHECK(hybrid["step_time_s"].get<double>() < full["step_time_s"].get<double>());
+  // The experts' gathers leave the network too (their group is the expert-DP group's copy).
+  CHECK(dp_comm_s(planner::plan_json(fsdp_mixtral(8), catalog())) <
+        0.8 * dp_comm_s(planner::plan_json(fsdp_mixtral(std::nullopt), catalog())));
   // The copies' all-reduce is priced: a slower network slows the hybrid plan's data parallelism.
   const json hybrid_fast = planner::plan_json(fsdp_7b(8, 3, 3200), catalog());
   CHECK(hybrid["time_s"]["dp_comm"].get<double>() > 2 * hybrid_fast["time_s"]["dp_comm"].get<double>());
@@ -89,8 +127,29 @@ TEST_CASE("hybrid sharding moves the gathers onto NVLink and all-reduces the sha
   CHECK(replicated["time_s"]["dp_comm"].get<double>() == Approx(ddp["time_s"]["dp_comm"].get<double>()).epsilon(0.15));
 }
 
+TEST_CASE("the copies all-reduce every micro-batch under FSDP, once a step under DeepSpeed's MiCS") {
+  // 2 sequences per rank: micro-batch 1 runs two micro-batches, micro-batch 2 one. A micro-batch's
+  // collectives do not depend on its size, so FSDP's data-parallel time doubles; MiCS's copies
+  // all-reduce only at the accumulation boundary, so it grows by less.
+  for (const char* framework : {"fsdp", "deepspeed"}) {
+    INFO(framework);
+    json one = fsdp_7b(8, 3, 100, framework), two = one;
+    one["layout"]["micro_batch"] = 2;
+    two["layout"]["micro_batch"] = 1;
+    const double ratio = dp_comm_s(planner::plan_json(two, catalog())) / dp_comm_s(planner::plan_json(one, catalog()));
+    if (std::string(framework) == "fsdp") CHECK(ratio == Approx(2.0).epsilon(1e-9));
+    else CHECK(ratio < 1.9);
+  }
+}
+
 TEST_CASE("hybrid sharding that cannot hold is refused naming layout.dp_shard") {
-  CHECK(failing_field(fsdp_7b(3)) == "layout.dp_shard");                       // does not divide dp
+  CHECK(failing_field(fsdp_7b(3)) == "layout.dp_shard");  // does not divide dp
+  json derived = fsdp_7b(3);                              // ... where dp is left to the GPUs
+  derived["layout"].erase("dp");
+  CHECK(failing(derived).find("must divide layout.dp (128)") != std::string::npos);
+  // Mixtral at ep 8: 16 expert-DP ranks cannot hold 64 copies.
+  CHECK(failing(fsdp_mixtral(2, 8)).find("expert-data-parallel") != std::string::npos);
+  CHECK(failing_field(fsdp_mixtral(8, 8)) == "<no error>");
   CHECK(failing_field(fsdp_7b(8, 0)) == "layout.dp_shard");                    // nothing to shard at zero 0
   CHECK(failing_field(fsdp_7b(256)) == "layout.dp_shard");                     // more than dp
   CHECK(failing_field(fsdp_7b(8), /*recommend=*/true) == "layout.dp_shard");   // recommend chooses it itself
@@ -98,6 +157,7 @@ TEST_CASE("hybrid sharding that cannot hold is refused naming layout.dp_shard") 
   json serve = json::parse(R"({"model": {"preset": "llama2-7b"},
     "job": {"kind": "inference", "precision": "bf16", "prompt_len": 512, "output_len": 128, "concurrent": 16},
     "hardware": {"instance": "test:a100x8", "nodes": 1}, "layout": {"tp": 1, "pp": 1, "dp": 8, "dp_shard": 4}})");
+  CHECK(failing(serve).find("training setting") != std::string::npos);  // not zero 0's words
   CHECK(failing_field(serve) == "layout.dp_shard");
   serve["layout"]["dp_shard"] = 8;  // what a serving plan prints reads back
   CHECK(failing_field(serve) == "<no error>");
@@ -136,4 +196,30 @@ TEST_CASE("recommend offers hybrid sharding where it is faster, and prunes it as
   const auto only_full = planner::search(planner::parse_workload(w, c), c, 3, nullptr);
   REQUIRE_FALSE(only_full.plans.empty());
   for (const auto& p : only_full.plans) CHECK(p.layout.zero_replicas() == 1);
+}
+
+// A soak's counter-example (7,200 searches, pruned against exhaustive): full sharding fits and is
+// sure without recompute, hybrid sharding fits only with full recompute and wins there. The search
+// had let full sharding's lighter mode rule out the heavier one for both.
+TEST_CASE("hybrid sharding that fits only at a heavier recompute is still searched") {
+  const Gpu h100 = planner_test::h100_80();
+  const Catalog c({h100}, {planner_test::node(h100, "t", "h100-400", Fabric::nvswitch, 400, 60.0),
+                           planner_test::node(h100, "t", "h100-3200", Fabric::nvswitch, 3200, 63.0)});
+  const planner::Workload w = planner::parse_workload(json::parse(R"({"model": {"preset": "llama3.1-8b"},
+    "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 256, "tokens": 1e10, "framework": "deepspeed"},
+    "layout": {"tp": 1, "pp": 1}, "constraints": {"max_nodes": 16, "objective": "time"}})"),
+                                                      c);
+  planner::SearchOptions exhaustive;
+  exhaustive.exhaustive = true;
+  const auto full = planner::search(w, c, 5, nullptr, exhaustive);
+  const auto pruned = planner::search(w, c, 5, nullptr);
+  REQUIRE(full.plans.size() == pruned.plans.size());
+  bool hybrid_with_recompute = false;
+  for (std::size_t i = 0; i < full.plans.size(); ++i) {
+    CHECK(planner::to_json(full.plans[i].layout) == planner::to_json(pruned.plans[i].layout));
+    CHECK(full.plans[i].step_time_s == pruned.plans[i].step_time_s);
+    const planner::Layout& l = full.plans[i].layout;
+    hybrid_with_recompute = hybrid_with_recompute || (l.zero_replicas() > 1 && l.recompute == planner::Recompute::full);
+  }
+  CHECK(hybrid_with_recompute);  // the case this test is for
 }

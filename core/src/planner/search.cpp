@@ -670,10 +670,12 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                   // ZeRO stages where a lighter recompute mode (none, then selective) gave a plan the
                   // planner vouches for: the heavier modes only add work there (the step never
                   // shrinks with more compute: what compute hides, it hides at most one for one),
-                  // so they cannot beat it.
+                  // so they cannot beat it. Hybrid sharding keeps its own flag: it may not fit at the
+                  // lighter mode where full sharding does, and then nothing bounds it at a heavier one.
                   bool lighter_sure[4] = {false, false, false, false};
-                  bool memory_sure = false;  // some setting fits outside the memory band
-                  bool outranked = false;    // a setting skipped as unable to enter
+                  bool lighter_sure_hybrid = false;  // (ZeRO-3 only)
+                  bool memory_sure = false;          // some setting fits outside the memory band
+                  bool outranked = false;            // a setting skipped as unable to enter
                   // Whether a plan inside the memory band can no longer enter (nor beat a sure plan
                   // of this micro-batch).
                   const auto unsure_cannot_enter = [&] {
@@ -695,7 +697,7 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                     // all-to-all, the steps tie, and the heavier mode's smaller memory wins.)
                     if (l.recompute != Recompute::full && !unsure(c) &&
                         (e.ep_exposed == 0 || !(l.overlap_a2a || l.dualpipe)))
-                      lighter_sure[l.zero] = true;
+                      (l.dp_shard > 0 ? lighter_sure_hybrid : lighter_sure[l.zero]) = true;
                     // The layout's best setting by the same order: one that clears the band first.
                     if (best.objective == kInf || better(c, best)) best = c;
                   };
@@ -706,7 +708,14 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                       // What the job's stack cannot run is never a candidate (the rule plan applies),
                       // nor a stage whose runtime's bound already loses.
                       if (!zero_runs[zero] || !at_mb.alive[megatron_at_zero[zero]]) continue;
-                      if (!cx.exhaustive && whole_layers && lighter_sure[zero]) continue;
+                      // Hybrid sharding over the ranks one NVLink domain holds (nvlink_shard_group)
+                      // at ZeRO-3, where it takes the weight gathers off the network (FSDP's
+                      // HYBRID_SHARD, MiCS; at ZeRO 1-2 it sends as many bytes as full sharding, and
+                      // plan prices it there).
+                      const bool hybrid = hybrid_shard > 0 && zero == 3 && !hybrid_sharding_problem(w.job, zero);
+                      const bool full_done = !cx.exhaustive && whole_layers && lighter_sure[zero];
+                      const bool hybrid_done = !cx.exhaustive && whole_layers && lighter_sure_hybrid;
+                      if (full_done && (!hybrid || hybrid_done)) continue;
                       l.zero = zero;
                       // The overlaps: as stated where this layout holds that, else its default.
                       resolve_overlaps(w.job, w.layout, cx.model.moe, tp_on_nvlink, l);
@@ -720,6 +729,25 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                         continue;
                       }
                       Estimate e;  // fits stays false where the GPU was short at a smaller micro-batch
+                      // The hybrid setting: each copy of the states holds more than the fully sharded
+                      // setting (never less), so it fits only where that one fits and is clear of the
+                      // memory band only where that one is.
+                      const auto offer_hybrid = [&] {
+                        l.dp_shard = hybrid_shard;
+                        Estimate h;
+                        estimate_memory(cx.model, hw, l, cx.k, h);
+                        count_evaluated(cx);
+                        if (h.fits && (cx.exhaustive || !h.tight || constrained || !unsure_cannot_enter()))
+                          offer_setting(h);
+                        else if (h.fits) outranked = true;
+                        l.dp_shard = 0;
+                      };
+                      if (full_done) {
+                        // Full sharding is beaten at a lighter mode; hybrid sharding is not, so it is
+                        // worked out on its own (where it fits, so does full sharding).
+                        if (cx.exhaustive || !short_here) offer_hybrid();
+                        continue;
+                      }
                       if (cx.exhaustive || !short_here) {
                         estimate_memory(cx.model, hw, l, cx.k, e);
                         count_evaluated(cx);
@@ -750,22 +778,7 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                         continue;
                       }
                       offer_setting(e);
-                      // Hybrid sharding over the ranks one NVLink domain holds (nvlink_shard_group)
-                      // at ZeRO-3, where it takes the weight gathers off the network (FSDP's
-                      // HYBRID_SHARD, MiCS; at ZeRO 1-2 it sends as many bytes as full sharding, and
-                      // plan prices it there). Each copy of the states holds more than the fully
-                      // sharded plan above (never less), so it is worked out only where that one
-                      // fits, and it is clear of the memory band only where that one is.
-                      if (hybrid_shard > 0 && zero == 3 && !hybrid_sharding_problem(w.job, zero)) {
-                        l.dp_shard = hybrid_shard;
-                        Estimate hybrid;
-                        estimate_memory(cx.model, hw, l, cx.k, hybrid);
-                        count_evaluated(cx);
-                        if (hybrid.fits && (cx.exhaustive || !hybrid.tight || constrained || !unsure_cannot_enter()))
-                          offer_setting(hybrid);
-                        else if (hybrid.fits) outranked = true;
-                        l.dp_shard = 0;
-                      }
+                      if (hybrid && !hybrid_done) offer_hybrid();
                     }
                   }
                   if (best.objective != kInf) {

@@ -666,17 +666,31 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
     if (l.zero == 3) {
       // FSDP / ZeRO-3: every layer gathered for forward and backward, its gradients reduce-scattered,
       // per micro-batch, with NCCL's ring latency and one-unit prefetch (collectives.cpp).
-      // Hybrid sharding adds each unit's all-reduce of its reduced shards across the copies.
+      // Hybrid sharding adds each unit's all-reduce of its reduced shards across the copies: every
+      // micro-batch under PyTorch FSDP's HYBRID_SHARD (its reduction runs in each backward unless
+      // no_sync), at the accumulation boundary only under DeepSpeed's MiCS
+      // (allreduce_mics_shard_grads returns early elsewhere), there in the last micro-batch.
       const double units = std::max(1.0, layers_per_stage);
       const double replica_unit_s =
-          replica_reduce_s(grad_bytes / units / dp_group) +
-          (expert_group > 0 ? replica_reduce_s(expert_grad_bytes / units / expert_group) : 0.0);
-      const Zero3Time z =
-          zero3_micro_batch(Zero3Units{layers_per_stage, weight_bytes, grad_bytes, expert_bytes, expert_grad_bytes,
-                                       stage_fwd_mb, stage_compute_mb - stage_fwd_mb, replica_unit_s},
-                            dp_comm_group, expert_comm_group, k);
+          replica_reduce_s(grad_bytes / units / dp_group) + replica_reduce_s(expert_grad_bytes / units / expert_group);
+      const Zero3Units unit{layers_per_stage,
+                            weight_bytes,
+                            grad_bytes,
+                            expert_bytes,
+                            expert_grad_bytes,
+                            stage_fwd_mb,
+                            stage_compute_mb - stage_fwd_mb,
+                            replica_unit_s};
+      const Zero3Time z = zero3_micro_batch(unit, dp_comm_group, expert_comm_group, k);
       dp_comm = micro_batches * z.comm;
       dp_exposed = micro_batches * z.exposed;
+      if (replica_unit_s > 0 && micro_batches > 1 && planned_framework(m, l) == Framework::deepspeed) {
+        Zero3Units inside = unit;
+        inside.replica_reduce_s = 0;
+        const Zero3Time z_inside = zero3_micro_batch(inside, dp_comm_group, expert_comm_group, k);
+        dp_comm = (micro_batches - 1) * z_inside.comm + z.comm;
+        dp_exposed = (micro_batches - 1) * z_inside.exposed + z.exposed;
+      }
     } else {
       // All-reduce (ZeRO-0: a reduce-scatter and an all-gather, both of the gradients), or a
       // reduce-scatter of the gradients and an all-gather of the updated 16-bit weights (ZeRO-1/2;
