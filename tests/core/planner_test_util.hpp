@@ -88,6 +88,12 @@ inline linkwise::Instance node(const linkwise::Gpu& gpu, std::string provider, s
   return in;
 }
 
+// A catalog of one GPU and one node of it (node()'s test figures).
+inline linkwise::Catalog one_node_catalog(const linkwise::Gpu& gpu, std::string provider, std::string name,
+                                          double network_gbits, double price) {
+  return linkwise::Catalog({gpu}, {node(gpu, provider, name, linkwise::Fabric::nvswitch, network_gbits, price)});
+}
+
 // An inference job: `concurrent` sequences of prompt + output tokens.
 inline linkwise::planner::Job inference(int prompt_len, int output_len, int concurrent) {
   linkwise::planner::Job job;

@@ -18,10 +18,7 @@ using nlohmann::json;
 
 namespace {
 
-Catalog catalog() {
-  const Gpu a100 = planner_test::a100_80();
-  return Catalog({a100}, {planner_test::node(a100, "test", "a100x8", Fabric::nvswitch, 1600, 30.0)});
-}
+Catalog catalog() { return planner_test::one_node_catalog(planner_test::a100_80(), "test", "a100x8", 1600, 30.0); }
 
 // Llama 2 7B on 16 nodes of 8 A100 over a slow network (50 Gbit/s per GPU), FSDP with bf16
 // gradient reduction, no recompute: fms-fsdp's HSDP setting.

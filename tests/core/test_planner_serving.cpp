@@ -15,8 +15,7 @@ using nlohmann::json;
 namespace {
 
 Catalog serving_catalog() {
-  const Gpu h100 = planner_test::h100_80();
-  return Catalog({h100}, {planner_test::node(h100, "aws", "p5.48xlarge", Fabric::nvswitch, 3200, 98.3)});
+  return planner_test::one_node_catalog(planner_test::h100_80(), "aws", "p5.48xlarge", 3200, 98.3);
 }
 
 json serve(const json& concurrent, const std::string& engine = "") {
