@@ -220,3 +220,17 @@ TEST_CASE("hybrid sharding that fits only at a heavier recompute is still search
   }
   CHECK(hybrid_with_recompute);  // the case this test is for
 }
+
+// PyTorch FSDP's SHARD_GRAD_OP gathers the parameters for every micro-batch; DeepSpeed's ZeRO-2
+// gathers the updated weights once a step (pith-train's FSDP2 runs, reshard_after_forward=False).
+TEST_CASE("FSDP's ZeRO-2 gathers every micro-batch, DeepSpeed's once a step") {
+  for (const char* framework : {"fsdp", "deepspeed"}) {
+    INFO(framework);
+    json one = fsdp_7b(std::nullopt, 2, 100, framework), two = one;
+    one["layout"]["micro_batch"] = 2;  // one micro-batch of the rank's 2 sequences
+    two["layout"]["micro_batch"] = 1;  // two
+    const double ratio = dp_comm_s(planner::plan_json(two, catalog())) / dp_comm_s(planner::plan_json(one, catalog()));
+    if (std::string(framework) == "fsdp") CHECK(ratio == Approx(2.0).epsilon(1e-9));
+    else CHECK(ratio < 1.9);
+  }
+}

@@ -717,14 +717,22 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
       const double expert_gather =
           l.zero == 0 ? expert_reduce : all_gather_s(expert_bytes, expert_group, expert_busbw, expert_latency);
       const double reduce_scatter = dense_reduce + expert_reduce, gather = dense_gather + expert_gather;
-      dp_comm = l.zero == 2 ? micro_batches * reduce_scatter + gather : reduce_scatter + gather;
+      // PyTorch FSDP's SHARD_GRAD_OP (ZeRO-2 under fsdp, torchtitan and Accelerate's FSDP plugin)
+      // gathers the parameters before every micro-batch's forward and frees them after its backward
+      // (FSDP's ShardingStrategy; FSDP2's reshard_after_forward=False), so its gathers repeat with
+      // the micro-batches; DeepSpeed's ZeRO-2 and Megatron gather the updated weights once a step.
+      const Framework stack = planned_framework(m, l);
+      const bool regathers = l.zero == 2 && (stack == Framework::fsdp || stack == Framework::torchtitan ||
+                                             stack == Framework::hf_accelerate);
+      const double gathers = regathers ? micro_batches : 1.0;
+      dp_comm = l.zero == 2 ? micro_batches * reduce_scatter + gathers * gather : reduce_scatter + gather;
       // One collective per gradient bucket, each with NCCL's latency at this group size (collectives.cpp),
       // in the bucket the stack uses: a reduce-scatter per bucket every reduction (each micro-batch
       // under ZeRO-2), an all-gather per bucket once a step (ZeRO-0's all-reduce is both, once).
       const double reduction_latency = bucket_latency_s(grad_bytes, dp_comm_group, l.zero == 0, k, bucket_bytes);
       const double reductions = l.zero == 2 ? micro_batches : 1.0;
       const double reduce_latency = l.zero == 0 ? reduction_latency : 0.5 * reduction_latency * reductions;
-      const double gather_latency = l.zero == 0 ? 0.0 : 0.5 * reduction_latency;
+      const double gather_latency = l.zero == 0 ? 0.0 : 0.5 * reduction_latency * gathers;
       dp_comm += reduce_latency + gather_latency;
       // The bucket that holds the first layers (and the input embedding) is complete only when the
       // backward ends, so its reduction never hides, whatever the overlap (each micro-batch's under
@@ -738,8 +746,9 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
       const double first_gather = dense_share * dense_gather + expert_share * expert_gather;
       const double one_bucket_latency = reduction_latency / bucket_count(grad_bytes, bucket_bytes);
       // What the backward can hide: 80% of the last micro-batch's, or of every micro-batch's where
-      // each reduces its own gradients (ZeRO-2).
-      const double hideable = reductions * k.dp_overlap * stage_bwd_mb;
+      // each reduces its own gradients (ZeRO-2); FSDP's re-gathers of the later micro-batches hide
+      // behind their forward too.
+      const double hideable = reductions * k.dp_overlap * stage_bwd_mb + (gathers - 1.0) * k.dp_overlap * stage_fwd_mb;
       const double reduce_side = reductions * reduce_scatter + reduce_latency;
       const double gather_side = gather + gather_latency;
       const double reduce_floor =
