@@ -673,9 +673,9 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                   // so they cannot beat it. Hybrid sharding keeps its own flag: it may not fit at the
                   // lighter mode where full sharding does, and then nothing bounds it at a heavier one.
                   bool lighter_sure[4] = {false, false, false, false};
-                  bool lighter_sure_hybrid = false;  // (ZeRO-3 only)
-                  bool memory_sure = false;          // some setting fits outside the memory band
-                  bool outranked = false;            // a setting skipped as unable to enter
+                  bool lighter_sure_hybrid[4] = {false, false, false, false};
+                  bool memory_sure = false;  // some setting fits outside the memory band
+                  bool outranked = false;    // a setting skipped as unable to enter
                   // Whether a plan inside the memory band can no longer enter (nor beat a sure plan
                   // of this micro-batch).
                   const auto unsure_cannot_enter = [&] {
@@ -697,7 +697,7 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                     // all-to-all, the steps tie, and the heavier mode's smaller memory wins.)
                     if (l.recompute != Recompute::full && !unsure(c) &&
                         (e.ep_exposed == 0 || !(l.overlap_a2a || l.dualpipe)))
-                      (l.dp_shard > 0 ? lighter_sure_hybrid : lighter_sure[l.zero]) = true;
+                      (l.dp_shard > 0 ? lighter_sure_hybrid : lighter_sure)[l.zero] = true;
                     // The layout's best setting by the same order: one that clears the band first.
                     if (best.objective == kInf || better(c, best)) best = c;
                   };
@@ -708,15 +708,16 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                       // What the job's stack cannot run is never a candidate (the rule plan applies),
                       // nor a stage whose runtime's bound already loses.
                       if (!zero_runs[zero] || !at_mb.alive[megatron_at_zero[zero]]) continue;
+                      l.zero = zero;
                       // Hybrid sharding over the ranks one NVLink domain holds (nvlink_shard_group)
-                      // at ZeRO-3, where it takes the weight gathers off the network (FSDP's
-                      // HYBRID_SHARD, MiCS; at ZeRO 1-2 it sends as many bytes as full sharding, and
-                      // plan prices it there).
+                      // at ZeRO-3, where it takes the backward's re-gathers off the network (FSDP's
+                      // HYBRID_SHARD, MiCS). At ZeRO 1-2 the copies' all-reduce sends as many bytes as
+                      // full sharding's reduce-scatter and gather (FSDP's ZeRO-2 included, which
+                      // gathers every micro-batch): plan prices it there, the search does not offer it.
                       const bool hybrid = hybrid_shard > 0 && zero == 3 && !hybrid_sharding_problem(w.job, zero);
                       const bool full_done = !cx.exhaustive && whole_layers && lighter_sure[zero];
-                      const bool hybrid_done = !cx.exhaustive && whole_layers && lighter_sure_hybrid;
+                      const bool hybrid_done = !cx.exhaustive && whole_layers && lighter_sure_hybrid[zero];
                       if (full_done && (!hybrid || hybrid_done)) continue;
-                      l.zero = zero;
                       // The overlaps: as stated where this layout holds that, else its default.
                       resolve_overlaps(w.job, w.layout, cx.model.moe, tp_on_nvlink, l);
                       bool& short_here = gpu_short[int(rc)][zero];
@@ -1136,8 +1137,8 @@ SearchResult search(const Workload& w, const Catalog& catalog, int top_k, const 
     throw_invalid("layout.edp", "layout.edp is derived (tp x cp x dp / (ep x etp)) from the sizes recommend "
                                 "searches: leave it out, or fix tp, cp, dp and ep");
   // Hybrid sharding: the search offers the shard group one NVLink domain holds beside full
-  // sharding at ZeRO-3 (nvlink_shard_group). A stated dp_shard equal to the stated dp keeps it to full
-  // sharding (a plan's layout reads back); any other size is plan's to plan.
+  // sharding at ZeRO-3 (nvlink_shard_group). A stated dp_shard equal to the stated dp keeps it to
+  // full sharding (a plan's layout reads back); any other size is plan's to plan.
   if (w.layout.dp_shard && w.layout.dp != w.layout.dp_shard)
     throw_invalid(
         "layout.dp_shard",

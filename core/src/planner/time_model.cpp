@@ -717,14 +717,9 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
       const double expert_gather =
           l.zero == 0 ? expert_reduce : all_gather_s(expert_bytes, expert_group, expert_busbw, expert_latency);
       const double reduce_scatter = dense_reduce + expert_reduce, gather = dense_gather + expert_gather;
-      // PyTorch FSDP's SHARD_GRAD_OP (ZeRO-2 under fsdp, torchtitan and Accelerate's FSDP plugin)
-      // gathers the parameters before every micro-batch's forward and frees them after its backward
-      // (FSDP's ShardingStrategy; FSDP2's reshard_after_forward=False), so its gathers repeat with
-      // the micro-batches; DeepSpeed's ZeRO-2 and Megatron gather the updated weights once a step.
-      const Framework stack = planned_framework(m, l);
-      const bool regathers = l.zero == 2 && (stack == Framework::fsdp || stack == Framework::torchtitan ||
-                                             stack == Framework::hf_accelerate);
-      const double gathers = regathers ? micro_batches : 1.0;
+      // FSDP's SHARD_GRAD_OP gathers for every micro-batch (fsdp_shard_grad_op); DeepSpeed's ZeRO-2
+      // and Megatron gather the updated weights once a step.
+      const double gathers = fsdp_shard_grad_op(m, l) ? micro_batches : 1.0;
       dp_comm = l.zero == 2 ? micro_batches * reduce_scatter + gathers * gather : reduce_scatter + gather;
       // One collective per gradient bucket, each with NCCL's latency at this group size (collectives.cpp),
       // in the bucket the stack uses: a reduce-scatter per bucket every reduction (each micro-batch

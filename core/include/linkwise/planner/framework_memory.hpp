@@ -45,6 +45,15 @@ inline Framework planned_framework(const PreparedModel& m, const Layout& l) noex
   return planned_framework(m.framework, l.zero, m.dequant_4bit, m.offload == Offload::optimizer);
 }
 
+// PyTorch FSDP's SHARD_GRAD_OP: ZeRO-2 under fsdp, torchtitan and Accelerate's FSDP plugin, which
+// gathers the parameters before every micro-batch's forward and frees them after its backward
+// (FSDP's ShardingStrategy; FSDP2's reshard_after_forward=False). DeepSpeed's ZeRO-2 and Megatron
+// gather the updated weights once a step.
+inline bool fsdp_shard_grad_op(const PreparedModel& m, const Layout& l) noexcept {
+  const Framework f = planned_framework(m, l);
+  return l.zero == 2 && (f == Framework::fsdp || f == Framework::torchtitan || f == Framework::hf_accelerate);
+}
+
 // Hugging Face Accelerate at ZeRO-0 runs PyTorch DDP; at ZeRO 1-3 its FSDP plugin (what its
 // gradient dtype and bucket follow).
 inline bool accelerate_ddp(const PreparedModel& m, const Layout& l) noexcept {
