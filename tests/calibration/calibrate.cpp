@@ -327,14 +327,13 @@ void apply_row_routing(const json& r, planner::Workload& w);
 // Micro-batch not stated, without a pipeline: to_workload takes the whole local batch. A run that
 // ran held its micro-batch in memory, so where the memory model says the whole batch does not fit,
 // the largest divisor of the local batch it says fits; the whole batch where none does. Shipped
-// constants: the choice does not move with a fit of the time constants. The memory model chose
-// the micro-batch, so the row's memory verdict is no evidence of it: returns true for such rows
-// (every row of an unstated micro-batch without a pipeline, whatever the choice).
-bool choose_unstated_micro_batch(const json& r, const Catalog& catalog, json& workload) {
-  if (r.contains("micro_batch") && !r["micro_batch"].is_null()) return false;
-  if (workload["layout"]["pp"].get<int>() != 1) return false;
+// constants: the choice does not move with a fit of the time constants. Such a row's memory
+// verdict then says only whether any micro-batch fits: `no` where none does (still evidence).
+void choose_unstated_micro_batch(const json& r, const Catalog& catalog, json& workload) {
+  if (r.contains("micro_batch") && !r["micro_batch"].is_null()) return;
+  if (workload["layout"]["pp"].get<int>() != 1) return;
   const int local = workload["layout"]["micro_batch"].get<int>();
-  if (local <= 1) return true;
+  if (local <= 1) return;
   try {
     for (int mb = local; mb >= 1; --mb) {
       if (local % mb != 0) continue;
@@ -348,14 +347,13 @@ bool choose_unstated_micro_batch(const json& r, const Catalog& catalog, json& wo
       predict(run, planner::default_constants(), &fits);
       if (fits) {
         workload["layout"]["micro_batch"] = mb;
-        return true;
+        return;
       }
     }
   } catch (const Error&) {
     // Left as it was: the loader below reports the row's problem (a trial differs from the row's
     // own workload only in its micro-batch).
   }
-  return true;
 }
 
 // FNV-1a: a hash that is the same on every platform, so the fit/held-out split is too.
@@ -1212,7 +1210,7 @@ int main(int argc, char** argv) {
         ++unusable[reason];
         continue;
       }
-      const bool micro_batch_chosen = choose_unstated_micro_batch(r, catalog, workload);
+      choose_unstated_micro_batch(r, catalog, workload);
       if (!workload_id.empty() && r["id"] == workload_id) {
         std::printf("%s\n", workload.dump(2).c_str());
         return 0;
@@ -1253,7 +1251,7 @@ int main(int argc, char** argv) {
         run.workload = planner::parse_workload(workload, catalog);
         apply_row_routing(r, run.workload);
         run.card_memory_gib = stated_card_memory_gib(r["gpu"].get<std::string>(), run.workload.hardware->gpu);
-        run.memory_evidence = !r.contains("memory_verdict_not_evidence") && !micro_batch_chosen;
+        run.memory_evidence = !r.contains("memory_verdict_not_evidence");
         planner::validate_layout(
             run.workload,
             planner::complete_layout(run.workload, *run.workload.nodes * run.workload.hardware->instance.gpu_count),

@@ -224,13 +224,60 @@ TEST_CASE("hybrid sharding that fits only at a heavier recompute is still search
 // PyTorch FSDP's SHARD_GRAD_OP gathers the parameters for every micro-batch; DeepSpeed's ZeRO-2
 // gathers the updated weights once a step (pith-train's FSDP2 runs, reshard_after_forward=False).
 TEST_CASE("FSDP's ZeRO-2 gathers every micro-batch, DeepSpeed's once a step") {
-  for (const char* framework : {"fsdp", "deepspeed"}) {
+  for (const char* framework : {"fsdp", "torchtitan", "hf-accelerate", "deepspeed"}) {
     INFO(framework);
     json one = fsdp_7b(std::nullopt, 2, 100, framework), two = one;
     one["layout"]["micro_batch"] = 2;  // one micro-batch of the rank's 2 sequences
     two["layout"]["micro_batch"] = 1;  // two
     const double ratio = dp_comm_s(planner::plan_json(two, catalog())) / dp_comm_s(planner::plan_json(one, catalog()));
-    if (std::string(framework) == "fsdp") CHECK(ratio == Approx(2.0).epsilon(1e-9));
+    if (std::string(framework) != "deepspeed") CHECK(ratio == Approx(2.0).epsilon(1e-9));
     else CHECK(ratio < 1.9);
+  }
+}
+
+TEST_CASE("FSDP's re-gathers hide behind the forward only as much as they add") {
+  // Llama 3.1 70B fine-tuned under torchtitan at ZeRO-2 on 4 p5.48xlarge, 4 micro-batches (a cold
+  // review's case). Gathering once a step, the plan exposed 0.1006 s of data parallelism: the last
+  // bucket's reduce-scatter, which nothing hides. The re-gathers add work; the forward had been
+  // credited with hiding the reduce-scatters too, and the step came out 0.06 s shorter.
+  const Catalog embedded = Catalog::embedded();
+  const json w = json::parse(R"({"model": {"preset": "llama3.1-70b"},
+    "job": {"kind": "finetune", "seq_len": 2048, "global_batch": 128, "precision": "bf16", "tokens": 1e10,
+            "framework": "torchtitan"},
+    "hardware": {"instance": "aws:p5.48xlarge", "nodes": 4},
+    "layout": {"tp": 1, "pp": 1, "zero": 2, "micro_batch": 1, "recompute": "none"}})");
+  CHECK(planner::plan_json(w, embedded)["time_s"]["dp_exposed"].get<double>() >= 0.1);
+}
+
+TEST_CASE("the shard group recommend offers is the data-parallel ranks one NVLink domain holds") {
+  planner::PreparedHardware hw;
+  hw.gpus_per_node = 4;
+  hw.nvlink_domain_gpus = 72;  // GB200 NVL72: trays of 4 in a 72-GPU domain
+  CHECK(planner::nvlink_shard_group(hw, 2, 1, 144, 288) == 36);
+  CHECK(planner::nvlink_shard_group(hw, 2, 1, 36, 72) == 0);   // DP inside one domain: nothing to gain
+  CHECK(planner::nvlink_shard_group(hw, 8, 1, 36, 288) == 9);  // 72 / 8
+  CHECK(planner::nvlink_shard_group(hw, 5, 1, 40, 200) == 0);  // 5 does not tile the domain
+  hw.nvlink_domain_gpus = 4;                                   // HGX-style: the node
+  CHECK(planner::nvlink_shard_group(hw, 1, 1, 64, 64) == 4);
+}
+
+TEST_CASE("every layout recommend offers reads back through plan, MoE hybrid sharding included") {
+  // A cold review's case: qwen3-30b-a3b at ep 16 on two nodes, where 2 copies cannot split the
+  // expert-DP group of 1; the search had offered it.
+  const Gpu h100 = planner_test::h100_80();
+  const Catalog c = planner_test::one_node_catalog(h100, "t", "h100-100", 100, 60.0);
+  const json w = json::parse(R"({"model": {"preset": "qwen3-30b-a3b"},
+    "job": {"kind": "lora", "seq_len": 4096, "global_batch": 256, "tokens": 1e10, "framework": "deepspeed"},
+    "layout": {"tp": 1, "pp": 1, "ep": 16, "zero": 3},
+    "constraints": {"max_nodes": 2, "min_nodes": 2, "objective": "time"}})");
+  const json r = planner::recommend_json(w, c, 5);
+  REQUIRE_FALSE(r["results"].empty());
+  for (const json& p : r["results"]) {
+    json again = w;
+    again.erase("constraints");
+    again["hardware"] = {{"instance", p["instance"]}, {"nodes", p["nodes"]}};
+    again["layout"] = p["layout"];
+    INFO(p["layout"].dump());
+    CHECK_NOTHROW(planner::plan_json(again, c));
   }
 }

@@ -714,7 +714,10 @@ void search_training(const Context& cx, const std::vector<Option>& options, TopK
                       // HYBRID_SHARD, MiCS). At ZeRO 1-2 the copies' all-reduce sends as many bytes as
                       // full sharding's reduce-scatter and gather (FSDP's ZeRO-2 included, which
                       // gathers every micro-batch): plan prices it there, the search does not offer it.
-                      const bool hybrid = hybrid_shard > 0 && zero == 3 && !hybrid_sharding_problem(w.job, zero);
+                      l.dp_shard = hybrid_shard;
+                      const bool hybrid =
+                          hybrid_shard > 0 && zero == 3 && !hybrid_sharding_problem(w.job, l, cx.model.moe);
+                      l.dp_shard = 0;
                       const bool full_done = !cx.exhaustive && whole_layers && lighter_sure[zero];
                       const bool hybrid_done = !cx.exhaustive && whole_layers && lighter_sure_hybrid[zero];
                       if (full_done && (!hybrid || hybrid_done)) continue;
@@ -902,7 +905,7 @@ std::string why_words(const Workload& w, const Plan& p, int rank) {
            (p.layout.zero_replicas() > 1
                 ? " sharded over " + std::to_string(p.layout.zero_shard()) + " of the " + std::to_string(p.layout.dp) +
                       " data-parallel ranks (hybrid sharding: " + std::to_string(p.layout.zero_replicas()) +
-                      " copies, the gathers on NVLink)"
+                      " copies, the weight gathers inside each shard group)"
                 : std::string()) +
            " with " +
            (p.layout.recompute == Recompute::none ? std::string("no") : std::string(to_string(p.layout.recompute))) +

@@ -717,9 +717,9 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
       const double expert_gather =
           l.zero == 0 ? expert_reduce : all_gather_s(expert_bytes, expert_group, expert_busbw, expert_latency);
       const double reduce_scatter = dense_reduce + expert_reduce, gather = dense_gather + expert_gather;
-      // FSDP's SHARD_GRAD_OP gathers for every micro-batch (fsdp_shard_grad_op); DeepSpeed's ZeRO-2
-      // and Megatron gather the updated weights once a step.
-      const double gathers = fsdp_shard_grad_op(m, l) ? micro_batches : 1.0;
+      // FSDP's SHARD_GRAD_OP gathers for every micro-batch (fsdp_regathers_per_micro_batch);
+      // DeepSpeed's ZeRO-2 and Megatron gather the updated weights once a step.
+      const double gathers = fsdp_regathers_per_micro_batch(m, l) ? micro_batches : 1.0;
       dp_comm = l.zero == 2 ? micro_batches * reduce_scatter + gathers * gather : reduce_scatter + gather;
       // One collective per gradient bucket, each with NCCL's latency at this group size (collectives.cpp),
       // in the bucket the stack uses: a reduce-scatter per bucket every reduction (each micro-batch
@@ -742,10 +742,13 @@ void estimate_time(const PreparedModel& m, const PreparedHardware& hw, int nodes
       const double one_bucket_latency = reduction_latency / bucket_count(grad_bytes, bucket_bytes);
       // What the backward can hide: 80% of the last micro-batch's, or of every micro-batch's where
       // each reduces its own gradients (ZeRO-2); FSDP's re-gathers of the later micro-batches hide
-      // behind their forward too.
-      const double hideable = reductions * k.dp_overlap * stage_bwd_mb + (gathers - 1.0) * k.dp_overlap * stage_fwd_mb;
+      // behind their forward, as much of each as that forward covers and no more (the forward hides
+      // nothing else).
+      const double regather_hidden =
+          (gathers - 1.0) * std::min(gather + 0.5 * reduction_latency, k.dp_overlap * stage_fwd_mb);
+      const double hideable = reductions * k.dp_overlap * stage_bwd_mb + regather_hidden;
       const double reduce_side = reductions * reduce_scatter + reduce_latency;
-      const double gather_side = gather + gather_latency;
+      const double gather_side = gathers * gather + gather_latency;
       const double reduce_floor =
           reductions * (last_reduce + (l.zero == 0 ? one_bucket_latency : 0.5 * one_bucket_latency));
       // Megatron-Core's distributed optimizer gathers the updated parameters layer by layer during

@@ -835,13 +835,10 @@ void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int 
     // Fewer ranks than dp only mean something where there are ZeRO states to shard (a plan prints
     // dp_shard = dp everywhere else, which reads back).
     if (l.dp_shard < l.dp) {
-      if (const char* why = hybrid_sharding_problem(w.job, l.zero))
-        throw_invalid("layout.dp_shard",
-                      "layout.dp_shard below layout.dp (hybrid sharding) cannot run here: " + std::string(why));
-      if (w.model.moe.enabled() && l.edp() % l.zero_replicas() != 0)
-        throw_invalid("layout.dp_shard", "layout.dp / layout.dp_shard (" + std::to_string(l.zero_replicas()) +
-                                             " copies of the states) must divide the expert-data-parallel group (" +
-                                             std::to_string(l.edp()) + ")");
+      if (const char* why = hybrid_sharding_problem(w.job, l, w.model.moe.enabled()))
+        throw_invalid("layout.dp_shard", "layout.dp_shard below layout.dp (hybrid sharding) cannot run here: " +
+                                             std::string(why) + " (" + std::to_string(l.zero_replicas()) +
+                                             " copies; expert-data-parallel group " + std::to_string(l.edp()) + ")");
     }
   }
   if (w.job.kind != JobKind::inference) {

@@ -45,13 +45,17 @@ inline Framework planned_framework(const PreparedModel& m, const Layout& l) noex
   return planned_framework(m.framework, l.zero, m.dequant_4bit, m.offload == Offload::optimizer);
 }
 
-// PyTorch FSDP's SHARD_GRAD_OP: ZeRO-2 under fsdp, torchtitan and Accelerate's FSDP plugin, which
-// gathers the parameters before every micro-batch's forward and frees them after its backward
-// (FSDP's ShardingStrategy; FSDP2's reshard_after_forward=False). DeepSpeed's ZeRO-2 and Megatron
-// gather the updated weights once a step.
-inline bool fsdp_shard_grad_op(const PreparedModel& m, const Layout& l) noexcept {
+// Whether ZeRO-2 gathers the parameters for every micro-batch: PyTorch FSDP's SHARD_GRAD_OP under
+// fsdp, torchtitan and Accelerate's FSDP plugin gathers them before each micro-batch's forward and
+// frees them after its backward (FSDP's ShardingStrategy; FSDP2's reshard_after_forward=False).
+// Not torchtitan's pipeline, whose stages keep them until the last micro-batch (PyTorch's
+// PipelineStage turns off resharding after backward before it; the memory model's torchtitan rule),
+// nor DeepSpeed's ZeRO-2 and Megatron, which gather the updated weights once a step.
+inline bool fsdp_regathers_per_micro_batch(const PreparedModel& m, const Layout& l) noexcept {
   const Framework f = planned_framework(m, l);
-  return l.zero == 2 && (f == Framework::fsdp || f == Framework::torchtitan || f == Framework::hf_accelerate);
+  if (l.zero != 2) return false;
+  if (f == Framework::torchtitan) return l.pp == 1;
+  return f == Framework::fsdp || f == Framework::hf_accelerate;
 }
 
 // Hugging Face Accelerate at ZeRO-0 runs PyTorch DDP; at ZeRO 1-3 its FSDP plugin (what its

@@ -225,17 +225,22 @@ struct Layout {
   int zero_replicas() const { return dp / zero_shard(); }
 };
 
-// Why hybrid sharding (Layout::dp_shard below dp) cannot run at this ZeRO stage under the job's
-// stack, or nullptr where it can: FSDP's HYBRID_SHARD (ZeRO-3) and _HYBRID_SHARD_ZERO2, torchtitan's
-// dp_replicate, Megatron-Core's num_distributed_optimizer_instances (its distributed optimizer,
-// ZeRO-1) and DeepSpeed's MiCS (mics_shard_size, ZeRO-3 only in DeepSpeed's config docs).
-inline const char* hybrid_sharding_problem(const Job& job, int zero) noexcept {
+// Why hybrid sharding (l.dp_shard below l.dp, which divides it) cannot run on this layout under
+// the job's stack, or nullptr where it can: FSDP's HYBRID_SHARD (ZeRO-3) and _HYBRID_SHARD_ZERO2,
+// torchtitan's dp_replicate, Megatron-Core's num_distributed_optimizer_instances (its distributed
+// optimizer, ZeRO-1) and DeepSpeed's MiCS (mics_shard_size, ZeRO-3 only in DeepSpeed's config
+// docs). The one rule plan (validate_layout) and the search apply.
+inline const char* hybrid_sharding_problem(const Job& job, const Layout& l, bool moe) noexcept {
   if (job.kind == JobKind::inference)
     return "it is a training setting: serving replicas shard no states (only layout.dp itself is accepted)";
-  if (zero == 0)
+  if (l.zero == 0)
     return "it shards the ZeRO states: it needs layout.zero 1, 2 or 3 (at zero 0 every rank holds them all)";
-  if (job.framework == Framework::deepspeed && zero < 3)
+  if (job.framework == Framework::deepspeed && l.zero < 3)
     return "DeepSpeed shards over a group smaller than DP only at ZeRO-3 (MiCS, mics_shard_size)";
+  // The experts' states shard over the expert-DP group, split into the same copies.
+  if (moe && l.edp() % l.zero_replicas() != 0)
+    return "the copies (layout.dp / layout.dp_shard) must divide the expert-data-parallel group "
+           "(tp x cp x dp / (ep x etp))";
   return nullptr;
 }
 
