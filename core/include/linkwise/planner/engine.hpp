@@ -135,9 +135,9 @@ inline bool inside_nvlink_domain(const PreparedHardware& hw, double group, doubl
 }
 
 // The shard group recommend offers for hybrid sharding (Layout::dp_shard): the data-parallel ranks
-// one NVLink domain holds (the node, or a rack-scale domain), so the ZeRO gathers stay on NVLink and
-// only the copies' all-reduce crosses the network; 0 where there is none below dp (the DP group fits
-// in one domain, or the domain holds fewer than two of its ranks, or they do not tile DP).
+// one node or rack-scale NVLink domain holds, so the ZeRO gathers stay inside it and only the
+// copies' all-reduce crosses the network; 0 where there is none below dp (the DP group fits in one
+// domain, or the domain holds fewer than two of its ranks, or they do not tile DP).
 inline int nvlink_shard_group(const PreparedHardware& hw, int tp, int cp, int dp, double total_gpus) noexcept {
   const double domain = std::min(total_gpus, std::max<double>(hw.gpus_per_node, hw.nvlink_domain_gpus));
   const long long per_rank = static_cast<long long>(tp) * cp, domain_gpus = static_cast<long long>(domain);
