@@ -72,6 +72,11 @@ BAD_DOCUMENTS = [
       for bad in (0, -1, 2 ** 31, 1e300, float("nan"), 2.5, "8192", [8192])],
 ]
 BAD_LAYOUTS = [
+    # Hybrid sharding's group: a whole number of ranks from 1 that divides dp (3 does not divide 4).
+    *[({"layout": {"tp": 8, "pp": 4, "dp": 4, "zero": 1, "dp_shard": bad}}, "layout.dp_shard")
+      for bad in (0, -1, 2 ** 31, 1e300, float("nan"), 2.5, "2", [2], True, 3)],
+    # Below dp it shards ZeRO states: none at zero 0.
+    ({"layout": {"tp": 8, "pp": 4, "dp": 4, "zero": 0, "dp_shard": 2}}, "layout.dp_shard"),
     ({"layout": {"tp": 8, "pp": 4, "dp": 3}}, "layout"),
     ({"layout": {"tp": 8, "pp": 4, "dp": 4, "recompute": "sometimes"}}, "layout.recompute"),
     ({"layout": {"tp": 3, "pp": 1}, "hardware": {"instance": "aws:p5.48xlarge", "nodes": 3}}, "layout.tp"),

@@ -199,6 +199,36 @@ def test_the_new_job_switches_refuse_bad_values_by_name(server, field, value):
     assert r.status_code == 400 and r.json()["field"] == "job." + field, r.text
 
 
+@pytest.mark.parametrize("value", [0, -1, 2**31, 1e300, True, [], {}, "", "8", 2.5, 3])
+def test_dp_shard_refuses_bad_values_by_name(server, value):
+    """layout.dp_shard, hybrid sharding's group: a whole number of ranks that divides dp. Anything else,
+    or a group below dp at ZeRO 0, is a 400 naming the field."""
+    workload = {"model": {"preset": "llama3.1-8b"}, "hardware": {"instance": "aws:p5.48xlarge", "nodes": 2},
+                "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 64, "tokens": 1e8},
+                "layout": {"tp": 1, "pp": 1, "dp": 16, "micro_batch": 1, "zero": 3, "dp_shard": value}}
+    r = post(server, "/v1/plans", workload)
+    assert r.status_code == 400 and r.json()["field"] == "layout.dp_shard", r.text
+    workload["layout"].update(zero=0, dp_shard=8)
+    r = post(server, "/v1/plans", workload)
+    assert r.status_code == 400 and r.json()["field"] == "layout.dp_shard", r.text
+
+
+def test_a_hybrid_plan_is_the_cli_plan_and_reads_back(server, tmp_path):
+    """A plan with layout.dp_shard: REST answers what the CLI prints, the layout carries dp_shard, and
+    the printed layout plans again to the same step."""
+    workload = {"model": {"preset": "llama3.1-8b"}, "hardware": {"instance": "aws:p5.48xlarge", "nodes": 2},
+                "job": {"kind": "pretrain", "seq_len": 4096, "global_batch": 64, "tokens": 1e8},
+                "layout": {"tp": 1, "pp": 1, "dp": 16, "micro_batch": 1, "zero": 3, "dp_shard": 8}}
+    r = post(server, "/v1/plans", workload)
+    assert r.status_code == 200, r.text
+    path = tmp_path / "hybrid.json"
+    path.write_text(json.dumps(workload))
+    assert r.json() == json.loads(run_cli("plan", str(path), "--json", "--db", str(server.db)).stdout)
+    assert r.json()["layout"]["dp_shard"] == 8
+    again = post(server, "/v1/plans", dict(workload, layout=r.json()["layout"])).json()
+    assert again["step_time_s"] == r.json()["step_time_s"]
+
+
 @pytest.mark.parametrize("job, field", [
     ({"framework": "auto", "offload": "optimizer", "grad_reduce_dtype": "fp32"}, "job.grad_reduce_dtype"),
     ({"framework": "hf-accelerate", "offload": "optimizer"}, "job.offload"),
