@@ -110,6 +110,12 @@ TEST_CASE("hybrid sharding moves the gathers onto NVLink and all-reduces the sha
   const json hybrid = planner::plan_json(fsdp_7b(8, 3, 100), catalog());
   CHECK(hybrid["time_s"]["dp_comm"].get<double>() < 0.8 * full["time_s"]["dp_comm"].get<double>());
   CHECK(hybrid["step_time_s"].get<double>() < full["step_time_s"].get<double>());
+  // The bottleneck names where each part runs: the group's collectives on NVSwitch, the copies'
+  // all-reduce on the network.
+  INFO(hybrid["bottleneck"].get<std::string>());
+  CHECK(hybrid["bottleneck"].get<std::string>().find("inside each shard group of 8 ranks (over nvswitch") !=
+        std::string::npos);
+  CHECK(hybrid["bottleneck"].get<std::string>().find("16 copies' all-reduce over 100 Gbit/s") != std::string::npos);
   // The experts' gathers leave the network too (their group is the expert-DP group's copy).
   CHECK(dp_comm_s(planner::plan_json(fsdp_mixtral(8), catalog())) <
         0.8 * dp_comm_s(planner::plan_json(fsdp_mixtral(std::nullopt), catalog())));
