@@ -120,21 +120,22 @@ std::string bottleneck_words(const Workload& w, HardwareRef hw, int nodes, const
     double seconds;
     std::string words;
   };
-  const bool dp_network = nodes > 1 && l.tp * l.cp * l.dp > hw.instance.gpu_count &&
-                          !inside_nvlink_domain(p, double(l.tp) * l.cp * l.dp, double(nodes) * hw.instance.gpu_count);
-  const std::string dp_link = dp_network ? network_words(hw) : intra_words(hw);
+  // The link a group of `ranks` data-parallel ranks (each tp x cp GPUs) runs on.
+  const auto dp_link_of = [&](int ranks) {
+    const double gpus = double(l.tp) * l.cp * ranks;
+    const bool network = nodes > 1 && gpus > hw.instance.gpu_count &&
+                         !inside_nvlink_domain(p, gpus, double(nodes) * hw.instance.gpu_count);
+    return network ? network_words(hw) : intra_words(hw);
+  };
+  const std::string dp_link = dp_link_of(l.dp);
   const std::string dp_what =
       l.zero == 3 ? "ZeRO-3 weight gathers and gradient reduce-scatters" : "data-parallel gradient reduction";
   // Hybrid sharding: the ZeRO collectives inside each shard group, the copies' all-reduce across them.
-  const bool shard_group_spans_network =
-      nodes > 1 && l.tp * l.cp * l.zero_shard() > hw.instance.gpu_count &&
-      !inside_nvlink_domain(p, double(l.tp) * l.cp * l.zero_shard(), double(nodes) * hw.instance.gpu_count);
-  const std::string dp_words =
-      l.zero_replicas() > 1
-          ? dp_what + " inside each shard group of " + std::to_string(l.zero_shard()) + " ranks (over " +
-                (shard_group_spans_network ? network_words(hw) : intra_words(hw)) + ") and the " +
-                std::to_string(l.zero_replicas()) + " copies' all-reduce over " + dp_link
-          : dp_what + " over " + dp_link;
+  const std::string dp_words = l.zero_replicas() > 1
+                                   ? dp_what + " inside each shard group of " + std::to_string(l.zero_shard()) +
+                                         " ranks (over " + dp_link_of(l.zero_shard()) + ") and the " +
+                                         std::to_string(l.zero_replicas()) + " copies' all-reduce over " + dp_link
+                                   : dp_what + " over " + dp_link;
   Part parts[] = {
       {e.dp_exposed, dp_words},
       {e.tp_exposed, "tensor-parallel collectives (tp=" + std::to_string(l.tp) + ") over " +

@@ -421,11 +421,7 @@ Workload parse_workload(const json& doc, const Catalog& catalog) {
     s.pp = opt_int(l, "pp", "layout.pp", 1, limits::kLayoutSize);
     s.cp = opt_int(l, "cp", "layout.cp", 1, limits::kLayoutSize);
     s.dp = opt_int(l, "dp", "layout.dp", 1, limits::kLayoutSize);
-    s.dp_shard = opt_int(l, "dp_shard", "layout.dp_shard", 1, limits::kLayoutSize);
-    if (s.dp_shard && s.dp && *s.dp % *s.dp_shard != 0)
-      throw_invalid("layout.dp_shard", "layout.dp_shard (" + std::to_string(*s.dp_shard) + ") must divide layout.dp (" +
-                                           std::to_string(*s.dp) +
-                                           "): the ZeRO states are sharded over groups of dp_shard ranks");
+    s.dp_shard = opt_int(l, "dp_shard", "layout.dp_shard", 1, limits::kLayoutSize);  // divides dp: validate_layout
     s.micro_batch = opt_int(l, "micro_batch", "layout.micro_batch", 1, limits::kLayoutSize);
     s.zero = opt_int(l, "zero", "layout.zero", 0, 3);
     s.virtual_stages = opt_int(l, "virtual_stages", "layout.virtual_stages", 1, limits::kLayoutSize);
@@ -762,7 +758,6 @@ void validate_layout(const Workload& w, const Layout& l, int gpus_per_node, int 
   if (w.job.seq_len % l.cp != 0)
     throw_invalid("layout.cp", "layout.cp must divide the sequence length " + std::to_string(w.job.seq_len));
   if (l.zero < 0 || l.zero > 3) throw_invalid("layout.zero", "layout.zero must be 0, 1, 2 or 3");
-
   if (l.virtual_stages > 1) {
     if (l.pp == 1) throw_invalid("layout.virtual_stages", "layout.virtual_stages > 1 needs pp > 1");
     // Uneven splits are allowed, as Megatron-Core allows them (first/last stages with fewer layers
